@@ -68,6 +68,7 @@ class VoteRequest:
     candidate: str
     last_index: int
     last_generation: int
+    force: bool = False  # an explicit campaign (scenario step, dashboard): ignore the live-leader rule
 
 
 @frozen

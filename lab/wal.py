@@ -475,6 +475,16 @@ class WriteAheadLog:
                 os.close(self._fd)
                 self._fd = None
 
+    def abandon(self) -> None:
+        """Close without writing the `never` buffer or syncing: what a killed process leaves behind."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pending.clear()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
     def __enter__(self) -> "WriteAheadLog":
         return self
 

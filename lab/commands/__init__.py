@@ -1,0 +1,1 @@
+"""The `hwm-lab` command groups (see lab/cli.py)."""
