@@ -264,13 +264,19 @@ class WriteAheadLog:
             if not 0 <= entry.generation < _U64:
                 raise ValueError(f"generation {entry.generation} of index {entry.index} is out of range")
             expected += 1
-        if len(batch) == 1 and self.fsync == "always" and self._segments:
+        if len(batch) == 1 and self.fsync != "never" and self._segments:
             segment = self._segments[-1]
             if segment.size < self.segment_bytes or not segment.offsets:
-                # The common path, kept lean: one write, one fsync.
+                # The common path, kept lean: one write, and for `always` one fsync.
                 record = encode(batch[0])
-                _write_all(self._fd, record)
-                os.fsync(self._fd)
+                try:
+                    _write_all(self._fd, record)
+                    if self.fsync == "always":
+                        os.fsync(self._fd)
+                except OSError:
+                    self._reopen()  # believe the disk about what got written
+                    raise
+                self._unsynced = self.fsync == "batch"
                 segment.offsets[batch[0].index] = segment.size
                 segment.size += len(record)
                 self._log_end += 1

@@ -163,6 +163,28 @@ def test_a_closed_log_refuses_work_and_an_unknown_policy_is_refused(tmp_path, im
         WriteAheadLog(tmp_path, fsync="sometimes", impl=impl)
 
 
+@pytest.mark.parametrize("policy", ["always", "batch"])
+@pytest.mark.parametrize("size", [1, 4])
+def test_a_write_that_fails_halfway_leaves_the_log_as_the_disk_has_it(tmp_path, impl, monkeypatch, policy, size):
+    wal = WriteAheadLog(tmp_path, fsync=policy, impl=impl)
+    wal.append(make_entries(1, 3))
+    real = os.write
+
+    def disk_full(fd, data):
+        real(fd, bytes(data[:10]))  # a torn record reaches the file
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", disk_full)
+    with pytest.raises(OSError):
+        wal.append(make_entries(4, size))
+    monkeypatch.undo()
+    assert wal.log_end == 3
+    assert wal.recovery is not None and wal.recovery.first_bad_index == 4 and wal.recovery.dropped_bytes == 10
+    wal.append(make_entries(4, 2))
+    wal.close()
+    assert contents(tmp_path, impl) == make_entries(1, 5)
+
+
 # ---- recovery: torn tails and flipped bits ------------------------------------------------------------------
 
 
