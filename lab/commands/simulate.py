@@ -1,0 +1,42 @@
+"""`hwm-lab simulate`: run a scenario on the seeded simulator and write its trace."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(subparsers) -> None:
+    from lab.replica import TRUNCATION_STRATEGIES
+    from lab.scenario import available
+
+    parser = subparsers.add_parser(
+        "simulate", help="run a scenario on the deterministic simulator",
+        description="Run a teaching scenario on the seeded simulator. Same seed, same run, byte for byte.")
+    parser.add_argument("scenario", help=f"scenario name ({', '.join(available())}) or a script file")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the network and election timers (default 0)")
+    parser.add_argument("--nodes", type=int, help="cluster size (default: the scenario's)")
+    parser.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="restart truncation strategy")
+    parser.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    parser.add_argument("--out", help="write the trace directory here")
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from lab.impl import ImplError
+    from lab.scenario import ScenarioError, simulate
+
+    try:
+        verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
+                           impl=args.impl, out=args.out)
+    except (ScenarioError, ImplError, ValueError) as exc:
+        print(f"hwm-lab simulate: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({**verdict.as_dict(), "out": args.out}))
+    else:
+        print(verdict.summary())
+        if args.out:
+            print(f"trace written to {args.out}")
+    return 0 if verdict.passed else 1
