@@ -1,0 +1,376 @@
+"""The wire format, and the only place that knows about JSON on the wire.
+
+A frame is a 4-byte big-endian length, then that many bytes of UTF-8 JSON: one object whose `type` names the
+message (`{"type": "ReplicationRequest", "generation": 2, ...}`); entries travel as `[index, generation, payload]`.
+Peer messages, client requests and answers, and control requests all use it on a node's one port.
+A frame over the maximum size, bytes that are not a JSON object, an unknown `type` or a field of the wrong type
+raise `CodecError`: the connection that sent them is closed, and nothing else is affected.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from lab.messages import (
+    Answer,
+    ClientRead,
+    ClientWrite,
+    Entry,
+    EpochAnswer,
+    EpochQuery,
+    ReplicationRequest,
+    ReplicationResponse,
+    VoteRequest,
+    VoteResponse,
+)
+
+__all__ = [
+    "MAX_FRAME", "Hello", "Control", "ControlReply", "CodecError", "FrameTooLarge", "MalformedFrame",
+    "UnknownMessage", "encode", "encode_many", "decode_frame", "FrameDecoder", "PEER_MESSAGES",
+]
+
+MAX_FRAME = 8 * 1024 * 1024
+LENGTH = struct.Struct(">I")
+_INT_LIMIT = 1 << 63
+
+frozen = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+@frozen
+class Hello:
+    """First frame on a connection a node opens to a peer: says who is sending the peer messages that follow."""
+
+    node: str
+
+
+@frozen
+class Control:
+    """A request to a node's control side (the supervisor, tests): `op` plus its arguments, flat on the wire."""
+
+    request: str
+    op: str
+    args: dict = field(default_factory=dict)
+
+
+@frozen
+class ControlReply:
+    request: str
+    ok: bool
+    result: dict = field(default_factory=dict)
+    error: str = ""
+
+
+PEER_MESSAGES = (ReplicationRequest, ReplicationResponse, VoteRequest, VoteResponse, EpochQuery, EpochAnswer)
+
+
+class CodecError(Exception):
+    """Bytes that are not a valid frame. `decoded` holds the good messages that came before them."""
+
+    def __init__(self, message: str, decoded: list | None = None):
+        super().__init__(message)
+        self.decoded = decoded or []
+
+
+class FrameTooLarge(CodecError):
+    pass
+
+
+class MalformedFrame(CodecError):
+    pass
+
+
+class UnknownMessage(CodecError):
+    pass
+
+
+# ---- encoding -----------------------------------------------------------------------------------------------
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
+def _fields(obj) -> dict:
+    return {name: getattr(obj, name) for name in type(obj).__slots__}
+
+
+def _encode_replication_request(m: ReplicationRequest) -> dict:
+    return {"type": "ReplicationRequest", "generation": m.generation, "leader": m.leader,
+            "prev_index": m.prev_index, "prev_generation": m.prev_generation,
+            "entries": [[e.index, e.generation, e.payload] for e in m.entries],
+            "high_water_mark": m.high_water_mark}
+
+
+def _encode_control(m: Control) -> dict:
+    clash = {"type", "request", "op"} & m.args.keys()
+    if clash:
+        raise ValueError(f"control arguments may not be named {sorted(clash)}")
+    return {"type": "Control", "request": m.request, "op": m.op, **m.args}
+
+
+def _encode_answer(m: Answer) -> dict:
+    return {"type": "Answer", "request": m.request, "ok": m.ok, "index": m.index, "generation": m.generation,
+            "payload": m.payload, "high_water_mark": m.high_water_mark, "leader": m.leader, "error": m.error}
+
+
+def _encode_client_write(m: ClientWrite) -> dict:
+    return {"type": "ClientWrite", "request": m.request, "payload": m.payload}
+
+
+def _generic(cls) -> Callable[[Any], dict]:
+    name = cls.__name__
+
+    def to_dict(m) -> dict:
+        return {"type": name, **_fields(m)}
+
+    return to_dict
+
+
+_ENCODERS: dict[type, Callable[[Any], dict]] = {
+    ReplicationRequest: _encode_replication_request,
+    Control: _encode_control,
+    Answer: _encode_answer,
+    ClientWrite: _encode_client_write,
+}
+for _cls in (ReplicationResponse, VoteRequest, VoteResponse, EpochQuery, EpochAnswer, ClientRead, Hello,
+             ControlReply):
+    _ENCODERS[_cls] = _generic(_cls)
+
+
+def to_json(message) -> str:
+    """The JSON text of one message (no length prefix)."""
+    try:
+        encoder = _ENCODERS[type(message)]
+    except KeyError:
+        raise TypeError(f"cannot encode {type(message).__name__}: not a wire message") from None
+    return _dumps(encoder(message))
+
+
+def encode(message, max_frame: int = MAX_FRAME) -> bytes:
+    """One frame: length prefix and UTF-8 JSON."""
+    body = to_json(message).encode("utf-8")
+    if len(body) > max_frame:
+        raise FrameTooLarge(f"a {type(message).__name__} of {len(body)} bytes exceeds the maximum frame "
+                            f"size {max_frame}")
+    return LENGTH.pack(len(body)) + body
+
+
+def encode_many(messages, max_frame: int = MAX_FRAME) -> bytes:
+    """Several frames back to back, for one send."""
+    return b"".join([encode(m, max_frame) for m in messages])
+
+
+# ---- decoding -----------------------------------------------------------------------------------------------
+
+_loads = json.JSONDecoder().decode
+
+
+def _check_int(value) -> bool:
+    return type(value) is int and 0 <= value < _INT_LIMIT
+
+
+def _check_signed(value) -> bool:
+    return type(value) is int and -_INT_LIMIT < value < _INT_LIMIT
+
+
+def _check_str(value) -> bool:
+    return type(value) is str
+
+
+def _check_text(value) -> bool:
+    """A string that can be written as UTF-8 (JSON escapes can smuggle in lone surrogates)."""
+    if type(value) is not str:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_bool(value) -> bool:
+    return type(value) is bool
+
+
+def _check_optional_str(value) -> bool:
+    return value is None or type(value) is str
+
+
+def _check_dict(value) -> bool:
+    return type(value) is dict
+
+
+_MISSING = object()
+
+
+def _schema(cls, **checks: Callable[[Any], bool]) -> tuple:
+    """(class, [(field, check, required)]): fields with defaults in the dataclass may be left out."""
+    import dataclasses
+
+    specs = []
+    for f in dataclasses.fields(cls):
+        if f.name not in checks:
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        specs.append((f.name, checks[f.name], not has_default))
+    return cls, specs
+
+
+_SCHEMAS: dict[str, tuple] = {
+    "ReplicationResponse": _schema(ReplicationResponse, generation=_check_int, follower=_check_str,
+                                   success=_check_bool, match_index=_check_int, log_end=_check_int,
+                                   conflict_index=_check_int, prev_index=_check_int),
+    "VoteRequest": _schema(VoteRequest, generation=_check_int, candidate=_check_str, last_index=_check_int,
+                           last_generation=_check_int, force=_check_bool),
+    "VoteResponse": _schema(VoteResponse, generation=_check_int, voter=_check_str, granted=_check_bool),
+    "EpochQuery": _schema(EpochQuery, generation=_check_int, follower=_check_str, of_generation=_check_int),
+    "EpochAnswer": _schema(EpochAnswer, generation=_check_int, leader=_check_str, of_generation=_check_int,
+                           end_index=_check_int),
+    "ClientRead": _schema(ClientRead, request=_check_str, index=_check_signed),
+    "Answer": _schema(Answer, request=_check_str, ok=_check_bool, index=_check_signed, generation=_check_int,
+                      payload=_check_text, high_water_mark=_check_int, leader=_check_optional_str,
+                      error=_check_str),
+    "Hello": _schema(Hello, node=_check_str),
+    "ControlReply": _schema(ControlReply, request=_check_str, ok=_check_bool, result=_check_dict,
+                            error=_check_str),
+}
+
+
+def _decode_generic(kind: str, data: dict):
+    cls, specs = _SCHEMAS[kind]
+    if len(data) - 1 > len(specs):
+        extra = sorted(set(data) - {"type"} - {name for name, _, _ in specs})
+        raise MalformedFrame(f"{kind} has unknown fields {extra}")
+    values = {}
+    for name, check, required in specs:
+        value = data.get(name, _MISSING)
+        if value is _MISSING:
+            if required:
+                raise MalformedFrame(f"{kind} lacks the field {name!r}")
+            continue
+        if not check(value):
+            raise MalformedFrame(f"{kind}.{name} has a bad value {_short(value)}")
+        values[name] = value
+    if len(values) + 1 != len(data):
+        extra = sorted(set(data) - {"type"} - set(values))
+        raise MalformedFrame(f"{kind} has unknown fields {extra}")
+    return cls(**values)
+
+
+def _decode_client_write(data: dict) -> ClientWrite:
+    request, payload = data.get("request"), data.get("payload")
+    if len(data) != 3 or type(request) is not str or not _check_text(payload):
+        raise MalformedFrame(f"ClientWrite needs exactly a string request and a UTF-8 string payload, got "
+                             f"{_short(data)}")
+    return ClientWrite(request=request, payload=payload)
+
+
+_REQUEST_FIELDS = {"type", "generation", "leader", "prev_index", "prev_generation", "entries", "high_water_mark"}
+
+
+def _decode_replication_request(data: dict) -> ReplicationRequest:
+    if data.keys() != _REQUEST_FIELDS:
+        raise MalformedFrame(f"ReplicationRequest needs the fields {sorted(_REQUEST_FIELDS - {'type'})}, got "
+                             f"{sorted(data)}")
+    generation, leader, prev_index = data["generation"], data["leader"], data["prev_index"]
+    prev_generation, hwm, raw = data["prev_generation"], data["high_water_mark"], data["entries"]
+    if not (_check_int(generation) and type(leader) is str and _check_int(prev_index)
+            and _check_int(prev_generation) and _check_int(hwm) and type(raw) is list):
+        raise MalformedFrame(f"ReplicationRequest has a field of the wrong type: {_short(data)}")
+    entries = []
+    expected = prev_index + 1
+    for item in raw:
+        if type(item) is not list or len(item) != 3:
+            raise MalformedFrame(f"an entry must be [index, generation, payload], not {_short(item)}")
+        index, entry_generation, payload = item
+        if index != expected or type(index) is not int or not _check_int(entry_generation) \
+                or not _check_text(payload):
+            raise MalformedFrame(f"entry {_short(item)} is not [index {expected}, generation, payload]")
+        entries.append(Entry(index=index, generation=entry_generation, payload=payload))
+        expected += 1
+    if expected - 1 >= _INT_LIMIT:
+        raise MalformedFrame("entry index out of range")
+    return ReplicationRequest(generation=generation, leader=leader, prev_index=prev_index,
+                              prev_generation=prev_generation, entries=tuple(entries), high_water_mark=hwm)
+
+
+def _decode_control(data: dict) -> Control:
+    request, op = data.get("request"), data.get("op")
+    if type(request) is not str or type(op) is not str:
+        raise MalformedFrame(f"Control needs a string request and op, got {_short(data)}")
+    args = {k: v for k, v in data.items() if k not in ("type", "request", "op")}
+    return Control(request=request, op=op, args=args)
+
+
+_DECODERS: dict[str, Callable[[dict], Any]] = {
+    "ClientWrite": _decode_client_write,
+    "ReplicationRequest": _decode_replication_request,
+    "Control": _decode_control,
+}
+for _kind in _SCHEMAS:
+    _DECODERS[_kind] = (lambda kind: lambda data: _decode_generic(kind, data))(_kind)
+
+KNOWN_TYPES = tuple(sorted(_DECODERS))
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def decode_frame(body) -> Any:
+    """The message in one frame body (the bytes after the length prefix)."""
+    try:
+        data = _loads(bytes(body).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MalformedFrame(f"frame is not UTF-8: {exc}") from None
+    except ValueError as exc:
+        raise MalformedFrame(f"frame is not JSON: {exc}") from None
+    if type(data) is not dict:
+        raise MalformedFrame(f"frame is JSON but not an object: {_short(data)}")
+    kind = data.get("type")
+    decoder = _DECODERS.get(kind) if type(kind) is str else None
+    if decoder is None:
+        raise UnknownMessage(f"unknown message type {_short(kind)} (known: {', '.join(KNOWN_TYPES)})")
+    return decoder(data)
+
+
+class FrameDecoder:
+    """Turns a byte stream into messages. Feed it whatever `recv` returned; it keeps partial frames."""
+
+    def __init__(self, max_frame: int = MAX_FRAME):
+        self.max_frame = max_frame
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list:
+        buffer = self._buffer
+        buffer += data
+        out: list = []
+        position, size = 0, len(buffer)
+        view = memoryview(buffer)
+        try:
+            while size - position >= 4:
+                (length,) = LENGTH.unpack_from(buffer, position)
+                if length > self.max_frame:
+                    raise FrameTooLarge(f"frame of {length} bytes exceeds the maximum frame size {self.max_frame}",
+                                        out)
+                end = position + 4 + length
+                if end > size:
+                    break
+                try:
+                    out.append(decode_frame(view[position + 4 : end]))
+                except CodecError as exc:
+                    exc.decoded = out
+                    raise
+                position = end
+        finally:
+            view.release()
+        if position:
+            del buffer[:position]
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Bytes held of a frame not yet complete."""
+        return len(self._buffer)
