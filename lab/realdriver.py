@@ -1,0 +1,188 @@
+"""The scenario Driver (lab.scenario.Driver) for real processes: every step goes through the control API.
+
+`RealDriver(...)` starts its own supervisor in a trace directory (or attaches to a running cluster with
+`control_url=`); `run_real(name)` runs a teaching scenario on it and writes verdict.json, like
+`lab.scenario.simulate` does on the simulator.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from lab.client import ApiError, ClusterUnavailable, ControlClient
+from lab.messages import Answer
+
+
+class RealDriver:
+    """Drives a cluster of node processes. Nodes start with their clocks held, so the first `campaign` picks
+    the first leader as on the simulator; the clocks run from then on (or from the first other command)."""
+
+    poll_seconds = 0.05
+
+    def __init__(self, nodes: int = 3, *, seed: int = 0, truncation: str = "generation",
+                 fsync: str | dict[str, str] = "always", impl: str = "solutions",
+                 trace_dir: str | Path | None = None, meta: dict | None = None, control_url: str | None = None,
+                 writeback_ms: float = 0.0, hold_ticks: bool = True, **supervisor_options: Any):
+        self.supervisor = None
+        if control_url is None:
+            from lab.supervisor import Supervisor
+
+            # Writeback off by default: a `never` node loses exactly what was not flushed by an explicit step,
+            # as the scripts expect, whatever the timing of the machine.
+            trace_dir = trace_dir or tempfile.mkdtemp(prefix="hwm-real-")
+            self.supervisor = Supervisor(trace_dir, nodes=nodes, seed=seed, truncation=truncation, fsync=fsync,
+                                         impl=impl, meta=meta, writeback_ms=writeback_ms, hold_ticks=hold_ticks,
+                                         fresh=True, cluster_file=False, **supervisor_options).start()
+            control_url = self.supervisor.control_url
+        self.trace_dir = Path(trace_dir) if trace_dir else None
+        self.api = ControlClient(control_url, timeout=30.0)
+        state = self.api.state(log=0)
+        self.names = [n["id"] for n in state["nodes"]]
+        self._held = bool(state["settings"].get("hold_ticks"))
+        self._stream: threading.Thread | None = None
+        self._streaming = threading.Event()
+        self.stream_acked = 0
+        self.stream_failed = 0
+
+    # ---- clocks ------------------------------------------------------------------------------------------
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self.api.ticks(hold=False)
+
+    # ---- the Driver protocol ---------------------------------------------------------------------------------
+
+    def campaign(self, node: str) -> None:
+        self.api.campaign(node)
+        self._release()
+
+    def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None:
+        self._release()
+        answer = self.api.write(payload, node, timeout=timeout, wait=wait)
+        if not wait:
+            return None
+        return _answer(answer, payload)
+
+    def read(self, index: int, node: str) -> Answer:
+        answer = self.api.read(index, node)
+        return _answer(answer, answer.get("payload", ""))
+
+    def kill(self, node: str, lose_unsynced: bool = False) -> None:
+        self._release()
+        self.api.kill(node, lose_unsynced=lose_unsynced)
+
+    def restart(self, node: str) -> None:
+        self._release()
+        self.api.restart(node)
+
+    def pause(self, node: str) -> None:
+        self._release()
+        self.api.pause(node)
+
+    def resume(self, node: str) -> None:
+        self.api.resume(node)
+
+    def cut(self, src: str, dst: str, one_way: bool = True) -> None:
+        self.api.cut(src, dst, one_way=one_way)
+
+    def isolate(self, node: str) -> None:
+        self.api.isolate(node)
+
+    def heal(self) -> None:
+        self.api.heal()
+
+    def flush(self, node: str) -> None:
+        self.api.flush(node)
+
+    def set_delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
+        self.api.delay(ms, src, dst)
+
+    def stream(self, on: bool) -> None:
+        """A client writing continuously (s1, s2, ...), one write at a time, until stream(False)."""
+        if on and self._stream is None:
+            self._release()
+            self._streaming.set()
+            self._stream = threading.Thread(target=self._stream_writes, name="stream", daemon=True)
+            self._stream.start()
+        elif not on and self._stream is not None:
+            self._streaming.clear()
+            self._stream.join(15.0)
+            self._stream = None
+
+    def _stream_writes(self) -> None:
+        count = 0
+        while self._streaming.is_set():
+            count += 1
+            try:
+                answer = self.api.write(f"s{count}", timeout=2.0)
+            except (ApiError, ClusterUnavailable):
+                answer = {"ok": False}
+            if answer.get("ok"):
+                self.stream_acked += 1
+            else:
+                self.stream_failed += 1
+                time.sleep(0.02)
+
+    def status(self) -> dict:
+        return self.api.state(log="all")
+
+    def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate(self.status()):
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(self.poll_seconds, remaining))
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def events(self) -> list[dict]:
+        return self.api.all_events()
+
+    def note(self, kind: str, **fields: Any) -> None:
+        self.api.note(kind, **fields)
+
+    def close(self, extra_meta: dict | None = None) -> None:
+        """Stop the stream, then (if this driver started the cluster) stop it: final snapshots, traces kept."""
+        self.stream(False)
+        if self.supervisor is not None:
+            self.supervisor.stop(extra_meta)
+
+
+def _answer(answer: dict, payload: str) -> Answer:
+    return Answer(request=answer.get("request", ""), ok=bool(answer.get("ok")), index=answer.get("index", 0) or 0,
+                  generation=answer.get("generation", 0) or 0, payload=payload if answer.get("ok") else "",
+                  high_water_mark=answer.get("hwm", 0) or 0, leader=answer.get("node"),
+                  error=answer.get("error", ""))
+
+
+def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = None, seed: int = 0,
+             truncation: str | None = None, nodes: int | None = None):
+    """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
+    from lab import scenario as scenarios
+
+    script = scenarios.load(name)
+    strategy = truncation or script.truncation
+    count = nodes or script.nodes
+    out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"hwm-{script.name}-"))
+    fsync = {n: script.fsync.get(n, "always") for n in [chr(ord("A") + i) for i in range(count)]}
+    driver = RealDriver(count, seed=seed, truncation=strategy, fsync=fsync, impl=impl, trace_dir=out,
+                        meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
+                              "liveness_bound": script.liveness_bound})
+    try:
+        run = scenarios.Run(scenarios._with_truncation(script, strategy), driver, seed=seed)
+        verdict = run.run_all()
+    except BaseException:
+        driver.close({"passed": False})
+        raise
+    driver.close({"passed": verdict.passed})
+    scenarios.write_verdict(out, verdict)
+    return verdict, out
