@@ -1,0 +1,399 @@
+"""`hwm-lab up | status | write | read | kill | restart | pause | resume | partition | heal | delay | campaign |
+down | scenario`: a cluster of real node processes, driven through the supervisor's control API.
+
+`up` starts the supervisor in the background and returns once a leader is elected; the other commands find the
+cluster through RUN_DIR/cluster.json (RUN_DIR is `--dir`, default ./.hwm-lab).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+DEFAULT_DIR = ".hwm-lab"
+
+# Exit codes, the same for every command.
+OK, FAILED, USAGE, NO_CLUSTER, START_FAILED = 0, 1, 2, 3, 4
+EXIT_CODES = f"""exit codes: {OK} done; {FAILED} refused or failed (a read above the high-water mark, a write not
+acknowledged, a scenario that fails); {USAGE} bad arguments; {NO_CLUSTER} no cluster running (or one already
+running, for up); {START_FAILED} the cluster could not start."""
+
+
+class CommandError(Exception):
+    def __init__(self, message: str, code: int = FAILED, **extra):
+        super().__init__(message)
+        self.code = code
+        self.extra = extra
+
+
+def register(subparsers) -> None:
+    from lab.replica import TRUNCATION_STRATEGIES
+    from lab.wal import FSYNC_POLICIES
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",
+                        help=f"run directory of the cluster (default ./{DEFAULT_DIR})")
+    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    def add(name: str, help_text: str, description: str | None = None, func=None) -> argparse.ArgumentParser:
+        parser = subparsers.add_parser(name, parents=[common], help=help_text, description=description or help_text,
+                                       epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.set_defaults(func=_wrap(func))
+        return parser
+
+    p = add("up", "start a cluster of node processes in the background",
+            "Start one process per node and the supervisor (control API) in the background; return once a "
+            "leader is elected. Data and traces go to DIR.", cmd_up)
+    p.add_argument("--nodes", type=int, default=3, help="how many nodes, 1 to 7 (default 3)")
+    p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    p.add_argument("--fsync", choices=FSYNC_POLICIES, default="always", help="fsync policy (default always)")
+    p.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
+                   help="delay of every message, e.g. 800 for a classroom's slow motion (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the election timers (default 0)")
+    p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, default="generation",
+                   help="restart truncation strategy (default generation)")
+    p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
+                   "(otherwise the nodes restart on their data and the traces continue)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a leader (default 30)")
+
+    add("status", "show the nodes, roles, generations, log ends, high-water marks and links", func=cmd_status)
+
+    p = add("write", "write an entry; acknowledged once the high-water mark covers it",
+            "Send a client write to any node (default: the leader); it is forwarded to the leader and "
+            "acknowledged only when the high-water mark covers it.", cmd_write)
+    p.add_argument("text", help="the payload")
+    p.add_argument("--node", metavar="ID", help="send it to this node (it redirects to the leader)")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the acknowledgement (default 5)")
+
+    p = add("read", "read an entry; refused above the node's high-water mark", func=cmd_read)
+    p.add_argument("index", type=int, help="log index, from 1")
+    p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
+
+    for name, help_text in (("kill", "kill a node with SIGKILL (its fsync-never buffer is lost)"),
+                            ("restart", "restart a node on its data directory (a running node is killed first)"),
+                            ("pause", "pause a node (SIGSTOP)"),
+                            ("resume", "resume a paused node (SIGCONT)"),
+                            ("campaign", "make a node start an election now")):
+        p = add(name, help_text, func=cmd_node_action)
+        p.add_argument("node", metavar="ID", help="node name, e.g. A")
+        p.set_defaults(action=name)
+
+    p = add("partition", "cut the link between two nodes (both ways unless --one-way)", func=cmd_partition)
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p.add_argument("--one-way", action="store_true", help="cut only A -> B (messages from A to B are dropped)")
+
+    p = add("heal", "heal every cut link (or only A-B)", func=cmd_heal)
+    p.add_argument("a", metavar="A", nargs="?")
+    p.add_argument("b", metavar="B", nargs="?")
+    p.add_argument("--one-way", action="store_true", help="heal only A -> B")
+
+    p = add("delay", "delay messages (every link, or one link with --from and --to)", func=cmd_delay)
+    p.add_argument("ms", type=float, metavar="MS", help="milliseconds per message, e.g. 800 for slow motion; 0 off")
+    p.add_argument("--from", dest="src", metavar="A")
+    p.add_argument("--to", dest="dst", metavar="B")
+
+    p = add("down", "stop every process of the cluster; data and traces stay in DIR", func=cmd_down)
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds before stragglers are killed (default 15)")
+
+    scenario = subparsers.add_parser("scenario", help="list or run the teaching scenarios as real processes",
+                                     description="Teaching scenarios (SCENARIOS.md) as real node processes.")
+    scenario_sub = scenario.add_subparsers(dest="scenario_command", metavar="COMMAND")
+    scenario.set_defaults(func=lambda args: _usage(scenario))
+    p = scenario_sub.add_parser("list", parents=[common], help="list the scenarios", epilog=EXIT_CODES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=_wrap(cmd_scenario_list))
+    p = scenario_sub.add_parser("run", parents=[common], help="run a scenario as real processes",
+                                description="Run a scenario on real node processes; write its trace directory "
+                                            "and verdict.json; exit 0 if every expectation held.",
+                                epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", help="scenario name (see `hwm-lab scenario list`) or a script file")
+    p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    p.add_argument("--out", metavar="DIR", help="trace directory (default runs/NAME-real-TIMESTAMP)")
+    p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="override the scenario's strategy")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_wrap(cmd_scenario_run))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return USAGE
+
+
+def _wrap(func):
+    """Run a command; turn the errors every command can meet into one clear line and an exit code."""
+    from lab.client import ApiError, ClusterUnavailable
+
+    def run(args) -> int:
+        try:
+            return func(args)
+        except CommandError as exc:
+            return _fail(args, str(exc), exc.code, **exc.extra)
+        except ClusterUnavailable as exc:
+            return _fail(args, f"the cluster in {args.dir} does not answer ({exc}); start one with `hwm-lab up`",
+                         NO_CLUSTER)
+        except ApiError as exc:
+            return _fail(args, str(exc), FAILED)
+
+    return run
+
+
+def _print(args, data: dict, text: str, code: int = OK) -> int:
+    if args.json:
+        print(json.dumps(data))
+    else:
+        print(text)
+    return code
+
+
+def _fail(args, message: str, code: int, **extra) -> int:
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": False, "error": message, "exit_code": code, **extra}))
+    else:
+        print(f"hwm-lab: {message}", file=sys.stderr)
+    return code
+
+
+def _client(args):
+    from lab.client import ControlClient, cluster_info
+
+    info = cluster_info(args.dir)
+    if info is None:
+        raise CommandError(f"no cluster is running in {args.dir}: start one with `hwm-lab up`"
+                           + ("" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"), NO_CLUSTER)
+    return ControlClient(info["control_url"]), info
+
+
+# ---- up and down ---------------------------------------------------------------------------------------------
+
+
+def cmd_up(args) -> int:
+    from lab.client import ClusterUnavailable, ControlClient, cluster_info
+
+    if not 1 <= args.nodes <= 7:
+        raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
+    run_dir = Path(args.dir)
+    info = cluster_info(run_dir)
+    if info is not None:
+        try:
+            ControlClient(info["control_url"], timeout=5.0).state(log=0)
+            raise CommandError(f"a cluster is already running in {run_dir} (supervisor pid {info['pid']}, control "
+                               f"{info['control_url']}); stop it first with `hwm-lab down`", NO_CLUSTER,
+                               control_url=info["control_url"])
+        except ClusterUnavailable:
+            pass  # a stale file: that supervisor is gone
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "cluster.json").unlink(missing_ok=True)
+    command = [sys.executable, "-m", "lab.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
+               "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
+               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed)]
+    if args.fresh:
+        command.append("--fresh")
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    with open(run_dir / "supervisor.log", "ab") as out:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True, close_fds=True)
+    deadline = time.monotonic() + args.timeout
+    state = None
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise CommandError(f"the supervisor exited with code {code}: {_log_tail(run_dir / 'supervisor.log')}",
+                               START_FAILED)
+        info = cluster_info(run_dir)
+        if info and info.get("pid") == proc.pid:
+            try:
+                state = ControlClient(info["control_url"], timeout=5.0).state(log=0)
+            except ClusterUnavailable:
+                state = None
+            if state and state["leader"]:
+                break
+        time.sleep(0.1)
+    else:
+        _stop_process(proc)
+        raise CommandError(f"no leader was elected within {args.timeout:g}s; stopped the cluster. "
+                           f"{_log_tail(run_dir / 'supervisor.log')}", START_FAILED)
+    data = {"ok": True, "dir": str(run_dir), "control_url": info["control_url"], "pid": proc.pid,
+            "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "port", "data_dir")}
+                                                 for n in state["nodes"]],
+            "settings": state["settings"]}
+    text = (f"cluster of {len(state['nodes'])} nodes up in {run_dir} (leader {state['leader']}; control API "
+            f"{info['control_url']}; supervisor pid {proc.pid})\n"
+            + "\n".join(f"  {n['id']}: pid {n['pid']}, port {n['port']}" for n in state["nodes"]))
+    return _print(args, data, text)
+
+
+def _stop_process(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _log_tail(path: Path, lines: int = 4) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return "Last log lines: " + " | ".join(text[-lines:]) if text else ""
+
+
+def cmd_down(args) -> int:
+    from lab.client import ClusterUnavailable, pid_alive
+
+    client, info = _client(args)
+    pids = [int(info["pid"])]
+    try:
+        state = client.state(log=0)
+        pids += [n["pid"] for n in state["nodes"] if n.get("pid") and n["state"] in ("running", "paused")]
+        client.shutdown()
+    except ClusterUnavailable:
+        pass
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.05)
+    killed = []
+    for pid in pids:
+        if pid_alive(pid):
+            try:
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+    (Path(args.dir) / "cluster.json").unlink(missing_ok=True)
+    data = {"ok": True, "dir": args.dir, "stopped": pids, "killed": killed}
+    text = f"cluster stopped; data and traces are kept in {args.dir}"
+    if killed:
+        text += f" (killed stragglers: {', '.join(map(str, killed))})"
+    return _print(args, data, text)
+
+
+# ---- observing -----------------------------------------------------------------------------------------------
+
+
+def cmd_status(args) -> int:
+    client, info = _client(args)
+    state = client.state(log=0)
+    settings = state["settings"]
+    rows = [("node", "state", "role", "gen", "log_end", "hwm", "pid", "port", "match_index")]
+    for n in state["nodes"]:
+        match = " ".join(f"{k}:{v}" for k, v in sorted(n.get("match_index", {}).items()))
+        rows.append((n["id"], n["state"], n["role"] or "-", str(n["generation"]), str(n["log_end"]),
+                     str(n["hwm"]), str(n["pid"] or "-"), str(n["port"] or "-"), match))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    cuts = [f"{link['src']}->{link['dst']}" for link in state["links"] if link["cut"]]
+    fsync = settings["fsync"] if isinstance(settings["fsync"], str) else json.dumps(settings["fsync"])
+    text = (f"cluster in {args.dir} (control {info['control_url']}); leader {state['leader'] or 'none'}; "
+            f"fsync {fsync}; truncation {settings['truncation']}; delay {settings['delay_ms']:g} ms\n{table}\n"
+            f"cut links: {', '.join(cuts) if cuts else 'none'}")
+    return _print(args, {"ok": True, **state}, text)
+
+
+# ---- clients ---------------------------------------------------------------------------------------------------
+
+
+def cmd_write(args) -> int:
+    client, _ = _client(args)
+    answer = client.write(args.text, args.node, timeout=args.timeout)
+    if not answer.get("ok"):
+        raise CommandError(f"write not acknowledged: {answer.get('error')}", FAILED,
+                           **{k: v for k, v in answer.items() if k not in ("ok", "error")})
+    text = (f"acknowledged: index {answer['index']}, generation {answer['generation']} (leader {answer['node']}, "
+            f"high-water mark {answer['hwm']})")
+    return _print(args, answer, text)
+
+
+def cmd_read(args) -> int:
+    client, _ = _client(args)
+    answer = client.read(args.index, args.node)
+    if not answer.get("ok"):
+        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED,
+                           **{k: v for k, v in answer.items() if k not in ("ok", "error")})
+    text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
+            f"(high-water mark {answer['hwm']}): {answer['payload']}")
+    return _print(args, answer, text)
+
+
+# ---- faults --------------------------------------------------------------------------------------------------
+
+
+def cmd_node_action(args) -> int:
+    client, _ = _client(args)
+    getattr(client, args.action)(args.node)
+    done = {"kill": "killed (SIGKILL)", "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
+            "resume": "resumed (SIGCONT)", "campaign": "started an election"}[args.action]
+    return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
+
+
+def cmd_partition(args) -> int:
+    client, _ = _client(args)
+    client.cut(args.a, args.b, one_way=args.one_way)
+    links = [f"{args.a} -> {args.b}"] + ([] if args.one_way else [f"{args.b} -> {args.a}"])
+    return _print(args, {"ok": True, "cut": [[args.a, args.b]] + ([] if args.one_way else [[args.b, args.a]])},
+                  f"cut {' and '.join(links)}")
+
+
+def cmd_heal(args) -> int:
+    if bool(args.a) != bool(args.b):
+        raise CommandError("heal takes no node (heal every link) or two nodes A B", USAGE)
+    client, _ = _client(args)
+    client.heal(args.a, args.b, one_way=args.one_way)
+    text = "every link healed" if not args.a else f"healed {args.a} -> {args.b}" + (
+        "" if args.one_way else f" and {args.b} -> {args.a}")
+    return _print(args, {"ok": True}, text)
+
+
+def cmd_delay(args) -> int:
+    if bool(args.src) != bool(args.dst):
+        raise CommandError("a per-link delay needs both --from and --to", USAGE)
+    client, _ = _client(args)
+    client.delay(args.ms, args.src, args.dst)
+    where = f"on {args.src} -> {args.dst}" if args.src else "on every link"
+    return _print(args, {"ok": True, "ms": args.ms, "src": args.src, "dst": args.dst},
+                  f"delay {args.ms:g} ms per message {where}")
+
+
+# ---- scenarios -----------------------------------------------------------------------------------------------
+
+
+def cmd_scenario_list(args) -> int:
+    from lab import scenario
+
+    items = []
+    for name in scenario.available():
+        script = scenario.load(name)
+        items.append({"name": name, "title": script.title, "nodes": script.nodes})
+    text = "\n".join(f"{i['name']:<4} {i['title']}" for i in items)
+    return _print(args, {"ok": True, "scenarios": items}, text)
+
+
+def cmd_scenario_run(args) -> int:
+    from lab.impl import ImplError
+    from lab.realdriver import run_real
+    from lab.scenario import ScenarioError
+    from lab.supervisor import SupervisorError
+
+    out = Path(args.out) if args.out else Path("runs") / (
+        f"{Path(args.name).stem.lower()}-real-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    try:
+        verdict, out = run_real(args.name, impl=args.impl, out=out, seed=args.seed, truncation=args.truncation)
+    except (ScenarioError, ImplError) as exc:
+        raise CommandError(str(exc), USAGE) from None
+    except SupervisorError as exc:
+        raise CommandError(f"the cluster could not start: {exc}", START_FAILED) from None
+    code = OK if verdict.passed else FAILED
+    return _print(args, {**verdict.as_dict(), "ok": verdict.passed, "out": str(out)},
+                  f"{verdict.summary()}\ntrace written to {out}", code)
