@@ -1,0 +1,454 @@
+"""The dashboard: a Flask + Flask-SocketIO app built by `create_app(config)`.
+
+It shows a live cluster (through the supervisor's control API only) or replays a trace directory. A background
+task polls the control API and pushes at most FRAME_HZ frames a second to every page: a snapshot on connect,
+then deltas. Controls arrive as Socket.IO `control` events (or POST /api/dashboard/control/<action>) and are
+forwarded to the control API; the answer goes back to the page that asked.
+
+Eventlet is never imported here: the entry point (web.cli) monkey-patches when ASYNC_MODE is "eventlet".
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from flask import Flask, abort, jsonify, render_template, request
+from flask_socketio import SocketIO, join_room, leave_room
+
+from web.control import ControlClient, ControlError
+from web.live import LiveFeed, cut_off, shape_node
+
+DEFAULTS = {
+    "CONTROL_URL": None,  # the supervisor's control API (live mode)
+    "CLUSTER_HOST": None,  # an object that can start and stop clusters (hwm-lab demo); see web.cluster
+    "REPLAY_DIR": None,  # a trace directory (replay mode)
+    "ASYNC_MODE": "eventlet",  # or "threading"
+    "HOST": "127.0.0.1",
+    "PORT": None,  # set by the server once it has bound, for the origin check
+    "TOKEN": None,  # instructor token; generated when HOST is not loopback
+    "ALLOWED_ORIGINS": None,  # extra origins allowed to open a Socket.IO connection
+    "FRAME_HZ": 20,
+    "EVENT_CAP": 200,  # most events one frame carries; the rest are counted by type
+    "LOG_WINDOW": 48,  # newest entries per node sent to the page
+    "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
+    "WRITE_TIMEOUT": 10.0,
+}
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+ACTIONS_NODE = ("kill", "restart", "pause", "resume")
+FSYNC = ("always", "batch", "never")
+TRUNCATION = ("generation", "high-water-mark", "leader-epoch")
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def create_app(config: dict | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(DEFAULTS)
+    app.config.update(config or {})
+    if app.config["ASYNC_MODE"] not in ("eventlet", "threading"):
+        raise ValueError(f"ASYNC_MODE must be 'eventlet' or 'threading', not {app.config['ASYNC_MODE']!r}")
+    if app.config["TOKEN"] is None and not is_loopback(app.config["HOST"]):
+        app.config["TOKEN"] = secrets.token_urlsafe(16)
+    app.config.setdefault("SECRET_KEY", secrets.token_hex(16))
+    socketio = SocketIO()
+    dashboard = Dashboard(app, socketio)
+    socketio.init_app(app, async_mode=app.config["ASYNC_MODE"],
+                      cors_allowed_origins=lambda origin, environ=None: dashboard.origin_ok(
+                          origin, (environ or {}).get("HTTP_HOST")),
+                      max_http_buffer_size=1_000_000)
+    app.extensions["hwm_dashboard"] = dashboard
+    _routes(app, dashboard)
+    _socket_handlers(socketio, dashboard)
+    return app
+
+
+class Dashboard:
+    """What one dashboard app holds: the live feed or the replay, the viewers' rights, the guide."""
+
+    def __init__(self, app: Flask, socketio: SocketIO):
+        self.app = app
+        self.socketio = socketio
+        self.config = app.config
+        self.token = app.config["TOKEN"]
+        self.host = app.config["CLUSTER_HOST"]
+        self.lock = threading.RLock()
+        self.viewers: dict[str, dict] = {}
+        self.running = False
+        self.stopping = False
+        self.frames_sent = 0
+        self.replay = None
+        self.guide = None
+        url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
+        self.feed = LiveFeed(ControlClient(url) if url else None, event_cap=app.config["EVENT_CAP"],
+                             log_window=app.config["LOG_WINDOW"])
+        self.mode = "replay" if app.config["REPLAY_DIR"] else "live"
+        if app.config["REPLAY_DIR"]:
+            self.open_replay(app.config["REPLAY_DIR"])
+        if self.host is not None:
+            from web.guide import Guide
+            self.guide = Guide(self._launch_for_guide, self._guide_changed,
+                               spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a))
+
+    # ---- security -------------------------------------------------------------------------------------------
+
+    def origin_ok(self, origin: str | None, host_header: str | None) -> bool:
+        """Only the dashboard's own pages may open a Socket.IO connection or post controls."""
+        if not origin:
+            return True  # not a browser page (test clients, curl); the token still guards controls
+        allowed = self.config["ALLOWED_ORIGINS"] or ()
+        if origin in allowed:
+            return True
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return False
+        port = self.config["PORT"]
+        if is_loopback(self.config["HOST"]):
+            return parts.hostname in LOOPBACK_NAMES and (port is None or parts.port == port)
+        return host_header is not None and parts.netloc == host_header
+
+    def may_control(self, token: str | None) -> bool:
+        return self.token is None or (token is not None and secrets.compare_digest(str(token), self.token))
+
+    # ---- live -----------------------------------------------------------------------------------------------
+
+    def ensure_running(self) -> None:
+        with self.lock:
+            if self.running or not self.config["AUTOSTART"] or self.feed.client is None:
+                return
+            self.running = True
+        self.socketio.start_background_task(self._loop)
+
+    def _loop(self) -> None:
+        period = 1.0 / float(self.config["FRAME_HZ"])
+        due = time.monotonic()
+        while not self.stopping:
+            try:
+                self.tick()
+            except Exception as exc:  # keep the pages alive; the error is shown in them
+                self.app.logger.exception("dashboard frame failed: %s", exc)
+            due += period
+            delay = due - time.monotonic()
+            if delay < 0:  # fell behind (a slow poll): start counting again rather than bursting
+                due, delay = time.monotonic(), 0
+            self.socketio.sleep(delay)
+
+    def tick(self) -> dict | None:
+        """One frame: poll the control API once and push what changed to every page (at most one emit)."""
+        if self.feed.client is None:
+            return None
+        with self.lock:
+            frame = self.feed.poll()
+            if frame is not None:
+                self.socketio.emit("frame", frame, to="live")
+                self.frames_sent += 1
+            return frame
+
+    def stop(self) -> None:
+        self.stopping = True
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return self.feed.snapshot()
+
+    # ---- controls -------------------------------------------------------------------------------------------
+
+    def node_ids(self) -> list[str]:
+        return list(self.feed.cluster.get("ids") or [])
+
+    def _node_arg(self, args: dict, key: str = "node", optional: bool = False) -> str | None:
+        value = args.get(key)
+        if value in (None, "", "auto", "leader") and optional:
+            return None
+        if value not in self.node_ids():
+            raise ValueError(f"no node {value!r} in this cluster (nodes: {', '.join(self.node_ids()) or 'none'})")
+        return value
+
+    def perform(self, action: str, args: dict) -> dict:
+        """Run one control action; answer a dict for the page ({"ok": False, "error": ...} when refused)."""
+        try:
+            answer = self._perform(action, args or {})
+        except (ValueError, TypeError, RuntimeError) as exc:
+            answer = {"ok": False, "error": str(exc)}
+        except ControlError as exc:
+            answer = {"ok": False, "error": str(exc)}
+        answer.setdefault("ok", True)
+        answer["action"] = action
+        return answer
+
+    def _client(self) -> ControlClient:
+        if self.feed.client is None:
+            raise RuntimeError("no cluster: this dashboard is replaying a trace")
+        return self.feed.client
+
+    def _perform(self, action: str, args: dict) -> dict:  # noqa: C901 (a table of actions)
+        if action in ACTIONS_NODE:
+            node = self._node_arg(args)
+            return self._client().post(f"/api/nodes/{node}/{action}")
+        if action in ("cut", "heal"):
+            src, dst = self._node_arg(args, "src"), self._node_arg(args, "dst")
+            if src == dst:
+                raise ValueError("a link joins two different nodes")
+            return self._client().post(f"/api/links/{action}",
+                                       {"src": src, "dst": dst, "one_way": bool(args.get("one_way", False))})
+        if action == "heal_all":
+            return self._client().post("/api/links/heal", {})
+        if action == "write":
+            payload = str(args.get("payload", "")).strip()
+            if not payload or len(payload) > 200:
+                raise ValueError("write a payload of 1 to 200 characters")
+            body = {"payload": payload}
+            node = self._node_arg(args, optional=True)
+            if node:
+                body["node"] = node
+            return self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
+        if action == "read":
+            try:
+                index = int(args.get("index"))
+            except (TypeError, ValueError):
+                raise ValueError("read needs an index (a whole number from 1)") from None
+            if index < 1:
+                raise ValueError("indexes start at 1")
+            return self._client().post("/api/read", {"index": index, "node": self._node_arg(args)})
+        if action == "settings":
+            body = {}
+            if args.get("fsync") is not None:
+                if args["fsync"] not in FSYNC:
+                    raise ValueError(f"fsync is one of {', '.join(FSYNC)}")
+                body["fsync"] = args["fsync"]
+            if args.get("truncation") is not None:
+                if args["truncation"] not in TRUNCATION:
+                    raise ValueError(f"truncation is one of {', '.join(TRUNCATION)}")
+                body["truncation"] = args["truncation"]
+            if args.get("delay_ms") is not None:
+                delay = int(args["delay_ms"])
+                if not 0 <= delay <= 5000:
+                    raise ValueError("slow motion delays each message by 0 to 5000 ms")
+                body["delay_ms"] = delay
+            if not body:
+                raise ValueError("no setting given (fsync, truncation or delay_ms)")
+            return self._client().post("/api/settings", body)
+        if action == "start_cluster":
+            nodes = int(args.get("nodes", 3))
+            if not 1 <= nodes <= 7:
+                raise ValueError("a cluster here has 1 to 7 nodes")
+            return self.start_cluster(nodes, {k: args[k] for k in ("fsync", "truncation") if args.get(k)})
+        if action.startswith("guide_"):
+            return self._guide(action[len("guide_"):], args)
+        if action == "replay_open":
+            return {"ok": True, "replay": self.open_replay(str(args.get("dir", "")))}
+        raise ValueError(f"unknown action {action!r}")
+
+    def start_cluster(self, nodes: int, settings: dict | None = None, scenario=None) -> dict:
+        if self.host is None:
+            raise RuntimeError("this dashboard is attached to a cluster it did not start; "
+                               "start another with `hwm-lab up --nodes N` and attach to it")
+        settings = {**{k: v for k, v in (self.feed.cluster.get("settings") or {}).items()
+                       if k in ("fsync", "truncation")}, **(settings or {})}
+        url = self.host.start(nodes, settings=settings, scenario=scenario)
+        with self.lock:
+            self.feed.reset(ControlClient(url))
+            self.socketio.emit("frame", self.feed.snapshot(), to="live")
+        return {"ok": True, "control_url": url, "nodes": nodes}
+
+    # ---- guided scenarios -----------------------------------------------------------------------------------
+
+    def _guide(self, what: str, args: dict) -> dict:
+        if self.guide is None:
+            raise RuntimeError("guided scenarios need a cluster this dashboard started (hwm-lab demo)")
+        if what == "start":
+            return {"ok": True, "guide": self.guide.start(str(args.get("scenario", "")),
+                                                        args.get("truncation") or None)}
+        if what in ("next", "back", "stop"):
+            return {"ok": True, "guide": getattr(self.guide, what)()}
+        if what == "state":
+            return {"ok": True, "guide": self.guide.state()}
+        raise ValueError(f"unknown guide action {what!r}")
+
+    def _launch_for_guide(self, scenario):
+        self.start_cluster(scenario.nodes, {"truncation": scenario.truncation}, scenario=scenario)
+        return self.host.driver(scenario)
+
+    def _guide_changed(self, state: dict) -> None:
+        self.socketio.emit("guide", state, to="live")
+
+    # ---- replay ---------------------------------------------------------------------------------------------
+
+    def open_replay(self, run_dir: str) -> dict:
+        from lab.trace import TraceError
+        from web.fold import Replay
+
+        path = Path(run_dir).expanduser()
+        try:
+            replay = Replay(path)
+        except TraceError as exc:
+            raise ValueError(str(exc)) from None
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        with self.lock:
+            self.replay = replay
+        return replay.info()
+
+    def replay_frame(self, position: int | None = None, at_time: float | None = None,
+                     recent: int = 60) -> dict:
+        replay = self.replay
+        if replay is None:
+            raise RuntimeError("no trace is open")
+        if at_time is not None:
+            position = replay.position_at_time(float(at_time))
+        position = max(0, min(int(position or 0), len(replay)))
+        status = replay.fold_at(position).status()
+        ids = [n["id"] for n in status["nodes"]]
+        nodes = []
+        for node in status["nodes"]:
+            shaped = shape_node(node, self.config["LOG_WINDOW"])
+            if shaped["state"] == "running" and cut_off(shaped["id"], status["links"], ids):
+                shaped["state"] = "cut off"
+            nodes.append(shaped)
+        events = [replay.event(n) for n in range(max(1, position - recent + 1), position + 1)]
+        return {"kind": "snapshot", "seq": position, "base": None, "sent": time.time(), "nodes": nodes,
+                "gone": [], "cluster": {"leader": status["leader"], "settings": status["settings"],
+                                        "links": status["links"], "ids": ids, "connected": True, "error": None},
+                "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1, "rate": 0,
+                "position": position, "total": len(replay), "time": status["time"],
+                "duration": replay.duration}
+
+    # ---- pages ----------------------------------------------------------------------------------------------
+
+    def hello(self, can_control: bool, mode: str | None = None) -> dict:
+        from web.guide import catalog
+
+        mode = mode or self.mode
+        return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control, "token_required": self.token is not None,
+                "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
+                "scenarios": catalog() if self.guide else [],
+                "guide": self.guide.state() if self.guide else None,
+                "replay": self.replay.info() if self.replay and mode == "replay" else None}
+
+
+def _routes(app: Flask, dashboard: Dashboard) -> None:
+    @app.before_request
+    def _check_host():
+        # DNS rebinding: on loopback, only loopback names may address this server.
+        if is_loopback(app.config["HOST"]):
+            host = (request.host or "").rsplit(":", 1)[0].strip("[]")
+            if host not in LOOPBACK_NAMES:
+                abort(403, "this dashboard answers to 127.0.0.1 and localhost only")
+
+    @app.get("/")
+    def index():
+        return render_template("index.html", mode=dashboard.mode)
+
+    @app.get("/healthz")
+    def healthz():
+        return jsonify(ok=True, mode=dashboard.mode, frames=dashboard.frames_sent)
+
+    @app.get("/api/dashboard/state")
+    def state():
+        if dashboard.feed.client is None and dashboard.replay is not None:
+            return jsonify(dashboard.replay_frame(request.args.get("position", type=int) or 0))
+        return jsonify(dashboard.snapshot())
+
+    @app.post("/api/dashboard/control/<action>")
+    def control(action):
+        if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
+            return jsonify(ok=False, error="cross-origin request refused"), 403
+        body = request.get_json(silent=True) or {}
+        token = request.headers.get("X-HWM-Token") or request.args.get("token") or body.pop("token", None)
+        if not dashboard.may_control(token):
+            return jsonify(ok=False, action=action,
+                           error="viewers can only watch: control actions need the instructor token"), 403
+        answer = dashboard.perform(action, body)
+        return jsonify(answer), 200 if answer.get("ok") else 400
+
+
+def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
+    @socketio.on("connect")
+    def connect(auth=None):
+        if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
+            return False
+        token = (auth or {}).get("token") if isinstance(auth, dict) else None
+        can_control = dashboard.may_control(token or request.args.get("token"))
+        dashboard.viewers[request.sid] = {"control": can_control}
+        if dashboard.mode == "replay":
+            _watch_replay(request.sid)
+        else:
+            _watch_live(request.sid)
+        return None
+
+    def _watch_live(sid: str) -> None:
+        dashboard.viewers[sid]["mode"] = "live"
+        leave_room("replay", sid=sid)
+        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "live"), to=sid)
+        with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
+            socketio.emit("frame", dashboard.feed.snapshot(), to=sid)
+            join_room("live", sid=sid)
+        dashboard.ensure_running()
+
+    def _watch_replay(sid: str) -> None:
+        dashboard.viewers[sid]["mode"] = "replay"
+        leave_room("live", sid=sid)
+        join_room("replay", sid=sid)
+        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "replay"), to=sid)
+        socketio.emit("frame", dashboard.replay_frame(0), to=sid)
+
+    @socketio.on("replay_open")
+    def replay_open(message):
+        message = message if isinstance(message, dict) else {}
+        viewer = dashboard.viewers.get(request.sid, {})
+        if message.get("dir"):
+            if not viewer.get("control"):
+                return {"ok": False, "error": "opening a trace needs the instructor token"}
+            try:
+                dashboard.open_replay(str(message["dir"]))
+            except ValueError as exc:
+                return {"ok": False, "error": str(exc)}
+        if dashboard.replay is None:
+            return {"ok": False, "error": "no trace is open: give a trace directory"}
+        _watch_replay(request.sid)
+        return {"ok": True, "replay": dashboard.replay.info()}
+
+    @socketio.on("go_live")
+    def go_live(*_):
+        if dashboard.feed.client is None:
+            return {"ok": False, "error": "no live cluster: this dashboard only replays (hwm-lab replay)"}
+        _watch_live(request.sid)
+        return {"ok": True}
+
+    @socketio.on("disconnect")
+    def disconnect(*_):
+        dashboard.viewers.pop(request.sid, None)
+
+    @socketio.on("resync")
+    def resync(*_):
+        if dashboard.mode == "live":
+            return dashboard.snapshot()
+        return None
+
+    @socketio.on("control")
+    def control(message):
+        message = message if isinstance(message, dict) else {}
+        action = str(message.get("action", ""))
+        if not dashboard.viewers.get(request.sid, {}).get("control"):
+            return {"ok": False, "action": action,
+                    "error": "viewers can only watch: control actions need the instructor token"}
+        return dashboard.perform(action, message.get("args") or {})
+
+    @socketio.on("replay_seek")
+    def replay_seek(message):
+        message = message if isinstance(message, dict) else {}
+        try:
+            return dashboard.replay_frame(message.get("position"), message.get("time"))
+        except (RuntimeError, ValueError, TypeError) as exc:
+            return {"ok": False, "error": str(exc)}

@@ -1,0 +1,221 @@
+"""Rebuild the cluster's state from trace events, for replay: the same shape as the control API's /api/state.
+
+`ClusterFold` applies events one at a time; `Replay` keeps checkpoints so that any point of a trace's timeline
+can be shown at once when a student scrubs back and forth.
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+from pathlib import Path
+
+from lab.trace import CLUSTER, read_trace
+from web.narrate import Narrator
+
+CHECKPOINT_EVERY = 256
+
+
+def _new_node(name: str) -> dict:
+    return {"id": name, "state": "killed", "role": None, "generation": 0, "leader": None, "hwm": 0,
+            "log": [], "match_index": {}, "next_index": {}, "boot": 0}
+
+
+class ClusterFold:
+    """What every node holds after the events applied so far."""
+
+    def __init__(self, nodes: list[str] = (), settings: dict | None = None):
+        self.nodes: dict[str, dict] = {n: _new_node(n) for n in nodes}
+        self.settings = {"delay_ms": 0, "fsync": "always", "truncation": "generation", **(settings or {})}
+        self.cuts: set[tuple[str, str]] = set()
+        self.restarts: dict[str, int] = {}
+        self.time = 0.0
+
+    def _node(self, name: str) -> dict:
+        if name not in self.nodes:
+            self.nodes[name] = _new_node(name)
+        return self.nodes[name]
+
+    def apply(self, e: dict) -> None:  # noqa: C901 (one branch per event type)
+        kind, who = e.get("type"), e.get("node")
+        self.time = e.get("time", self.time)
+        if who == CLUSTER:
+            self._apply_cluster(kind, e)
+            return
+        n = self._node(who)
+        boot = e.get("boot") or 0
+        if boot > n["boot"]:
+            n["boot"] = boot
+        if n["state"] == "killed" and kind != "node_stopped":
+            n["state"] = "running"  # a node that emits is alive (its restart may sort after its first events)
+        if e.get("gen"):
+            n["generation"] = max(n["generation"], e["gen"]) if kind != "node_started" else e["gen"]
+        log = n["log"]
+        if kind == "node_started":
+            n.update(state="running", role="follower", leader=None, hwm=e.get("hwm", 0), match_index={},
+                     next_index={})
+            end = e.get("log_end", len(log))
+            del log[end:]
+            while len(log) < end:  # entries written before the trace began
+                log.append([len(log) + 1, e.get("last_generation", 0), "?"])
+        elif kind == "generation_changed":
+            n["generation"] = e["generation"]
+        elif kind == "election_started":
+            n.update(role="candidate", leader=None, generation=e.get("generation", n["generation"]))
+        elif kind == "became_leader":
+            n.update(role="leader", leader=who, generation=e.get("generation", n["generation"]))
+            n["match_index"] = {m: 0 for m in self.nodes}
+            n["match_index"][who] = len(log)
+            n["next_index"] = {m: len(log) + 1 for m in self.nodes if m != who}
+        elif kind == "became_follower":
+            n.update(role="follower", leader=e.get("leader"), match_index={}, next_index={})
+        elif kind in ("leader_append", "follower_append"):
+            index = e["index"]
+            del log[index - 1:]
+            while len(log) < index - 1:
+                log.append([len(log) + 1, None, "?"])
+            log.append([index, e.get("generation"), e.get("payload", e.get("digest", "?"))])
+            if kind == "leader_append" and n["role"] == "leader":
+                n["match_index"][who] = index
+        elif kind == "truncated":
+            del log[e["from_index"] - 1:]
+            n["hwm"] = min(e.get("hwm", n["hwm"]), len(log))
+        elif kind == "hwm_changed":
+            n["hwm"] = e["hwm"]
+        elif kind == "replication_sent":
+            if n["role"] == "leader":
+                n["next_index"][e["to"]] = e["last"] + 1
+        elif kind == "match_index_updated":
+            n["match_index"][e["follower"]] = e["match_index"]
+            n["next_index"][e["follower"]] = e["next_index"]
+        elif kind == "next_index_backed_up":
+            n["next_index"][e["follower"]] = e["next_index"]
+        elif kind == "replication_received":
+            if n["leader"] is None:
+                n["leader"] = e.get("from")
+        elif kind == "node_stopped":
+            n.update(state="killed", role=None, leader=None, match_index={}, next_index={})
+
+    def _apply_cluster(self, kind: str, e: dict) -> None:
+        target = e.get("target")
+        if kind == "cluster_started":
+            for name in e.get("nodes") or []:
+                self._node(name)
+            for key in ("truncation", "fsync", "impl"):
+                if key in e:
+                    self.settings[key] = e[key]
+        elif kind == "node_killed":
+            n = self._node(target)
+            # Equal trace times may sort a restarted node's first events before this kill: its boot tells.
+            if n["boot"] <= self.restarts.get(target, 0) + 1:
+                n.update(state="killed", role=None, leader=None, match_index={}, next_index={})
+                lost = e.get("lost_entries") or 0
+                if lost:
+                    del n["log"][-lost:]
+        elif kind == "node_restarted":
+            self.restarts[target] = self.restarts.get(target, 0) + 1
+            self._node(target)["state"] = "running"
+        elif kind == "node_paused":
+            self._node(target)["state"] = "paused"
+        elif kind == "node_resumed":
+            self._node(target)["state"] = "running"
+        elif kind == "link_cut":
+            self.cuts.add((e["src"], e["dst"]))
+        elif kind == "link_healed":
+            self.cuts.discard((e["src"], e["dst"]))
+        elif kind == "delay_set":
+            self.settings["delay_ms"] = e.get("ms", 0)
+
+    def leader(self) -> str | None:
+        leaders = [(n["generation"], name) for name, n in self.nodes.items()
+                   if n["state"] == "running" and n["role"] == "leader"]
+        return max(leaders)[1] if leaders else None
+
+    def status(self, log_window: int | None = None) -> dict:
+        nodes = []
+        for name in sorted(self.nodes):
+            n = self.nodes[name]
+            log = n["log"][-log_window:] if log_window else n["log"]
+            nodes.append({
+                "id": name, "state": n["state"], "role": n["role"], "generation": n["generation"],
+                "leader": n["leader"], "log_end": len(n["log"]), "hwm": n["hwm"],
+                "match_index": dict(n["match_index"]), "next_index": dict(n["next_index"]),
+                "log": [list(entry) for entry in log], "log_start": log[0][0] if log else len(n["log"]) + 1,
+                "boot": n["boot"],
+            })
+        return {"leader": self.leader(), "time": self.time, "settings": dict(self.settings), "nodes": nodes,
+                "links": [{"src": a, "dst": b, "cut": True} for a, b in sorted(self.cuts)]}
+
+    def copy(self) -> "ClusterFold":
+        return copy.deepcopy(self)
+
+
+class Replay:
+    """A trace directory opened for scrubbing: state at any position (number of events applied) in the run."""
+
+    def __init__(self, run_dir: str | Path):
+        trace = read_trace(run_dir)
+        self.run_dir = str(run_dir)
+        self.meta = trace.meta
+        self.warnings = trace.warnings
+        self.events = trace.events
+        self.times = [e["time"] for e in self.events]
+        narrator = Narrator()
+        self.texts = [narrator.describe(e) for e in self.events]
+        nodes = list(self.meta.get("nodes") or [])
+        settings = {k: self.meta[k] for k in ("truncation", "fsync", "impl") if k in self.meta}
+        fold = ClusterFold(nodes, settings)
+        self._checkpoints = [fold.copy()]
+        for i, event in enumerate(self.events, start=1):
+            fold.apply(event)
+            if i % CHECKPOINT_EVERY == 0:
+                self._checkpoints.append(fold.copy())
+        self.final = fold
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @property
+    def duration(self) -> float:
+        return self.times[-1] if self.times else 0.0
+
+    def position_at_time(self, time: float) -> int:
+        """How many events happened at or before `time`."""
+        return bisect.bisect_right(self.times, time)
+
+    def fold_at(self, position: int) -> ClusterFold:
+        position = max(0, min(position, len(self.events)))
+        checkpoint = position // CHECKPOINT_EVERY
+        fold = self._checkpoints[checkpoint].copy()
+        for event in self.events[checkpoint * CHECKPOINT_EVERY:position]:
+            fold.apply(event)
+        return fold
+
+    def event(self, position: int) -> dict:
+        """Event number `position` (1-based) as the page shows it: the record plus its sentence."""
+        e = self.events[position - 1]
+        return {**slim(e), "n": position, "text": self.texts[position - 1]}
+
+    def info(self) -> dict:
+        return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,
+                "warnings": self.warnings[:20],
+                "steps": [{"n": i + 1, "time": e["time"], "text": e.get("text", "")}
+                          for i, e in enumerate(self.events) if e["type"] == "step"]}
+
+
+HEAVY = {"committed": 8, "removed": 32, "entries": 0}
+
+
+def slim(event: dict) -> dict:
+    """An event small enough to send to a page: long lists are cut, their length kept."""
+    out = {}
+    for key, value in event.items():
+        limit = HEAVY.get(key)
+        if limit is not None and isinstance(value, list) and len(value) > limit:
+            out[key] = value[:limit]
+            out[key + "_count"] = len(value)
+        elif key == "payload" and isinstance(value, str) and len(value) > 40:
+            out[key] = value[:39] + "…"
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,153 @@
+"""Guided scenarios: the teaching scripts (lab/scenarios) run one narrated step at a time on a real cluster.
+
+"Next" runs the next step's commands; "back" starts a fresh cluster and replays the steps before the previous
+one, so the cluster is where it was one step earlier (a cluster cannot be rewound in place).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from lab import scenario as scripts
+
+GUIDED = ("s1", "k1", "k2", "f8", "n4")
+
+
+def catalog(names=GUIDED) -> list[dict]:
+    out = []
+    for name in names:
+        try:
+            s = scripts.load(name)
+        except scripts.ScenarioError:
+            continue
+        out.append({"name": s.name, "title": s.title, "description": s.description, "nodes": s.nodes,
+                    "truncation": s.truncation, "steps": [step.text for step in s.steps]})
+    return out
+
+
+class Guide:
+    """One guided scenario at a time. `launch(scenario)` starts a fresh cluster for it and returns a Driver."""
+
+    def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None):
+        self.launch = launch
+        self.on_change = on_change
+        self.spawn = spawn or (lambda fn, *a: threading.Thread(target=fn, args=a, daemon=True).start())
+        self.lock = threading.Lock()
+        self.scenario = None
+        self.run = None
+        self.driver = None
+        self.busy = False
+        self.error = None
+        self.outcomes: list[dict] = []
+        self.generation = 0  # bumps on start/stop so that a stale background step reports nothing
+
+    def state(self) -> dict:
+        s = self.scenario
+        if s is None:
+            return {"active": False, "busy": self.busy, "error": self.error}
+        done = self.run.next_step if self.run else 0
+        return {"active": True, "name": s.name, "title": s.title, "description": s.description,
+                "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
+                "text": s.steps[done - 1].text if done else "",
+                "next_text": s.steps[done].text if done < len(s.steps) else "",
+                "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None}
+
+    def _publish(self) -> None:
+        self.on_change(self.state())
+
+    def start(self, name: str, truncation: str | None = None) -> dict:
+        if name.lower() not in GUIDED:
+            raise ValueError(f"no guided scenario {name!r}; choose one of {', '.join(GUIDED).upper()}")
+        scenario = scripts.load(name)
+        if truncation:
+            from dataclasses import replace
+            scenario = replace(scenario, truncation=truncation)
+        with self.lock:
+            if self.busy:
+                raise RuntimeError("a step is still running; wait for it to finish")
+            self.busy, self.error, self.outcomes = True, None, []
+            self.generation += 1
+            self.scenario, self.run = scenario, None
+        self._publish()
+        self.spawn(self._rebuild, self.generation, 0)
+        return self.state()
+
+    def next(self) -> dict:
+        with self.lock:
+            if self.scenario is None or self.run is None:
+                raise RuntimeError("start a scenario first")
+            if self.busy:
+                raise RuntimeError("a step is still running; wait for it to finish")
+            if self.run.next_step >= len(self.scenario.steps):
+                raise RuntimeError("that was the last step; press back, or start the scenario again")
+            self.busy, self.error = True, None
+        self._publish()
+        self.spawn(self._step, self.generation)
+        return self.state()
+
+    def back(self) -> dict:
+        with self.lock:
+            if self.scenario is None or self.run is None:
+                raise RuntimeError("start a scenario first")
+            if self.busy:
+                raise RuntimeError("a step is still running; wait for it to finish")
+            target = max(0, self.run.next_step - 1)
+            self.busy, self.error, self.outcomes = True, None, []
+            self.generation += 1
+        self._publish()
+        self.spawn(self._rebuild, self.generation, target)
+        return self.state()
+
+    def stop(self) -> dict:
+        with self.lock:
+            self.generation += 1
+            self.scenario, self.run, self.busy, self.error, self.outcomes = None, None, False, None, []
+        self._publish()
+        return self.state()
+
+    # ---- background work ----------------------------------------------------------------------------------
+
+    def _rebuild(self, generation: int, steps: int) -> None:
+        """A fresh cluster for the scenario, then its first `steps` steps run quickly (for back)."""
+        try:
+            driver = self.launch(self.scenario)
+            run = scripts.Run(self.scenario, driver)
+            for _ in range(steps):
+                outcomes = run.run_step()
+                if run.verdict.aborted:
+                    break
+            with self.lock:
+                if generation != self.generation:
+                    return
+                self.driver, self.run = driver, run
+                self.outcomes = [o.__dict__ for o in outcomes] if steps else []
+                self.error = run.verdict.aborted or None
+        except Exception as exc:  # shown in the page: the cluster could not start, a wait timed out, ...
+            with self.lock:
+                if generation == self.generation:
+                    self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self.lock:
+                if generation == self.generation:
+                    self.busy = False
+        if generation == self.generation:
+            self._publish()
+
+    def _step(self, generation: int) -> None:
+        try:
+            outcomes = self.run.run_step()
+            with self.lock:
+                if generation == self.generation:
+                    self.outcomes = [o.__dict__ for o in outcomes]
+                    self.error = self.run.verdict.aborted or None
+        except Exception as exc:
+            with self.lock:
+                if generation == self.generation:
+                    self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self.lock:
+                if generation == self.generation:
+                    self.busy = False
+        if generation == self.generation:
+            self._publish()

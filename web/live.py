@@ -1,0 +1,191 @@
+"""Live view of a running cluster: poll the control API, coalesce what changed into one frame per tick.
+
+A frame is a snapshot (every node) or a delta (only the nodes that changed) plus the trace events that arrived
+since the last frame. When thousands of events arrive between two frames, the rare ones (elections,
+truncations, faults, refusals) are all kept, the newest routine ones fill the rest of the budget and the
+remainder is only counted by type: the page never receives more than `event_cap` events per frame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+
+from web.control import ControlClient, ControlError
+from web.fold import slim
+from web.narrate import Narrator
+
+# Routine, high-volume events: sampled (newest first) when a frame would carry too many.
+ROUTINE = frozenset({
+    "replication_sent", "replication_received", "follower_append", "match_index_updated", "hwm_changed",
+    "leader_append", "write_requested", "write_acked", "client_write", "generation_changed", "read_served",
+    "client_read",
+})
+PAYLOAD_CHARS = 16
+
+
+def shape_node(node: dict, log_window: int) -> dict:
+    """A node as the page draws it: the newest `log_window` entries, payloads cut short."""
+    log = node.get("log") or []
+    log = log[-log_window:] if log_window else log
+    cells = [[e[0], e[1], e[2] if len(str(e[2])) <= PAYLOAD_CHARS else str(e[2])[:PAYLOAD_CHARS - 1] + "…"]
+             for e in log]
+    shaped = {k: node.get(k) for k in ("id", "state", "role", "generation", "leader", "log_end", "hwm", "pid")}
+    shaped["match_index"] = dict(node.get("match_index") or {})
+    shaped["next_index"] = dict(node.get("next_index") or {})
+    shaped["log"] = cells
+    shaped["log_start"] = cells[0][0] if cells else (node.get("log_end") or 0) + 1
+    if shaped["log_end"] is None:
+        shaped["log_end"] = log[-1][0] if log else 0
+    if shaped["state"] is None:
+        shaped["state"] = "running"
+    return shaped
+
+
+def cut_off(node_id: str, links: list[dict], ids: list[str]) -> bool:
+    """A node is cut off when every link to or from it is cut."""
+    others = [n for n in ids if n != node_id]
+    if not others:
+        return False
+    cut = {(l["src"], l["dst"]) for l in links if l.get("cut")}
+    return all((node_id, o) in cut and (o, node_id) in cut for o in others)
+
+
+def select_events(events: list[dict], cap: int) -> tuple[list[dict], Counter]:
+    """Keep at most `cap` events: every rare one first, then the newest routine ones; count what is left out."""
+    if len(events) <= cap:
+        return events, Counter()
+    rare = [e for e in events if e["type"] not in ROUTINE]
+    if len(rare) >= cap:
+        kept = rare[-cap:]
+    else:
+        routine = [e for e in events if e["type"] in ROUTINE]
+        kept = sorted(rare + routine[len(routine) - (cap - len(rare)):], key=lambda e: e["n"])
+    kept_ids = {e["n"] for e in kept}
+    skipped = Counter(e["type"] for e in events if e["n"] not in kept_ids)
+    return kept, skipped
+
+
+class LiveFeed:
+    """The newest state of one cluster and the frames that bring a page up to date with it."""
+
+    def __init__(self, client: ControlClient | None, *, event_cap: int = 200, log_window: int = 48,
+                 recent: int = 60, clock=time.time):
+        self.event_cap = event_cap
+        self.log_window = log_window
+        self.clock = clock
+        self.recent: deque = deque(maxlen=recent)
+        self.reset(client)
+
+    def reset(self, client: ControlClient | None) -> None:
+        """Follow another cluster (a new one was started): forget everything about the old one."""
+        self.client = client
+        self.seq = 0
+        self.after = 0
+        self.caught_up = False
+        self.nodes: dict[str, dict] = {}
+        self.cluster: dict = {"leader": None, "settings": {}, "links": [], "ids": [], "connected": False,
+                              "control_url": client.base if client else None, "error": None}
+        self.recent.clear()
+        self.narrator = Narrator()
+        self.total = 0
+        self._rate_window: deque = deque()
+
+    # ---- polling ------------------------------------------------------------------------------------------
+
+    def poll(self) -> dict | None:
+        """Read the control API once; return a delta frame, or None when nothing changed."""
+        if self.client is None:
+            return None
+        try:
+            state = self.client.state(log=self.log_window)
+            events = self._new_events()
+        except ControlError as exc:
+            if self.cluster.get("connected") or self.cluster.get("error") != str(exc):
+                self.cluster = {**self.cluster, "connected": False, "error": str(exc)}
+                return self._frame({}, [], Counter())
+            return None
+        return self._update(state, events)
+
+    def _new_events(self) -> list[dict]:
+        fresh: list[dict] = []
+        while True:  # the first poll may find a long history: read it all but keep only the tail
+            answer = self.client.events(self.after, limit=5000)
+            batch = answer.get("events") or []
+            for i, event in enumerate(batch, start=self.after + 1):
+                event["n"] = i
+            self.after = int(answer.get("next", self.after + len(batch)))
+            fresh.extend(batch)
+            if not self.caught_up and len(fresh) > 5000:
+                fresh = fresh[-self.event_cap:]
+            if len(batch) < 5000:
+                break
+        self.caught_up = True
+        return fresh
+
+    def _update(self, state: dict, events: list[dict]) -> dict | None:
+        ids = [n["id"] for n in state.get("nodes") or []]
+        links = state.get("links") or []
+        changed = {}
+        for node in state.get("nodes") or []:
+            shaped = shape_node(node, self.log_window)
+            if shaped["state"] == "running" and cut_off(shaped["id"], links, ids):
+                shaped["state"] = "cut off"
+            if self.nodes.get(shaped["id"]) != shaped:
+                changed[shaped["id"]] = shaped
+        gone = [n for n in self.nodes if n not in ids]
+        for name in gone:
+            del self.nodes[name]
+        self.nodes.update(changed)
+        cluster = {"leader": state.get("leader"), "settings": state.get("settings") or {},
+                   "links": [l for l in links if l.get("cut")], "ids": ids, "connected": True, "error": None,
+                   "control_url": self.client.base}
+        cluster_changed = cluster != self.cluster
+        self.cluster = cluster
+        kept, skipped = select_events(events, self.event_cap)
+        if cluster["leader"]:
+            self.narrator.cluster_leader = cluster["leader"]
+        kept_ids = {e["n"] for e in kept}
+        narrated = []
+        for event in events:  # in order, so that the narrator knows who led whom at each event
+            if event["n"] in kept_ids:
+                shown = slim(event)
+                shown["text"] = self.narrator.describe(event)
+                narrated.append(shown)
+            else:
+                self.narrator.observe(event)
+        self.recent.extend(narrated)
+        self._count(len(events))
+        if not changed and not gone and not cluster_changed and not events:
+            return None
+        return self._frame(changed, narrated, skipped, gone)
+
+    def _count(self, n: int) -> None:
+        now = self.clock()
+        self.total += n
+        self._rate_window.append((now, self.total))
+        while self._rate_window and now - self._rate_window[0][0] > 2.0:
+            self._rate_window.popleft()
+
+    @property
+    def rate(self) -> float:
+        if len(self._rate_window) < 2:
+            return 0.0
+        (t0, n0), (t1, n1) = self._rate_window[0], self._rate_window[-1]
+        return (n1 - n0) / (t1 - t0) if t1 > t0 else 0.0
+
+    # ---- frames -------------------------------------------------------------------------------------------
+
+    def _frame(self, nodes: dict, events: list[dict], skipped: Counter, gone: list[str] = ()) -> dict:
+        self.seq += 1
+        return {"kind": "delta", "seq": self.seq, "base": self.seq - 1, "sent": self.clock(),
+                "nodes": list(nodes.values()), "gone": list(gone), "cluster": self.cluster,
+                "events": events, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped),
+                "events_next": self.after + 1, "rate": round(self.rate, 1)}
+
+    def snapshot(self) -> dict:
+        """Everything a page needs to start drawing; the deltas that follow apply on top of it."""
+        return {"kind": "snapshot", "seq": self.seq, "base": None, "sent": self.clock(),
+                "nodes": [self.nodes[n] for n in sorted(self.nodes)], "gone": [], "cluster": self.cluster,
+                "events": list(self.recent), "skipped": 0, "skipped_by_type": {},
+                "events_next": self.after + 1, "rate": round(self.rate, 1)}

@@ -1,0 +1,165 @@
+"""Trace events in words for the dashboard's event feed ("C truncated index 4 (generation 1): conflicts ...")."""
+
+from __future__ import annotations
+
+
+def _entries(first: int, last: int) -> str:
+    if first == last:
+        return f"index {first}"
+    return f"indexes {first}-{last}"
+
+
+def _quote(payload) -> str:
+    text = str(payload)
+    return f"“{text if len(text) <= 24 else text[:23] + '…'}”"
+
+
+def _generations(entries: list) -> str:
+    gens = sorted({e[1] for e in entries if len(e) > 1})
+    if not gens:
+        return ""
+    word = "generation" if len(gens) == 1 else "generations"
+    return f" ({word} {', '.join(str(g) for g in gens)})"
+
+
+class Narrator:
+    """Turns events into sentences; remembers who each node follows, to say where a conflict came from."""
+
+    def __init__(self):
+        self.leader_of: dict[str, str | None] = {}
+        self.cluster_leader: str | None = None  # the newest leader anyone announced (or the state says)
+
+    def observe(self, event: dict) -> None:
+        kind, node = event.get("type"), event.get("node")
+        if kind == "became_follower":
+            self.leader_of[node] = event.get("leader")
+        elif kind == "replication_received":
+            self.leader_of[node] = event.get("from")
+        elif kind == "became_leader":
+            self.leader_of[node] = node
+            self.cluster_leader = node
+        elif kind in ("node_started", "election_started"):
+            self.leader_of[node] = None
+
+    def describe(self, event: dict) -> str:
+        text = self._describe(event)
+        self.observe(event)
+        return text
+
+    def _describe(self, e: dict) -> str:  # noqa: C901 (one branch per event type reads best as a table)
+        kind, node = e.get("type", "?"), e.get("node", "?")
+        g = e.get
+        if kind == "truncated":
+            removed = g("removed") or []
+            first = g("from_index")
+            last = removed[-1][0] if removed else first
+            what = f"{node} truncated {_entries(first, last)}{_generations(removed)}"
+            reason = g("reason")
+            if reason == "conflict":
+                source = self.leader_of.get(node) or (self.cluster_leader if self.cluster_leader != node else None)
+                other = g("conflicting_generation")
+                against = f"generation {other}" if other is not None else "the leader's log"
+                return f"{what}: conflicts with {against}" + (f" from {source}" if source else "")
+            if reason == "restart-hwm":
+                return f"{what} on restart: above its own high-water mark {g('hwm')} (high-water-mark strategy)"
+            if reason == "leader-epoch":
+                return f"{what}: beyond where the leader's log ends for that generation (leader-epoch)"
+            if reason == "lost-tail":
+                return f"{what}: never flushed to disk, lost in the crash"
+            return f"{what} ({reason})"
+        if kind == "cluster_started":
+            nodes = ", ".join(g("nodes") or [])
+            return f"Cluster started: nodes {nodes}; truncation {g('truncation')}; fsync {_fsync(g('fsync'))}"
+        if kind == "cluster_stopped":
+            return "Cluster stopped"
+        if kind == "node_killed":
+            lost = g("lost_entries")
+            return f"{g('target')} killed (SIGKILL)" + (f"; {lost} unflushed entries lost" if lost else "")
+        if kind in ("node_restarted", "node_paused", "node_resumed"):
+            return f"{g('target')} {kind.split('_')[1]}"
+        if kind == "link_cut":
+            return f"Link {g('src')} → {g('dst')} cut"
+        if kind == "link_healed":
+            return f"Link {g('src')} → {g('dst')} healed"
+        if kind == "delay_set":
+            ms = g("ms") or 0
+            return f"Slow motion: every message delayed {ms} ms" if ms else "Slow motion off"
+        if kind == "client_write":
+            return f"Client writes {_quote(g('payload'))} to {g('target')}"
+        if kind == "client_read":
+            return f"Client reads index {g('index')} from {g('target')}"
+        if kind == "step":
+            return f"Step: {g('text')}"
+        if kind == "expectation":
+            mark = "✓" if g("ok") else "✗"
+            detail = g("detail")
+            return f"{mark} expect {g('name')}" + (f": {detail}" if detail else "")
+        if kind == "node_started":
+            boot = g("boot")
+            again = "restarted" if boot and boot > 1 else "started"
+            return (f"{node} {again}: log ends at {g('log_end')} (generation {g('last_generation')}), "
+                    f"high-water mark {g('hwm')}, truncation {g('truncation')}")
+        if kind == "node_stopped":
+            return f"{node} stopped: {g('reason')}"
+        if kind == "election_started":
+            return f"{node} starts an election for generation {g('generation')}"
+        if kind == "vote_granted":
+            return f"{node} votes for {g('candidate')} in generation {g('generation')}"
+        if kind == "vote_denied":
+            return f"{node} refuses {g('candidate')} its vote in generation {g('generation')}: {g('reason')}"
+        if kind == "became_leader":
+            return f"{node} is leader of generation {g('generation')} (votes {', '.join(g('votes') or [])})"
+        if kind == "became_follower":
+            leader = g("leader")
+            return (f"{node} follows {leader} in generation {g('generation')}" if leader
+                    else f"{node} is a follower in generation {g('generation')}")
+        if kind == "generation_changed":
+            return f"{node}: generation {g('from_generation')} → {g('generation')}"
+        if kind == "leader_append":
+            return f"{node} (leader) appends {_quote(g('payload'))} at index {g('index')} (generation {g('generation')})"
+        if kind == "follower_append":
+            return f"{node} appends {_quote(g('payload'))} at index {g('index')} (generation {g('generation')})"
+        if kind == "replication_sent":
+            first, last = g("first"), g("last")
+            body = "heartbeat" if first > last else f"entries {first}-{last}" if last > first else f"entry {first}"
+            return f"{node} → {g('to')}: {body}, high-water mark {g('hwm')}"
+        if kind == "replication_received":
+            first, last = g("first"), g("last")
+            body = "heartbeat" if first > last else f"entries {first}-{last}" if last > first else f"entry {first}"
+            return f"{node} ← {g('from')}: {body}, high-water mark {g('hwm')}"
+        if kind == "replication_rejected":
+            return f"{node} rejects {g('from')}'s entries after index {g('prev_index')}: {g('reason')}"
+        if kind == "match_index_updated":
+            return f"{node}: {g('follower')} matches up to index {g('match_index')} (next {g('next_index')})"
+        if kind == "next_index_backed_up":
+            return f"{node}: {g('follower')} refused; retry from index {g('next_index')}"
+        if kind == "hwm_changed":
+            hwm = g("hwm")
+            return (f"{node}'s high-water mark {g('from_hwm')} → {hwm}"
+                    + (f": index {hwm} committed" if g("role") == "leader" else ""))
+        if kind == "epoch_query":
+            return f"{node} asks the leader where generation {g('generation')} ends"
+        if kind == "epoch_answer":
+            return f"{node}: generation {g('generation')} ends at index {g('end_index')}"
+        if kind == "write_requested":
+            return f"{node} receives the write {_quote(g('payload'))}"
+        if kind == "write_acked":
+            return f"{node} acknowledges the write at index {g('index')} (generation {g('generation')})"
+        if kind == "write_failed":
+            return f"{node}: write failed: {g('reason')}"
+        if kind == "read_served":
+            return f"{node} serves index {g('index')} ({_quote(g('payload'))}), high-water mark {g('hwm')}"
+        if kind == "read_refused":
+            return f"{node} refuses to read index {g('index')}: {g('reason')}"
+        if kind == "log_snapshot":
+            return f"{node}'s final log: {g('log_end')} entries, high-water mark {g('hwm')}"
+        return f"{node}: {kind}"
+
+
+def _fsync(value) -> str:
+    if isinstance(value, dict):
+        kinds = set(value.values())
+        if len(kinds) == 1:
+            return kinds.pop()
+        return ", ".join(f"{n} {p}" for n, p in sorted(value.items()))
+    return str(value)

@@ -1,0 +1,131 @@
+"""Runs the dashboard server for `hwm-lab demo | dashboard | replay`.
+
+As `python -m web.serve ARGS` it is the eventlet entry point: it monkey-patches first, before Flask or anything
+that opens sockets is imported. `serve_command(args)` is the same work for threading mode, in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "threading" not in argv:  # eventlet is the default mode
+        import eventlet
+
+        eventlet.monkey_patch()
+    from web import cli
+
+    parser = argparse.ArgumentParser(prog="hwm-lab")
+    cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    args.launched = True
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+def find_control_url(run_dir: str | None) -> str:
+    candidates = [Path(run_dir)] if run_dir else [*Path(".hwm-lab").glob("**/"), *Path("runs").glob("*/")]
+    found = []
+    for directory in candidates:
+        info = directory / "cluster.json"
+        if info.exists():
+            try:
+                data = json.loads(info.read_text())
+                found.append((info.stat().st_mtime, data["control_url"]))
+            except (OSError, ValueError, KeyError):
+                continue
+    if not found:
+        where = run_dir or ".hwm-lab/ or runs/"
+        raise SystemExit(f"no running cluster found in {where} (no cluster.json): start one with `hwm-lab up`, "
+                         "or give --control-url")
+    return max(found)[1]
+
+
+def _interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    from web.app import create_app, is_loopback
+
+    config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token}
+    host = None
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.command_name == "demo":
+            from web.cluster import ClusterHost
+
+            if not 1 <= args.nodes <= 7:
+                print("hwm-lab demo: --nodes is 1 to 7", file=sys.stderr)
+                return 2
+            host = ClusterHost(args.dir, impl=args.impl)
+            print(f"starting a {args.nodes}-node cluster in {args.dir} ...", flush=True)
+            settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
+            host.start(args.nodes, settings=settings)
+            config["CLUSTER_HOST"] = host
+        elif args.command_name == "dashboard":
+            config["CONTROL_URL"] = args.control_url or find_control_url(args.dir)
+        else:
+            config["REPLAY_DIR"] = args.trace_dir
+        app = create_app(config)
+        if args.command_name == "replay":
+            replay = app.extensions["hwm_dashboard"].replay
+            print(f"trace {args.trace_dir}: {len(replay)} events, {replay.duration:.2f} s", flush=True)
+
+        def ready(port: int) -> None:
+            shown = args.host if is_loopback(args.host) or args.host not in ("0.0.0.0", "::") else socket.gethostname()
+            url = f"http://{shown}:{port}/"
+            token = app.config["TOKEN"]
+            print(f"dashboard: {url}{'?token=' + token if token else ''}", flush=True)
+            if token:
+                print(f"instructor token: {token}  (viewers without it can only watch)", flush=True)
+            print("Ctrl-C stops " + ("the cluster and " if host else "") + "the dashboard", flush=True)
+
+        run_server(app, args.host, args.port, ready)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if host is not None:
+            print("stopping the cluster ...", flush=True)
+            host.stop()
+    return 0
+
+
+def run_server(app, host: str, port: int, ready) -> None:
+    """Serve until interrupted; `ready(port)` is called once the port is bound (port 0 picks a free one)."""
+    dashboard = app.extensions["hwm_dashboard"]
+    try:
+        if app.config["ASYNC_MODE"] == "eventlet":
+            import eventlet
+            import eventlet.wsgi
+
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            listener = eventlet.listen((host, port), family=family)
+            app.config["PORT"] = listener.getsockname()[1]
+            ready(app.config["PORT"])
+            eventlet.wsgi.server(listener, app, log_output=False, debug=False)
+        else:
+            import logging
+
+            from werkzeug.serving import make_server
+
+            logging.getLogger("werkzeug").setLevel(logging.WARNING)
+            server = make_server(host, port, app, threaded=True)
+            app.config["PORT"] = server.server_port
+            ready(app.config["PORT"])
+            server.serve_forever()
+    finally:
+        dashboard.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
