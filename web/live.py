@@ -154,6 +154,7 @@ class LiveFeed:
                 narrated.append(shown)
             else:
                 self.narrator.observe(event)
+        narrated.sort(key=lambda e: (e.get("time", 0), e["n"]))  # files are read one after another
         self.recent.extend(narrated)
         self._count(len(events))
         if not changed and not gone and not cluster_changed and not events:

@@ -83,9 +83,15 @@ class Narrator:
             return f"Link {g('src')} → {g('dst')} healed"
         if kind == "delay_set":
             ms = g("ms") or 0
-            return f"Slow motion: every message delayed {ms} ms" if ms else "Slow motion off"
+            return f"Slow motion: every message delayed {ms:g} ms" if ms else "Slow motion off"
+        if kind == "settings_changed":
+            changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
+            return "Settings: " + ", ".join(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items())
         if kind == "client_write":
-            return f"Client writes {_quote(g('payload'))} to {g('target')}"
+            target = g("target")
+            return f"Client writes {_quote(g('payload'))} " + (f"to {target}" if target else "(to the leader)")
+        if kind == "client_write_failed":
+            return "Client write failed" + (f": {g('error') or g('reason')}" if g("error") or g("reason") else "")
         if kind == "client_read":
             return f"Client reads index {g('index')} from {g('target')}"
         if kind == "step":

@@ -17,6 +17,9 @@ from pathlib import Path
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "threading" not in argv:  # eventlet is the default mode
+        import warnings
+
+        warnings.filterwarnings("ignore", message=".*Eventlet is deprecated.*")
         import eventlet
 
         eventlet.monkey_patch()
@@ -111,6 +114,7 @@ def run_server(app, host: str, port: int, ready) -> None:
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             listener = eventlet.listen((host, port), family=family)
             app.config["PORT"] = listener.getsockname()[1]
+            dashboard.ensure_running()  # frames are ready before the first page asks
             ready(app.config["PORT"])
             eventlet.wsgi.server(listener, app, log_output=False, debug=False)
         else:
@@ -121,6 +125,7 @@ def run_server(app, host: str, port: int, ready) -> None:
             logging.getLogger("werkzeug").setLevel(logging.WARNING)
             server = make_server(host, port, app, threaded=True)
             app.config["PORT"] = server.server_port
+            dashboard.ensure_running()
             ready(app.config["PORT"])
             server.serve_forever()
     finally:

@@ -169,8 +169,14 @@
 
   $("#settings-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    control("settings", { fsync: $("#set-fsync").value, truncation: $("#set-truncation").value,
-                          delay_ms: Number($("#set-delay").value) }).then((a) => { if (a.ok) toast("Settings applied"); });
+    delete $("#settings-form").dataset.editing;
+    delete $("#settings-form").dataset.shown;
+    const st = S.cluster.settings || {}, want = {};
+    if ($("#set-fsync").value !== st.fsync) want.fsync = $("#set-fsync").value;
+    if ($("#set-truncation").value !== st.truncation) want.truncation = $("#set-truncation").value;
+    if (Number($("#set-delay").value) !== Math.round(st.delay_ms || 0)) want.delay_ms = Number($("#set-delay").value);
+    if (!Object.keys(want).length) { toast("No change"); return; }
+    control("settings", want).then((a) => { if (a.ok) toast("Settings applied"); });
   });
   $("#start-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -328,7 +334,7 @@
     $("#summary").textContent = c.error ? `control API: ${c.error}` :
       `${(c.ids || []).length} nodes · leader ${leader ? leader.id + " (generation " + leader.generation + ")" : "none"} · ` +
       `high-water mark ${leader ? leader.hwm : "–"} · truncation ${c.settings.truncation || "?"} · fsync ${fmtFsync(c.settings.fsync)}` +
-      ((c.settings.delay_ms || 0) ? ` · slow motion ${c.settings.delay_ms} ms` : "");
+      ((c.settings.delay_ms || 0) ? ` · slow motion ${Math.round(c.settings.delay_ms)} ms` : "");
     $("#rate").textContent = S.mode === "live" ? `${Math.round(S.rate).toLocaleString()} events/s` : "";
   }
   function fmtFsync(f) { if (!f) return "?"; if (typeof f === "string") return f; const v = new Set(Object.values(f)); return v.size === 1 ? [...v][0] : Object.entries(f).map(([k, x]) => k + " " + x).join(", "); }
@@ -358,6 +364,7 @@
       badge.appendChild(el("div", "line l1"));
       badge.appendChild(el("div", "line l2"));
       const buttons = el("div", "buttons");
+      buttons.appendChild(el("span", "state"));
       for (const [cls, label, action] of [["btn-kill danger", "kill", "kill"], ["btn-restart", "restart", "restart"], ["btn-pause", "pause", "pause"], ["btn-resume", "resume", "resume"]]) {
         const b = el("button", cls, label); b.type = "button"; b.title = `${label} ${id}`;
         b.addEventListener("click", () => nodeAction(id, action));
@@ -365,6 +372,8 @@
       }
       badge.appendChild(buttons);
       lane.appendChild(badge);
+      const gutter = el("div", "gutter"); gutter.title = "messages between nodes travel here (slow motion)";
+      lane.appendChild(gutter); lane._gutter = gutter;
       const track = el("div", "track");
       lane.appendChild(track);
       lane.addEventListener("click", (ev) => { if (!ev.target.closest("button")) { S.selected = id; S.dirty = true; schedule(); } });
@@ -413,15 +422,20 @@
   function drawLane(lane, n, leader, W, now) {
     const id = n.id;
     const state = n.state || "running";
-    lane.className = "lane " + state.replace(" ", "-") + (S.selected === id ? " selected" : "") + (n.role === "leader" && state === "running" ? " leader" : "");
+    const isLeader = S.cluster.leader === id;
+    const stale = n.role === "leader" && !isLeader && state !== "killed";  // it still believes it leads
+    lane.className = "lane " + state.replace(" ", "-") + (S.selected === id ? " selected" : "") + (isLeader ? " leader" : "");
     const name = lane.querySelector(".name");
-    name.className = "name" + (n.role === "leader" && state !== "killed" ? " leader" : "");
-    const role = state === "killed" ? "—" : (n.role === "leader" ? "★ leader" : (n.role || "—"));
+    name.className = "name" + (isLeader ? " leader" : "");
+    const role = state === "killed" ? "—" : (isLeader ? "★ leader" : (n.role || "—"));
     const l1 = lane.querySelector(".l1");
     l1.innerHTML = "";
-    l1.appendChild(el("span", "role " + (n.role === "leader" ? "leader" : ""), role));
-    l1.appendChild(document.createTextNode(` · gen ${n.generation} · `));
-    l1.appendChild(el("span", "state " + state.replace(" ", "-"), state));
+    const r = el("span", "role " + (isLeader ? "leader" : stale ? "stale" : ""), role);
+    if (stale) r.title = `${id} still believes it leads generation ${n.generation}; a newer generation has a leader`;
+    l1.appendChild(r);
+    l1.appendChild(document.createTextNode(` · generation ${n.generation}`));
+    const chip = lane.querySelector(".buttons .state");
+    chip.textContent = state; chip.className = "state " + state.replace(" ", "-");
     lane.querySelector(".l2").textContent = `log end ${n.log_end} · HWM ${n.hwm}`;
     const b = lane.querySelector(".buttons");
     b.querySelector(".btn-kill").hidden = state === "killed";
@@ -459,15 +473,14 @@
     // markers: this node's high-water mark, what is above it, and the leader's match/next index for it
     const extras = new Map();
     const hx = W.x(n.hwm + 1) - cellGap() / 2 - 2;
-    extras.set("hwm", { cls: "mark", x: hx, title: `${id}'s high-water mark: ${n.hwm}` });
-    extras.set("hwm-label", { cls: "mark-label", x: Math.max(0, hx - 40), text: `HWM ${n.hwm}` });
-    if (n.log_end > n.hwm && state !== "killed") extras.set("above", { cls: "above-label", x: hx + 10, text: "↑ uncommitted: not visible to clients" });
+    extras.set("x-hwm", { cls: "mark", x: hx, title: `${id}'s high-water mark: ${n.hwm}` });
+    extras.set("x-hwm-text", { cls: "mark-label", x: Math.max(0, hx - 44), text: `HWM ${n.hwm}` });
+    if (n.log_end > n.hwm && state !== "killed") extras.set("above", { cls: "above-label", x: hx + 8, text: "uncommitted → not visible to clients" });
     if (leader && leader.id !== id && leader.match_index && leader.match_index[id] !== undefined) {
       const m = leader.match_index[id], nx = leader.next_index ? leader.next_index[id] : undefined;
       if (m >= W.start - 1) extras.set("match", { cls: "index-marker", x: Math.max(0, W.x(Math.max(m, 1)) + (m ? 2 : -4)), text: `▲m ${m}`, title: `${leader.id}: ${id}'s match index ${m}` });
       if (nx !== undefined && nx >= W.start) extras.set("next", { cls: "index-marker", x: W.x(nx) + 2, text: `▲n ${nx}`, title: `${leader.id}: ${id}'s next index ${nx}` });
       if (extras.has("match") && extras.has("next") && Math.abs(extras.get("match").x - extras.get("next").x) < 48) extras.get("next").x = extras.get("match").x + 48;
-      if (extras.has("above") && extras.has("match")) extras.get("above").x = Math.max(extras.get("above").x, (extras.get("next") || extras.get("match")).x + 52);
     }
     if (phase === "conflict" || phase === "removing") {
       extras.set("note", { cls: "conflict-note", x: W.x(anim.from), text: anim.reason === "conflict" ? `conflict with generation ${anim.gen}: truncating from ${anim.from}` : `truncating from ${anim.from} (${anim.reason})` });
@@ -519,17 +532,18 @@
     for (const f of S.flights) {
       const a = laneEls.get(f.src), b = laneEls.get(f.dst);
       if (!a || !b) continue;
-      const ra = a._track.getBoundingClientRect(), rb = b._track.getBoundingClientRect();
-      const x0 = ra.left - wrap.left - 14, y0 = ra.top - wrap.top + ra.height / 2 - 10, y1 = rb.top - wrap.top + rb.height / 2 - 10;
+      const ra = a._gutter.getBoundingClientRect(), rb = b._gutter.getBoundingClientRect();
+      const back = f.kind === "response" || f.kind === "refusal";
+      const x0 = ra.left - wrap.left + ra.width * (back ? 0.62 : 0.3), y0 = ra.top - wrap.top + ra.height / 2, y1 = rb.top - wrap.top + rb.height / 2;
       const t = (now - f.t0) / f.dur;
-      const bulge = (f.kind === "response" || f.kind === "refusal" ? -1 : 1) * 18;
+      const bulge = (back ? 1 : -1) * 6;
       const x = x0 + bulge * 4 * t * (1 - t), y = y0 + (y1 - y0) * t;
       const ns = "http://www.w3.org/2000/svg";
       const c = document.createElementNS(ns, "circle");
-      c.setAttribute("cx", x); c.setAttribute("cy", y); c.setAttribute("r", 7); c.setAttribute("fill", colors[f.kind] || "#333");
+      c.setAttribute("cx", x); c.setAttribute("cy", y); c.setAttribute("r", 8); c.setAttribute("stroke", "#fff"); c.setAttribute("stroke-width", 2); c.setAttribute("fill", colors[f.kind] || "#333");
       svg.appendChild(c);
       const tx = document.createElementNS(ns, "text");
-      tx.setAttribute("x", x + 10); tx.setAttribute("y", y + 4); tx.setAttribute("class", "msg"); tx.setAttribute("fill", colors[f.kind] || "#333");
+      tx.setAttribute("x", x + 10); tx.setAttribute("y", y + 4); tx.setAttribute("text-anchor", "start"); tx.setAttribute("class", "msg"); tx.setAttribute("fill", colors[f.kind] || "#333");
       tx.textContent = f.label; svg.appendChild(tx);
     }
   }
@@ -576,14 +590,19 @@
       const n = S.nodes[id]; const s = document.getElementById("nb-state-" + id);
       if (n && s) { s.textContent = n.state; s.className = "state " + n.state.replace(" ", "-"); }
     }
+    // the settings form follows the cluster's settings, unless someone is editing it
     const st = S.cluster.settings || {};
-    if (document.activeElement && !document.activeElement.closest("#settings-form")) {
+    const key = JSON.stringify([st.fsync, st.truncation, st.delay_ms]);
+    const form = $("#settings-form");
+    if (key !== form.dataset.shown && !form.dataset.editing) {
+      form.dataset.shown = key;
       if (st.fsync && typeof st.fsync === "string") $("#set-fsync").value = st.fsync;
       if (st.truncation) $("#set-truncation").value = st.truncation;
-      const d = String(st.delay_ms || 0);
+      const d = String(Math.round(st.delay_ms || 0));
       if ([...$("#set-delay").options].some((o) => o.value === d)) $("#set-delay").value = d;
     }
   }
+  $("#settings-form").addEventListener("change", () => { $("#settings-form").dataset.editing = "1"; });
 
   function renderLinks() {
     const ids = S.cluster.ids || [];
