@@ -1,0 +1,159 @@
+"""The replica's rules, one input at a time: elections, replication, the HWM, truncation and reads."""
+
+import random
+
+import pytest
+
+from lab.messages import (ClientRead, ClientWrite, Entry, HardState, ReplicationRequest, ReplicationResponse,
+                          VoteRequest)
+from lab.replica import Replica
+
+NODES = ("A", "B", "C")
+
+
+def make(impl, node="A", log=(), generation=1, hwm=0, truncation="generation", nodes=NODES):
+    entries = [Entry(index=i, generation=g, payload=p) for i, (g, p) in enumerate(log, start=1)]
+    replica = Replica(node_id=node, nodes=nodes, impl=impl, rng=random.Random(1), log=entries,
+                      hard_state=HardState(generation=generation, voted_for=None), high_water_mark=hwm,
+                      truncation=truncation)
+    replica.start()
+    return replica
+
+
+def leader(impl, log=(), generation=1):
+    replica = make(impl, log=log, generation=generation - 1)
+    ready = replica.campaign()
+    for voter in ("B", "C"):
+        from lab.messages import VoteResponse
+        replica.receive(voter, VoteResponse(generation=generation, voter=voter, granted=True))
+    assert replica.role == "leader"
+    return replica
+
+
+def types(ready):
+    return [e.type for e in ready.events]
+
+
+def test_election_persists_generation_and_vote_before_asking(impl):
+    replica = make(impl, generation=3)
+    ready = replica.campaign()
+    assert ready.hard_state == HardState(generation=4, voted_for="A")
+    assert {m.dst for m in ready.messages} == {"B", "C"}
+    assert all(isinstance(m.message, VoteRequest) and m.message.generation == 4 for m in ready.messages)
+
+
+def test_one_vote_per_generation(impl):
+    replica = make(impl, node="B", generation=1)
+    first = replica.receive("A", VoteRequest(generation=2, candidate="A", last_index=0, last_generation=0))
+    second = replica.receive("C", VoteRequest(generation=2, candidate="C", last_index=0, last_generation=0))
+    assert first.messages[0].message.granted and first.hard_state.voted_for == "A"
+    assert not second.messages[0].message.granted
+    assert "already voted for A" in second.events[-1].fields["reason"]
+
+
+def test_vote_refused_to_a_candidate_with_an_older_log(impl):
+    replica = make(impl, node="B", log=[(1, "a"), (2, "b")], generation=2)
+    ready = replica.receive("A", VoteRequest(generation=3, candidate="A", last_index=5, last_generation=1))
+    assert not ready.messages[0].message.granted
+    assert "behind" in ready.events[-1].fields["reason"]
+
+
+def test_leader_appends_replicates_and_acknowledges_only_at_majority(impl):
+    replica = leader(impl)
+    ready = replica.propose([ClientWrite(request="w1", payload="e1")])
+    assert ready.append == (Entry(index=1, generation=1, payload="e1"),)
+    requests = [m.message for m in ready.messages]
+    assert all(r.entries == ready.append and r.prev_index == 0 for r in requests)
+    assert ready.answers == ()  # not yet acknowledged: only the leader holds it
+    ack = replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=1,
+                                                   log_end=1, prev_index=0))
+    assert replica.high_water_mark == 1
+    assert ack.answers[0].ok and ack.answers[0].index == 1 and ack.answers[0].generation == 1
+    assert "hwm_changed" in types(ack) and "write_acked" in types(ack)
+
+
+def test_hwm_only_advances_over_the_current_generation(impl):
+    # F8: entry 1 is from generation 1; the leader is in generation 3. A majority holding it is not enough.
+    replica = leader(impl, log=[(1, "old")], generation=3)
+    replica.receive("B", ReplicationResponse(generation=3, follower="B", success=True, match_index=1, log_end=1))
+    assert replica.high_water_mark == 0
+    replica.propose([ClientWrite(request="w", payload="new")])
+    replica.receive("B", ReplicationResponse(generation=3, follower="B", success=True, match_index=2, log_end=2))
+    assert replica.high_water_mark == 2
+
+
+def test_hwm_never_moves_back_on_a_late_response(impl):
+    replica = leader(impl)
+    replica.propose([ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
+    replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=3, log_end=3))
+    replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=1, log_end=1))
+    assert replica.high_water_mark == 3 and replica.match_index["B"] == 3
+
+
+def test_follower_hwm_is_capped_by_what_matches_the_leader(impl):
+    replica = make(impl, node="B", log=[(1, "a")], generation=1)
+    replica.receive("A", ReplicationRequest(generation=1, leader="A", prev_index=0, prev_generation=0,
+                                            entries=(Entry(index=1, generation=1, payload="a"),),
+                                            high_water_mark=5))
+    assert replica.high_water_mark == 1  # the leader says 5, but B only knows index 1 matches
+
+
+def test_conflicting_entry_is_truncated_and_matching_ones_are_kept(impl):
+    replica = make(impl, node="A", log=[(1, "e1"), (1, "e2"), (1, "e3"), (1, "e4")], generation=1, hwm=3)
+    ready = replica.receive("B", ReplicationRequest(
+        generation=2, leader="B", prev_index=2, prev_generation=1,
+        entries=(Entry(index=3, generation=1, payload="e3"), Entry(index=4, generation=2, payload="e5")),
+        high_water_mark=4))
+    assert ready.truncate_from == 4
+    assert ready.append == (Entry(index=4, generation=2, payload="e5"),)
+    truncated = [e for e in ready.events if e.type == "truncated"][0].fields
+    assert truncated["removed"][0][:2] == [4, 1] and truncated["conflicting_generation"] == 2
+    assert [e.payload for e in replica.log] == ["e1", "e2", "e3", "e5"]
+    assert ready.messages[0].message.success and ready.messages[0].message.match_index == 4
+
+
+def test_duplicate_request_is_idempotent(impl):
+    replica = make(impl, node="B", generation=1)
+    request = ReplicationRequest(generation=1, leader="A", prev_index=0, prev_generation=0,
+                                 entries=(Entry(index=1, generation=1, payload="x"),), high_water_mark=0)
+    replica.receive("A", request)
+    again = replica.receive("A", request)
+    assert again.append == () and again.truncate_from is None and replica.log.log_end == 1
+
+
+def test_mismatch_is_refused_with_where_to_retry(impl):
+    replica = make(impl, node="B", log=[(1, "a"), (2, "b"), (2, "c")], generation=3)
+    ready = replica.receive("A", ReplicationRequest(generation=3, leader="A", prev_index=3, prev_generation=3,
+                                                    entries=(), high_water_mark=1))
+    response = ready.messages[0].message
+    assert not response.success and response.conflict_index == 2  # skip generation 2 as a whole
+
+
+def test_reads_are_served_only_up_to_the_hwm(impl):
+    replica = make(impl, node="B", log=[(1, "a"), (1, "b")], hwm=1)
+    served = replica.read(ClientRead(request="r1", index=1)).answers[0]
+    refused = replica.read(ClientRead(request="r2", index=2)).answers[0]
+    assert served.ok and served.payload == "a"
+    assert not refused.ok and refused.error == "not available: index 2 is above the high-water mark 1"
+
+
+def test_follower_redirects_writes_to_the_leader(impl):
+    replica = make(impl, node="B", generation=1)
+    replica.receive("A", ReplicationRequest(generation=1, leader="A", prev_index=0, prev_generation=0))
+    answer = replica.propose([ClientWrite(request="w", payload="x")]).answers[0]
+    assert not answer.ok and answer.leader == "A" and "not the leader" in answer.error
+
+
+def test_high_water_mark_strategy_truncates_to_local_hwm_on_restart(impl):
+    replica = Replica(node_id="A", nodes=NODES, impl=impl, rng=random.Random(1), high_water_mark=1,
+                      log=[Entry(index=1, generation=1, payload="m1"), Entry(index=2, generation=1, payload="m2")],
+                      truncation="high-water-mark")
+    ready = replica.start()
+    assert ready.truncate_from == 2 and replica.log.log_end == 1
+
+
+def test_unknown_strategy_and_node_are_clear_errors(impl):
+    with pytest.raises(ValueError, match="unknown truncation strategy"):
+        make(impl, truncation="bogus")
+    with pytest.raises(ValueError, match="not one of the cluster's nodes"):
+        make(impl, node="Z")
