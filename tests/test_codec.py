@@ -156,3 +156,40 @@ def test_control_arguments_are_flat_on_the_wire():
     assert json.loads(data[4:]) == {"type": "Control", "request": "k", "op": "ticks", "hold": False}
     with pytest.raises(ValueError):
         codec.encode(Control(request="k", op="x", args={"op": "y"}))
+
+
+@pytest.mark.parametrize("answer", [m for m in EXAMPLES if isinstance(m, Answer)] + [
+    Answer(request='w"\\\n', ok=True, index=2**40, generation=3, payload="\u2603 \x00 \ud7ff", high_water_mark=1),
+])
+def test_the_hand_written_answer_encoding_is_byte_for_byte_the_general_one(answer):
+    assert codec.encode_answer(answer) == codec.encode(answer)
+
+
+def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
+    """The node formats its per-entry events by hand for speed; the file must not differ by a byte."""
+    from lab.messages import Event
+    from lab.node import _TraceWriter
+    from lab.trace import TraceWriter
+
+    events = [
+        Event(type="write_requested", fields={"gen": 2, "request": 'w"1', "digest": "0123456789abcdef", "payload": "é\n\u2603"}),
+        Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x",
+                                "request": "w1"}),
+        Event(type="write_acked", fields={"gen": 2, "request": "w1", "index": 7, "generation": 2, "digest": "ab"}),
+        Event(type="follower_append", fields={"gen": 3, "index": 8, "generation": 3, "digest": "cd", "payload": ""}),
+        Event(type="follower_append", fields={"gen": 3, "index": "8", "generation": 3, "digest": "cd", "payload": ""}),
+        Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x"}),
+        Event(type="hwm_changed", fields={"gen": 2, "from_hwm": 3, "hwm": 5, "role": "leader", "entry_generation": 2,
+                              "committed": [[4, 2, "aa"], [5, 2, "bb"]]}),
+        Event(type="became_follower", fields={"gen": 4, "generation": 4, "leader": None}),
+        Event(type="node_stopped", fields={"reason": "signal SIGTERM"}),
+    ]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    plain, fast = TraceWriter(tmp_path / "a", "A", flush_each=False), _TraceWriter(tmp_path / "b", "A")
+    for i, event in enumerate(events):
+        for writer in (plain, fast):
+            writer.emit(event, time=i * 0.0123456789 + 1, boot=2)
+    plain.close()
+    fast.close()
+    assert (tmp_path / "b" / "events-A.jsonl").read_bytes() == (tmp_path / "a" / "events-A.jsonl").read_bytes()
