@@ -18,15 +18,23 @@ from lab.messages import Answer
 
 
 class RealDriver:
-    """Drives a cluster of node processes. Nodes start with their clocks held, so the first `campaign` picks
-    the first leader as on the simulator; the clocks run from then on (or from the first other command)."""
+    """Drives a cluster of node processes through the control API.
 
-    poll_seconds = 0.05
+    Staged time (`staged=True`, the default for scenario runs): as on the simulator, time passes only while
+    the script waits. The nodes' clocks (election timeouts, heartbeats, write timeouts) are held between
+    commands and run inside `wait_for` and inside a waiting `write`; everything that does not need a clock
+    (client writes, replication, acknowledgements, campaigns, kills, cuts, fsync) happens for real at once.
+    Without it a script's "cut B -> A right after A appends" races a heartbeat that arrives 50 ms later.
+    With `staged=False` the clocks run freely after the first command (a live demo).
+    """
+
+    poll_seconds = 0.02
+    grace_seconds = 0.2
 
     def __init__(self, nodes: int = 3, *, seed: int = 0, truncation: str = "generation",
                  fsync: str | dict[str, str] = "always", impl: str = "solutions",
                  trace_dir: str | Path | None = None, meta: dict | None = None, control_url: str | None = None,
-                 writeback_ms: float = 0.0, hold_ticks: bool = True, **supervisor_options: Any):
+                 writeback_ms: float = 0.0, staged: bool = True, **supervisor_options: Any):
         self.supervisor = None
         if control_url is None:
             from lab.supervisor import Supervisor
@@ -35,14 +43,17 @@ class RealDriver:
             # as the scripts expect, whatever the timing of the machine.
             trace_dir = trace_dir or tempfile.mkdtemp(prefix="hwm-real-")
             self.supervisor = Supervisor(trace_dir, nodes=nodes, seed=seed, truncation=truncation, fsync=fsync,
-                                         impl=impl, meta=meta, writeback_ms=writeback_ms, hold_ticks=hold_ticks,
+                                         impl=impl, meta=meta, writeback_ms=writeback_ms, hold_ticks=True,
                                          fresh=True, cluster_file=False, **supervisor_options).start()
             control_url = self.supervisor.control_url
         self.trace_dir = Path(trace_dir) if trace_dir else None
         self.api = ControlClient(control_url, timeout=30.0)
         state = self.api.state(log=0)
         self.names = [n["id"] for n in state["nodes"]]
+        self.staged = staged
         self._held = bool(state["settings"].get("hold_ticks"))
+        if staged and not self._held:
+            self._hold()
         self._stream: threading.Thread | None = None
         self._streaming = threading.Event()
         self.stream_acked = 0
@@ -50,22 +61,38 @@ class RealDriver:
 
     # ---- clocks ------------------------------------------------------------------------------------------
 
+    def _hold(self) -> None:
+        if not self._held:
+            self.api.ticks(hold=True)
+            self._held = True
+
     def _release(self) -> None:
         if self._held:
-            self._held = False
             self.api.ticks(hold=False)
+            self._held = False
+
+    def _start(self) -> None:
+        """A command that does not wait: free-running time starts here; staged time stays held."""
+        if not self.staged:
+            self._release()
 
     # ---- the Driver protocol ---------------------------------------------------------------------------------
 
     def campaign(self, node: str) -> None:
         self.api.campaign(node)
-        self._release()
+        self._start()
 
     def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None:
-        self._release()
-        answer = self.api.write(payload, node, timeout=timeout, wait=wait)
         if not wait:
+            self._start()
+            self.api.write(payload, node, timeout=timeout, wait=False)
             return None
+        self._release()  # an election may be needed before the write can commit
+        try:
+            answer = self.api.write(payload, node, timeout=timeout)
+        finally:
+            if self.staged:
+                self._hold()
         return _answer(answer, payload)
 
     def read(self, index: int, node: str) -> Answer:
@@ -73,15 +100,15 @@ class RealDriver:
         return _answer(answer, answer.get("payload", ""))
 
     def kill(self, node: str, lose_unsynced: bool = False) -> None:
-        self._release()
+        self._start()
         self.api.kill(node, lose_unsynced=lose_unsynced)
 
     def restart(self, node: str) -> None:
-        self._release()
+        self._start()
         self.api.restart(node)
 
     def pause(self, node: str) -> None:
-        self._release()
+        self._start()
         self.api.pause(node)
 
     def resume(self, node: str) -> None:
@@ -105,7 +132,7 @@ class RealDriver:
     def stream(self, on: bool) -> None:
         """A client writing continuously (s1, s2, ...), one write at a time, until stream(False)."""
         if on and self._stream is None:
-            self._release()
+            self._start()
             self._streaming.set()
             self._stream = threading.Thread(target=self._stream_writes, name="stream", daemon=True)
             self._stream.start()
@@ -132,17 +159,35 @@ class RealDriver:
         return self.api.state(log="all")
 
     def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool:
+        """Poll the status until the predicate holds (True) or `timeout` seconds pass (False).
+
+        Staged: first a short grace with the clocks still held, for what needs no clock (a replication in
+        flight); only then do the clocks run, until the predicate holds.
+        """
         deadline = time.monotonic() + timeout
-        while True:
-            if predicate(self.status()):
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            time.sleep(min(self.poll_seconds, remaining))
+        if predicate(self.status()):
+            return True
+        if self.staged:
+            grace = time.monotonic() + min(self.grace_seconds, timeout / 4)
+            while time.monotonic() < grace:
+                time.sleep(0.005)
+                if predicate(self.status()):
+                    return True
+        self._release()
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                time.sleep(min(self.poll_seconds, remaining))
+                if predicate(self.status()):
+                    return True
+        finally:
+            if self.staged:
+                self._hold()
 
     def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        self.wait_for(lambda _status: False, seconds)
 
     def events(self) -> list[dict]:
         return self.api.all_events()

@@ -172,7 +172,7 @@ class Supervisor:
                 self._spawn(self.nodes[name])
             for name in self.names:
                 self._await_ready(self.nodes[name])
-            self._write_network()
+            self._publish_network()  # every node knows every address before the first request comes in
             self._serve()
         except BaseException:
             self.stop()
@@ -409,7 +409,7 @@ class Supervisor:
             try:
                 self._await_ready(node)
             finally:
-                self._write_network()
+                self._publish_network()
 
     def pause(self, name: str) -> None:
         with self.lock:
@@ -445,6 +445,7 @@ class Supervisor:
     def hold_ticks(self, hold: bool) -> None:
         with self.lock:
             self.settings["hold_ticks"] = bool(hold)
+            self.cluster_event("clocks_held" if hold else "clocks_released")
             for node in self.nodes.values():
                 self._reap(node)
                 if node.state == "running":
