@@ -1,0 +1,7 @@
+"""`python -m lab.grade SUBMISSIONS --out DIR [--master URL] [--rubric FILE]`."""
+
+import sys
+
+from lab.grade.job import main
+
+sys.exit(main())

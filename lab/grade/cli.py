@@ -1,0 +1,13 @@
+"""Registers `hwm-lab grade` with the lab's CLI (lab/cli.py) without importing pyspark."""
+
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    from lab.grade import job
+
+    parser = subparsers.add_parser(
+        "grade", help="grade a class's submissions with Spark",
+        description="Grade a whole class's HWM Lab submissions with Spark (docs/grading.md).")
+    job.add_arguments(parser)
+    parser.set_defaults(func=job.run)

@@ -1,0 +1,656 @@
+"""Reading a class's submissions safely: zips are checked before anything is extracted (no `..`, no absolute
+path, no link, no oversize member, no zip bomb), manifests and trace.json files are validated, and every
+events file is staged under the output folder; then Spark reads all events files at once against the explicit
+schema and marks each submission whose lines are malformed or were edited.
+
+Paths may be local or any URI Spark's Hadoop file systems understand (file://, hdfs://, s3a://, ...).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+MANIFEST = "manifest.json"
+EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+MAX_NODES = 9
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = 128 * MiB  # one events file
+    max_submission_bytes: int = 1024 * MiB  # everything in one submission, uncompressed
+    max_members: int = 10_000  # entries in one zip
+    max_meta_bytes: int = 1 * MiB  # manifest.json, trace.json
+
+
+class Rejected(Exception):
+    """A submission that cannot be graded; str(self) is its grading_status."""
+
+
+@dataclass
+class RunInfo:
+    run: str
+    exercise: int
+    scenario: str | None
+    dir: str
+    nodes: list[str]
+    liveness_bound: float | None
+    files: list[tuple[int, str, str]] = field(default_factory=list)  # (file id, node, path in submission)
+
+
+@dataclass
+class Submission:
+    source: str  # the zip or folder name in SUBMISSIONS
+    student: str
+    status: str = "ok"
+    runs: list[RunInfo] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    created: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# ---- storage ------------------------------------------------------------------------------------------------
+
+def is_uri(path: str) -> bool:
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path) is not None or path.startswith("file:")
+
+
+def join(base: str, *parts: str) -> str:
+    if is_uri(base):
+        return "/".join([base.rstrip("/"), *parts])
+    return os.path.join(base, *parts)
+
+
+class LocalStorage:
+    """Plain paths on this machine."""
+
+    def listdir(self, path: str) -> list[tuple[str, str, int]]:
+        out = []
+        for name in sorted(os.listdir(path)):
+            st = os.lstat(os.path.join(path, name))
+            kind = ("link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
+                    else "file" if stat.S_ISREG(st.st_mode) else "other")
+            out.append((name, kind, st.st_size))
+        return out
+
+    def kind(self, path: str) -> tuple[str, int] | None:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        kind = ("link" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
+                else "file" if stat.S_ISREG(st.st_mode) else "other")
+        return kind, st.st_size
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def open_zip(self, path: str, limit: int) -> zipfile.ZipFile:
+        return zipfile.ZipFile(path)
+
+    def write(self, path: str, data: bytes) -> None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def open_write(self, path: str):
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return open(path, "wb")
+
+    def stage(self, src: str, dst: str) -> None:
+        """Put a copy of src at dst: a hard link when possible (same file system), else a copy."""
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst, follow_symlinks=False)
+
+    def makedirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def remove(self, path: str) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def for_spark(self, path: str) -> str:
+        return os.path.abspath(path)
+
+    def same(self, a: str, b: str) -> bool:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+class _JavaWriter:
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self.stream.write(bytearray(data))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class HadoopStorage:
+    """Any URI Spark's Hadoop file systems understand, through the driver's JVM."""
+
+    def __init__(self, spark):
+        self.jvm = spark._jvm
+        self.conf = spark._jsc.hadoopConfiguration()
+
+    def _p(self, path: str):
+        return self.jvm.org.apache.hadoop.fs.Path(path)
+
+    def _fs(self, path: str):
+        return self._p(path).getFileSystem(self.conf)
+
+    def _kind(self, st) -> str:
+        return "link" if st.isSymlink() else "dir" if st.isDirectory() else "file" if st.isFile() else "other"
+
+    def listdir(self, path: str) -> list[tuple[str, str, int]]:
+        return sorted((st.getPath().getName(), self._kind(st), st.getLen())
+                      for st in self._fs(path).listStatus(self._p(path)))
+
+    def kind(self, path: str) -> tuple[str, int] | None:
+        fs, p = self._fs(path), self._p(path)
+        if not fs.exists(p):
+            return None
+        st = fs.getFileLinkStatus(p)
+        return self._kind(st), st.getLen()
+
+    def read(self, path: str) -> bytes:
+        stream = self._fs(path).open(self._p(path))
+        try:
+            return bytes(self.jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()
+
+    def open_zip(self, path: str, limit: int) -> zipfile.ZipFile:
+        size = self.kind(path)[1]
+        if size > limit:
+            raise Rejected(f"too large: the archive is {size / MiB:.1f} MB (limit {limit / MiB:.0f} MB)")
+        return zipfile.ZipFile(io.BytesIO(self.read(path)))
+
+    def write(self, path: str, data: bytes) -> None:
+        with self.open_write(path) as f:
+            f.write(data)
+
+    def open_write(self, path: str):
+        return _JavaWriter(self._fs(path).create(self._p(path), True))
+
+    def stage(self, src: str, dst: str) -> None:
+        self.jvm.org.apache.hadoop.fs.FileUtil.copy(self._fs(src), self._p(src), self._fs(dst), self._p(dst),
+                                                    False, self.conf)
+
+    def makedirs(self, path: str) -> None:
+        self._fs(path).mkdirs(self._p(path))
+
+    def remove(self, path: str) -> None:
+        fs, p = self._fs(path), self._p(path)
+        if fs.exists(p):
+            fs.delete(p, True)
+
+    def rename(self, src: str, dst: str) -> None:
+        self.remove(dst)
+        if not self._fs(src).rename(self._p(src), self._p(dst)):
+            raise OSError(f"cannot rename {src} to {dst}")
+
+    def for_spark(self, path: str) -> str:
+        return path
+
+    def same(self, a: str, b: str) -> bool:
+        return self._fs(a).makeQualified(self._p(a)).toString() == self._fs(b).makeQualified(self._p(b)).toString()
+
+
+def storage_for(path: str, spark=None):
+    if is_uri(path):
+        if spark is None:
+            raise ValueError(f"{path} needs Spark's file systems: start Spark first")
+        return HadoopStorage(spark)
+    return LocalStorage()
+
+
+# ---- one submission -----------------------------------------------------------------------------------------
+
+class _Zip:
+    """A submission zip, checked as a whole before anything is read from it."""
+
+    def __init__(self, zf: zipfile.ZipFile, limits: Limits):
+        self.zf = zf
+        self.members: dict[str, zipfile.ZipInfo] = {}
+        infos = zf.infolist()
+        if len(infos) > limits.max_members:
+            raise Rejected(f"too large: the archive holds {len(infos)} entries (limit {limits.max_members})")
+        total = 0
+        for info in infos:
+            name = info.filename
+            parts = re.split(r"[/\\]", name)
+            if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+                raise Rejected(f"unsafe archive: entry {name!r} points outside the archive")
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise Rejected(f"unsafe archive: entry {name!r} is a link")
+            if info.is_dir():
+                continue
+            if info.file_size > limits.max_file_bytes:
+                raise Rejected(f"too large: {name} is {info.file_size / MiB:.1f} MB uncompressed "
+                               f"(limit {limits.max_file_bytes / MiB:g} MB per file)")
+            total += info.file_size
+            if total > limits.max_submission_bytes:
+                raise Rejected(f"too large: the archive unpacks to more than {limits.max_submission_bytes / MiB:g} MB")
+            self.members[name[2:] if name.startswith("./") else name] = info
+
+    def kind(self, rel: str) -> tuple[str, int] | None:
+        info = self.members.get(rel)
+        if info is not None:
+            return "file", info.file_size
+        prefix = rel.rstrip("/") + "/"
+        if any(m.startswith(prefix) for m in self.members):
+            return "dir", 0
+        return None
+
+    def read(self, rel: str, limit: int) -> bytes:
+        with self.zf.open(self.members[rel]) as f:
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise Rejected(f"too large: {rel} is over {limit / MiB:g} MB")
+        return data
+
+    def listdir(self, rel: str) -> list[tuple[str, str, int]]:
+        prefix = rel.rstrip("/") + "/"
+        out = []
+        for name, info in self.members.items():
+            if name.startswith(prefix) and "/" not in name[len(prefix):]:
+                out.append((name[len(prefix):], "file", info.file_size))
+        return sorted(out)
+
+    def copy(self, rel: str, storage, dst: str, limit: int) -> None:
+        written = 0
+        with self.zf.open(self.members[rel]) as src, storage.open_write(dst) as out:
+            while True:
+                chunk = src.read(1 * MiB)
+                if not chunk:
+                    break
+                written += len(chunk)
+                if written > limit:  # the size in the zip's header lied: a zip bomb
+                    raise Rejected(f"too large: {rel} unpacks to more than {limit / MiB:g} MB")
+                out.write(chunk)
+
+
+class _Folder:
+    """An unpacked submission folder. Links are refused: they could point anywhere."""
+
+    def __init__(self, storage, root: str, limits: Limits):
+        self.storage, self.root, self.limits = storage, root, limits
+
+    def _path(self, rel: str) -> str:
+        parts = [p for p in rel.split("/") if p not in ("", ".")]
+        path = self.root
+        for i, part in enumerate(parts):
+            path = join(path, part)
+            k = self.storage.kind(path)
+            if k is not None and k[0] == "link":
+                raise Rejected(f"unsafe folder: {'/'.join(parts[:i + 1])} is a link")
+        return path
+
+    def kind(self, rel: str) -> tuple[str, int] | None:
+        return self.storage.kind(self._path(rel))
+
+    def read(self, rel: str, limit: int) -> bytes:
+        k = self.kind(rel)
+        if k and k[1] > limit:
+            raise Rejected(f"too large: {rel} is {k[1] / MiB:.1f} MB (limit {limit / MiB:g} MB)")
+        return self.storage.read(self._path(rel))
+
+    def listdir(self, rel: str) -> list[tuple[str, str, int]]:
+        entries = self.storage.listdir(self._path(rel))
+        for name, kind, _ in entries:
+            if kind == "link" and EVENTS_FILE.match(name):
+                raise Rejected(f"unsafe folder: {rel}/{name} is a link")
+        return entries
+
+    def copy(self, rel: str, storage, dst: str, limit: int) -> None:
+        self.storage.stage(self._path(rel), dst)
+
+
+def _safe_rel(path: object, what: str) -> str:
+    if not isinstance(path, str) or not path:
+        raise Rejected(f"malformed: manifest.json {what} is not a path")
+    parts = path.replace("\\", "/").split("/")
+    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path) or ".." in parts:
+        raise Rejected(f"unsafe archive: manifest.json {what} {path!r} points outside the submission")
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def _json(data: bytes, name: str) -> dict:
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Rejected(f"malformed: {name} is not JSON ({str(exc).splitlines()[0][:80]})")
+    if not isinstance(value, dict):
+        raise Rejected(f"malformed: {name} is not a JSON object")
+    return value
+
+
+def _manifest(box, sub: Submission, limits: Limits) -> dict:
+    if box.kind(MANIFEST) is None:
+        raise Rejected("missing manifest")
+    m = _json(box.read(MANIFEST, limits.max_meta_bytes), MANIFEST)
+    if m.get("format") != "hwm-lab-submission":
+        raise Rejected(f"malformed: manifest.json format is {m.get('format')!r}, not 'hwm-lab-submission'")
+    version = m.get("version")
+    if not isinstance(version, int):
+        raise Rejected("malformed: manifest.json has no integer version")
+    if version > 1:
+        raise Rejected(f"malformed: submission format version {version} is newer than this grader (1)")
+    student = m.get("student")
+    if not isinstance(student, str) or not STUDENT_ID.match(student):
+        raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id")
+    sub.student = student
+    sub.created = str(m.get("created") or "")
+    if not isinstance(m.get("runs"), list):
+        raise Rejected("malformed: manifest.json runs is missing or not a list")
+    return m
+
+
+def _trace_meta(box, rel: str, limits: Limits) -> dict:
+    name = f"{rel}/trace.json"
+    if box.kind(name) is None:
+        raise Rejected(f"malformed: {name} is missing")
+    meta = _json(box.read(name, limits.max_meta_bytes), name)
+    if meta.get("format") != "hwm-lab-trace":
+        raise Rejected(f"malformed: {name} format is {meta.get('format')!r}, not 'hwm-lab-trace'")
+    if not isinstance(meta.get("version"), int) or meta["version"] > 1:
+        raise Rejected(f"malformed: {name} trace format version {meta.get('version')!r} is not supported (1)")
+    nodes = meta.get("nodes")
+    if (not isinstance(nodes, list) or not nodes or len(nodes) > MAX_NODES
+            or not all(isinstance(n, str) and EVENTS_FILE.match(f"events-{n}.jsonl") for n in nodes)
+            or "cluster" in nodes or len(set(nodes)) != len(nodes)):
+        raise Rejected(f"malformed: {name} nodes must be 1 to {MAX_NODES} distinct node ids")
+    bound = meta.get("liveness_bound")
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float)) or bound < 0):
+        raise Rejected(f"malformed: {name} liveness_bound is not a number of seconds")
+    return meta
+
+
+def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tuple[str, str, int]]]]:
+    """Validate a submission's metadata; return its runs and their events files (node, path, size)."""
+    m = _manifest(box, sub, limits)
+    runs, seen, total = [], set(), 0
+    for i, r in enumerate(m["runs"]):
+        if not isinstance(r, dict) or not isinstance(r.get("run"), str) or not r["run"]:
+            raise Rejected(f"malformed: manifest.json runs[{i}] has no run name")
+        name = r["run"]
+        if name in seen:
+            raise Rejected(f"malformed: manifest.json lists run {name!r} twice")
+        seen.add(name)
+        exercise = r.get("exercise")
+        if isinstance(exercise, bool) or not isinstance(exercise, int):
+            raise Rejected(f"malformed: manifest.json run {name!r} has no integer exercise")
+        rel = _safe_rel(r.get("dir", f"runs/{name}"), f"run {name!r} dir")
+        meta = _trace_meta(box, rel, limits)
+        files = []
+        for fname, kind, size in box.listdir(rel):
+            found = EVENTS_FILE.match(fname)
+            if not found or kind != "file":
+                continue
+            node = found.group(1)
+            if node != "cluster" and node not in meta["nodes"]:
+                raise Rejected(f"malformed: {rel}/{fname} is from node {node}, which is not in trace.json nodes")
+            if size > limits.max_file_bytes:
+                raise Rejected(f"too large: {rel}/{fname} is {size / MiB:.1f} MB "
+                               f"(limit {limits.max_file_bytes / MiB:g} MB per file)")
+            total += size
+            if total > limits.max_submission_bytes:
+                raise Rejected(f"too large: the events files add up to more than "
+                               f"{limits.max_submission_bytes / MiB:g} MB")
+            files.append((node, f"{rel}/{fname}", size))
+        if not files:
+            raise Rejected(f"malformed: {rel} has no events-*.jsonl files")
+        scenario = r.get("scenario", meta.get("scenario"))
+        bound = meta.get("liveness_bound")
+        runs.append((RunInfo(run=name, exercise=exercise, scenario=scenario if isinstance(scenario, str) else None,
+                             dir=rel, nodes=list(meta["nodes"]),
+                             liveness_bound=None if bound is None else float(bound)), files))
+    return runs
+
+
+def _fallback_id(source: str) -> str:
+    stem = source[:-4] if source.lower().endswith(".zip") else source
+    clean = re.sub(r"[^A-Za-z0-9._@-]", "_", stem).lstrip("._-")[:64]
+    return clean or "unnamed"
+
+
+@dataclass
+class Catalog:
+    submissions: list[Submission]
+    files: list[tuple[int, str, str, str, str]]  # (file id, student, run, node, path in submission)
+    skipped: list[str]  # entries of SUBMISSIONS that are not submissions
+    events_dir: str
+
+    @property
+    def runs(self) -> Iterable[tuple[Submission, RunInfo]]:
+        for s in self.submissions:
+            for r in s.runs:
+                yield s, r
+
+
+def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits(), *,
+            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None) -> Catalog:
+    """Inspect every zip or folder in submissions_dir and stage the events files of the sound ones at
+    staging/events/f<id>.jsonl, the only place Spark reads events from."""
+    events_dir = join(staging, "events")
+    storage.makedirs(events_dir)
+    entries = [e for e in storage.listdir(submissions_dir) if not e[0].startswith((".", "_"))]
+    excluded = list(exclude)
+    subs: list[Submission] = []
+    files: list[tuple[int, str, str, str, str]] = []
+    skipped: list[str] = []
+    candidates = []
+    for name, kind, size in entries:
+        path = join(submissions_dir, name)
+        if kind == "dir" and any(storage.same(path, x) for x in excluded):
+            continue
+        if (kind == "file" and name.lower().endswith(".zip")) or kind == "dir":
+            candidates.append((name, kind, size, path))
+        elif kind == "link":
+            sub = Submission(source=name, student=_fallback_id(name), status=f"unsafe folder: {name} is a link")
+            subs.append(sub)
+        else:
+            skipped.append(name)
+    total = len(candidates) + len(subs)
+    step = max(1, total // 10)
+    for n, (name, kind, size, path) in enumerate(candidates, 1):
+        sub = Submission(source=name, student=_fallback_id(name))
+        subs.append(sub)
+        written: list[str] = []
+        try:
+            if kind == "file":
+                if size > limits.max_submission_bytes:
+                    raise Rejected(f"too large: the archive is {size / MiB:.1f} MB "
+                                   f"(limit {limits.max_submission_bytes / MiB:g} MB)")
+                try:
+                    zf = storage.open_zip(path, limits.max_submission_bytes)
+                except zipfile.BadZipFile:
+                    raise Rejected("malformed: not a zip archive")
+                box = _Zip(zf, limits)
+            else:
+                box = _Folder(storage, path, limits)
+            runs = inspect(box, sub, limits)
+            first_id = len(files)
+            staged = []
+            for run, run_files in runs:
+                for node, rel, _ in run_files:
+                    file_id = first_id + len(staged)
+                    dst = join(events_dir, f"f{file_id:07d}.jsonl")
+                    written.append(dst)
+                    box.copy(rel, storage, dst, limits.max_file_bytes)
+                    staged.append((file_id, sub.student, run.run, node, rel))
+                    run.files.append((file_id, node, rel))
+                sub.runs.append(run)
+            files.extend(staged)
+        except Rejected as exc:
+            sub.status = str(exc)
+            sub.runs = []
+            for dst in written:
+                storage.remove(dst)
+        except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError) as exc:
+            sub.status = f"malformed: cannot read the submission ({type(exc).__name__}: {str(exc)[:100]})"
+            sub.runs = []
+            for dst in written:
+                storage.remove(dst)
+        if n % step == 0 or n == len(candidates):
+            progress(f"read {n}/{len(candidates)} submissions")
+    _resolve_duplicates(subs, files)
+    return Catalog(subs, files, skipped, events_dir)
+
+
+def _resolve_duplicates(subs: list[Submission], files: list) -> None:
+    """One row per student: of two submissions by the same student the newer (manifest `created`) counts."""
+    by_student: dict[str, list[Submission]] = {}
+    for s in subs:
+        by_student.setdefault(s.student, []).append(s)
+    for student, group in by_student.items():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda s: (s.ok, s.created, s.source))
+        keep = group[-1]
+        for s in group[:-1]:
+            keep.warnings.append(f"{s.source} was also submitted by {student} and is ignored (older or unreadable)")
+            subs.remove(s)
+            dropped = {file_id for r in s.runs for file_id, _, _ in r.files}
+            files[:] = [f for f in files if f[0] not in dropped]
+
+
+# ---- events, through Spark ----------------------------------------------------------------------------------
+
+def read_events(spark, cat: Catalog, storage):
+    """All staged events files as one DataFrame, with each file's problems.
+
+    Returns (events_all, problems): events_all holds the events of every staged file (schema.EVENTS plus
+    file_id); problems maps file id to (status or None, warning or None) for every file with something to say.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from lab.grade.schema import COMMON_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, REQUIRED
+
+    runs = {(s.student, r.run): r for s, r in cat.runs}
+    file_rows = []
+    for file_id, student, run, node, rel in cat.files:
+        info = runs[(student, run)]
+        file_rows.append((file_id, student, run, node, rel, info.scenario, len(info.nodes), info.liveness_bound))
+    files = spark.createDataFrame(file_rows, T.StructType([
+        T.StructField("file_id", T.IntegerType(), False), T.StructField("submission", T.StringType(), False),
+        T.StructField("run", T.StringType(), False), T.StructField("file_node", T.StringType(), False),
+        T.StructField("path", T.StringType(), False), T.StructField("scenario", T.StringType()),
+        T.StructField("cluster_size", T.IntegerType()), T.StructField("liveness_bound", T.DoubleType())]))
+
+    raw = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
+           .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
+                   .alias("file_id"), F.col("value")))
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    text = F.col("value")
+    lines = F.split(text, "\r?\n")
+    ends_with_newline = F.col("ends_nl")
+    last = F.col("n_lines")
+
+    def parse(line, i):
+        return F.struct((i + 1).alias("line"), line.alias("text"), F.from_json(line, EVENT_LINE, opts).alias("j"))
+
+    parsed = F.transform(lines, parse)
+
+    def problem(x):
+        j = x["j"]
+        wrong_type = F.coalesce(*[F.when(F.get_json_object(x["text"], f"$.{f.name}").isNotNull()
+                                         & j[f.name].isNull(), F.lit(f.name))
+                                  for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
+        missing = F.coalesce(*[F.when(j[f.name].isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
+        def bad_entry(e):
+            return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
+                    | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
+
+        shapes = F.coalesce(*[F.when(F.exists(j[name], bad_entry), F.lit(f"an entry in {name} is not "
+                                                                           "[index, generation, digest]"))
+                              for name in ("committed", "removed", "entries")],
+                            F.when(j["entry"].isNotNull() & bad_entry(j["entry"]),
+                                   F.lit("entry is not [index, generation, digest]")))
+        per_type = F.coalesce(*[F.when((j["type"] == t) & j[name].isNull(), F.lit(f"{t} without {name}"))
+                                for t, names in REQUIRED.items() for name in names])
+        at = F.concat(F.col("path"), F.lit(" line "), x["line"].cast("string"))
+        return (F.when(F.trim(x["text"]) == "", F.lit(None))
+                .when(j.isNull() | (j[CORRUPT].isNotNull() & F.json_object_keys(x["text"]).isNull()),
+                      F.concat(at, F.lit(" is not JSON")))
+                .when(j[CORRUPT].isNotNull(), F.concat(at, F.lit(": field "), wrong_type,
+                                                       F.lit(" has the wrong type")))
+                .when(missing.isNotNull(), F.concat(at, F.lit(": field "), missing, F.lit(" is missing")))
+                .when(j["v"] != 1, F.concat(at, F.lit(": trace format version "), j["v"].cast("string"),
+                                           F.lit(" is not supported")))
+                .when(j["node"] != F.col("file_node"), F.concat(at, F.lit(": node is "), j["node"],
+                                                               F.lit(", not "), F.col("file_node")))
+                .when(per_type.isNotNull(), F.concat(at, F.lit(": "), per_type))
+                .when(shapes.isNotNull(), F.concat(at, F.lit(": "), shapes)))
+
+    with_problems = F.transform(parsed, lambda x: F.struct(x["line"].alias("line"), x["text"].alias("text"),
+                                                           x["j"].alias("j"), problem(x).alias("problem")))
+    # A torn last line (a node killed mid-write) is skipped with a warning, as the trace format says.
+    torn = F.try_element_at(F.filter("checked", lambda x: (x["line"] == last) & ~ends_with_newline
+                                 & x["problem"].isNotNull()), F.lit(1))
+    bad = F.try_element_at(F.filter("checked", lambda x: x["problem"].isNotNull()
+                                & ~((x["line"] == last) & ~ends_with_newline)), F.lit(1))
+    good = F.filter("checked", lambda x: x["problem"].isNull() & (F.trim(x["text"]) != ""))
+    seqs = F.transform("good", lambda x, i: F.struct(
+        x["line"].alias("line"), x["j"]["seq"].alias("seq"), (i + 1).alias("want"),
+        F.when(i > 0, F.try_element_at(F.col("good"), i)["j"]["seq"]).alias("prev")))
+    out_of_sequence = F.try_element_at(F.filter(seqs, lambda y: y["seq"] != y["want"]), F.lit(1))
+    edited = F.when(out_of_sequence.isNotNull(), F.concat(
+        F.col("path"), F.lit(" line "), out_of_sequence["line"].cast("string"), F.lit(" has seq "),
+        out_of_sequence["seq"].cast("string"),
+        F.when(out_of_sequence["prev"].isNull(), F.lit(", expected 1"))
+        .when(out_of_sequence["seq"] == out_of_sequence["prev"], F.lit(", a repeat"))
+        .otherwise(F.concat(F.lit(" after seq "), out_of_sequence["prev"].cast("string"),
+                            F.lit(" (events out of sequence)")))))
+
+    event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
+    per_file = (raw.join(F.broadcast(files), "file_id")
+                .select("*", with_problems.alias("checked"), F.size(lines).alias("n_lines"),
+                        ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
+                .select("file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "path",
+                        "file_node", "checked", "n_lines", "ends_nl")
+                .select("*", F.when(bad.isNotNull(), F.concat(F.lit("malformed: "), bad["problem"])).alias("bad"),
+                        F.when(torn.isNotNull(), F.concat(torn["problem"], F.lit(" (torn last line, skipped)")))
+                        .alias("warning"),
+                        good.alias("good"))
+                .select("*", edited.alias("edited"))
+                .select("file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound",
+                        F.coalesce("bad", F.concat(F.lit("edited: "), F.col("edited"))).alias("file_status"),
+                        "warning", "good"))
+    events_all = per_file.select(
+        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "file_status", "warning",
+        F.explode_outer("good").alias("e")).select(
+        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "file_status", "warning",
+        *[F.col("e.j")[n].alias(n) for n in event_fields])
+    return events_all

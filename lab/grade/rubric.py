@@ -1,0 +1,154 @@
+"""The rubric (TOML): which checks grade which exercise and for how many points; and the scoring itself,
+from the number of violations per run and check. Pure Python."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+
+from lab.grade.rules import CHECK_IDS
+
+CREDIT = ("per-run", "all-or-nothing")
+
+
+class RubricError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    number: int
+    title: str
+    points: dict[str, float]
+    scenarios: tuple[str, ...] = ("*",)
+
+    @property
+    def max_points(self) -> float:
+        return sum(self.points.values())
+
+    def counts(self, scenario: str | None) -> bool:
+        return "*" in self.scenarios or (scenario or "").lower() in self.scenarios
+
+
+@dataclass(frozen=True)
+class Rubric:
+    exercises: tuple[Exercise, ...]
+    credit: str = "per-run"
+    decimals: int = 2
+    skip: dict[str, frozenset[str]] = field(default_factory=dict)  # scenario -> checks not graded there
+
+    @property
+    def max_total(self) -> float:
+        return sum(e.max_points for e in self.exercises)
+
+    def skipped(self, scenario: str | None, check: str) -> bool:
+        return check in self.skip.get((scenario or "").lower(), frozenset())
+
+
+def default_text() -> str:
+    return resources.files("lab.grade").joinpath("rubric.toml").read_text(encoding="utf-8")
+
+
+def parse(text: str, name: str = "rubric") -> Rubric:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RubricError(f"{name}: not valid TOML ({exc})") from exc
+    top = data.get("rubric", {})
+    credit = top.get("credit", "per-run")
+    if credit not in CREDIT:
+        raise RubricError(f"{name}: credit must be one of {CREDIT}, not {credit!r}")
+    decimals = top.get("decimals", 2)
+    if not isinstance(decimals, int) or not 0 <= decimals <= 6:
+        raise RubricError(f"{name}: decimals must be an integer from 0 to 6")
+    skip = {}
+    for scenario, spec in data.get("scenarios", {}).items():
+        checks = spec.get("skip", [])
+        _known(checks, f"{name}: scenarios.{scenario}.skip")
+        skip[scenario.lower()] = frozenset(checks)
+    exercises = []
+    for key, spec in data.get("exercises", {}).items():
+        try:
+            number = int(key)
+        except ValueError:
+            raise RubricError(f"{name}: exercise keys are numbers, not {key!r}") from None
+        points = spec.get("points", {})
+        if not isinstance(points, dict) or not points:
+            raise RubricError(f"{name}: exercises.{key}.points must map checks to points")
+        _known(points, f"{name}: exercises.{key}.points")
+        for check, p in points.items():
+            if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
+                raise RubricError(f"{name}: exercises.{key}.points.{check} must be a number >= 0")
+        scenarios = spec.get("scenarios", ["*"])
+        if not isinstance(scenarios, list) or not all(isinstance(s, str) for s in scenarios):
+            raise RubricError(f"{name}: exercises.{key}.scenarios must be a list of scenario ids")
+        exercises.append(Exercise(number, str(spec.get("title", f"Exercise {number}")),
+                                  {c: float(p) for c, p in points.items()}, tuple(s.lower() for s in scenarios)))
+    if not exercises:
+        raise RubricError(f"{name}: no [exercises.N] tables")
+    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip)
+
+
+def _known(checks, where: str) -> None:
+    unknown = [c for c in checks if c not in CHECK_IDS]
+    if unknown:
+        raise RubricError(f"{where}: unknown checks {unknown}; the checks are {list(CHECK_IDS)}")
+
+
+def load(path: str | None, read=None) -> Rubric:
+    """The rubric at `path` (read with `read(path) -> bytes` when given), or the default one."""
+    if path is None:
+        return parse(default_text(), "default rubric")
+    data = read(path) if read else open(path, "rb").read()
+    return parse(data.decode("utf-8"), path)
+
+
+@dataclass
+class CheckScore:
+    exercise: int
+    check: str
+    points: float
+    max_points: float
+    runs: int  # runs of the exercise graded by this check
+    failed_runs: list[str]
+    violations: int
+
+
+@dataclass
+class Score:
+    total: float
+    by_exercise: dict[int, float]
+    checks: list[CheckScore]
+    notes: list[str]
+
+
+def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: dict[tuple[str, str], int]) -> Score:
+    """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count."""
+    checks, notes, by_exercise = [], [], {}
+    for ex in rubric.exercises:
+        mine = [(r, s) for r, e, s in runs if e == ex.number and ex.counts(s)]
+        if not mine:
+            notes.append(f"no runs for exercise {ex.number}")
+        got = 0.0
+        for check, points in ex.points.items():
+            graded = [r for r, s in mine if not rubric.skipped(s, check)]
+            failed = [r for r in graded if violations.get((r, check), 0) > 0]
+            count = sum(violations.get((r, check), 0) for r in graded)
+            if not graded:
+                earned = 0.0
+            elif rubric.credit == "all-or-nothing":
+                earned = points if not failed else 0.0
+            else:
+                earned = points * (len(graded) - len(failed)) / len(graded)
+            earned = round(earned, rubric.decimals)
+            got += earned
+            checks.append(CheckScore(ex.number, check, earned, points, len(graded), failed, count))
+        by_exercise[ex.number] = round(got, rubric.decimals)
+    total = round(sum(by_exercise.values()), rubric.decimals)
+    return Score(total, by_exercise, checks, notes)
+
+
+def fmt(x: float) -> str:
+    """Points as an LMS expects them: 7.5, 10, 3.33."""
+    return f"{x:.6f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
