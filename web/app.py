@@ -88,6 +88,7 @@ class Dashboard:
         self.running = False
         self.stopping = False
         self.frames_sent = 0
+        self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
         self.guide = None
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
@@ -128,7 +129,21 @@ class Dashboard:
             if self.running or not self.config["AUTOSTART"] or self.feed.client is None:
                 return
             self.running = True
+        self.socketio.start_background_task(self._state_loop)
         self.socketio.start_background_task(self._loop)
+
+    def _state_loop(self) -> None:
+        """Reads /api/state on its own beat: a slow answer (nodes busy) must not hold the events back."""
+        period = 1.0 / float(self.config["FRAME_HZ"])
+        while not self.stopping:
+            client = self.feed.client
+            started = time.monotonic()
+            if client is not None:
+                try:
+                    self._latest_state = (client, client.state(log=self.config["LOG_WINDOW"]), None)
+                except ControlError as exc:
+                    self._latest_state = (client, None, str(exc))
+            self.socketio.sleep(max(0.0, period - (time.monotonic() - started)))
 
     def _loop(self) -> None:
         period = 1.0 / float(self.config["FRAME_HZ"])
@@ -149,7 +164,11 @@ class Dashboard:
         if self.feed.client is None:
             return None
         with self.lock:
-            frame = self.feed.poll()
+            latest = self._latest_state
+            if latest is not None and latest[0] is self.feed.client:
+                frame = self.feed.poll(latest[1], latest[2])
+            else:
+                frame = self.feed.poll()
             if frame is not None:
                 self.socketio.emit("frame", frame, to="live")
                 self.frames_sent += 1

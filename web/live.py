@@ -93,12 +93,16 @@ class LiveFeed:
 
     # ---- polling ------------------------------------------------------------------------------------------
 
-    def poll(self) -> dict | None:
-        """Read the control API once; return a delta frame, or None when nothing changed."""
+    def poll(self, state: dict | None = None, state_error: str | None = None) -> dict | None:
+        """Read the new events (and the state, unless a fresher one is given); return a delta frame, or None
+        when nothing changed."""
         if self.client is None:
             return None
         try:
-            state = self.client.state(log=self.log_window)
+            if state_error:
+                raise ControlError(state_error)
+            if state is None:
+                state = self.client.state(log=self.log_window)
             events = self._new_events()
         except ControlError as exc:
             if self.cluster.get("connected") or self.cluster.get("error") != str(exc):

@@ -85,9 +85,9 @@
     for (const id of f.gone || []) delete S.nodes[id];
     S.cluster = f.cluster; S.seq = f.seq; S.rate = f.rate; S.eventsNext = f.events_next;
     if (f.kind === "snapshot") {
-      S.feed = f.events.slice().reverse(); S.skipped = 0; S.skippedByType = {};
+      S.feed = f.events.slice().reverse(); S.skipped = 0; S.skippedByType = {}; S.feedFull = true;
     } else {
-      for (const e of f.events) S.feed.unshift(e);
+      if (f.events.length) S.feed = f.events.slice().reverse().concat(S.feed);
       S.skipped += f.skipped || 0;
       for (const [k, v] of Object.entries(f.skipped_by_type || {})) S.skippedByType[k] = (S.skippedByType[k] || 0) + v;
       if (S.feed.length > 400) S.feed.length = 400;
@@ -97,7 +97,8 @@
     }
     stats.events += f.events.length;
     stats.covered += f.events.length + (f.skipped || 0);
-    if (stats.record) stats.arrivals.push([now, f.sent * 1000, f.events.map((e) => [e.node, e.seq, e.boot, e.n]), f.skipped || 0]);
+    // per frame: when it arrived, when the server sent it, the first event number after it, events in full, summarised
+    if (stats.record && f.kind === "delta") stats.arrivals.push([now, f.sent * 1000, f.events_next, f.events.length, f.skipped || 0]);
     S.dirty = true;
     schedule();
   }
@@ -325,7 +326,8 @@
   }
 
   function renderAll(now) {
-    renderHeader(); renderLegend(); renderLanes(now); renderFeed(); renderNodeButtons(); renderLinks();
+    renderHeader(); renderLegend(); renderLanes(now); renderFeed(S.feedFull); S.feedFull = false;
+    renderNodeButtons(); renderLinks();
     renderSelects(); renderTimeline(); applyRights();
   }
 
@@ -551,25 +553,42 @@
   const IMPORTANT = new Set(["became_leader", "truncated", "node_killed", "node_restarted", "node_paused", "node_resumed",
     "link_cut", "link_healed", "read_refused", "election_started", "write_failed", "step", "expectation", "node_started"]);
   const ROUTINE = new Set(["replication_sent", "replication_received", "match_index_updated", "generation_changed", "write_requested", "vote_granted"]);
-  function renderFeed() {
+  // The feed is the costliest thing to draw: new lines are added at the top, old ones dropped at the bottom,
+  // and the whole list is rebuilt only for a snapshot or a change of filter.
+  const FEED_LINES = 150;
+  let feedShown = null;  // the newest event drawn (object identity)
+  function feedLine(e) {
+    const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === "expectation" && !e.ok ? " expect-fail" : ""));
+    li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
+    li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
+    li.appendChild(el("span", "x", e.text || e.type));
+    return li;
+  }
+  function renderFeed(full) {
     const hide = $("#hide-routine").checked;
     const list = $("#feed");
-    const frag = document.createDocumentFragment();
-    let shown = 0;
+    const fresh = [];
     for (const e of S.feed) {
+      if (!full && e === feedShown) break;
       if (hide && ROUTINE.has(e.type)) continue;
-      const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === "expectation" && !e.ok ? " expect-fail" : ""));
-      li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
-      li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
-      li.appendChild(el("span", "x", e.text || e.type));
-      frag.appendChild(li);
-      if (++shown >= 150) break;
+      fresh.push(e);
+      if (fresh.length >= FEED_LINES) break;
     }
-    list.replaceChildren(frag);
+    if (full || fresh.length >= FEED_LINES || feedShown === null) {
+      const frag = document.createDocumentFragment();
+      for (const e of fresh) frag.appendChild(feedLine(e));
+      list.replaceChildren(frag);
+    } else if (fresh.length) {
+      const frag = document.createDocumentFragment();
+      for (const e of fresh) frag.appendChild(feedLine(e));
+      list.prepend(frag);
+      while (list.children.length > FEED_LINES) list.lastChild.remove();
+    }
+    feedShown = S.feed.length ? S.feed[0] : null;
     const skipped = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString()} ${k}`).join(", ");
     $("#skipped").textContent = S.skipped ? `+ ${S.skipped.toLocaleString()} routine events summarised (${skipped})` : "";
   }
-  $("#hide-routine").addEventListener("change", () => { S.dirty = true; schedule(); });
+  $("#hide-routine").addEventListener("change", () => { S.feedFull = true; S.dirty = true; schedule(); });
 
   function renderNodeButtons() {
     const box = $("#node-buttons");

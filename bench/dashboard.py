@@ -1,0 +1,295 @@
+"""Benchmark: the dashboard under a cluster writing as fast as it can, with a real browser attached.
+
+Starts `hwm-lab demo --nodes 7` (its own process: dashboard + supervisor + 7 node processes), opens the page in
+Debian's Chromium (Playwright), drives client writes through the control API, and measures:
+
+- trace events per second the cluster produced, and delivered to the page (in full, or summarised by type);
+- lag from a node's event (its trace time, on the run's clock) to the frame that brought it to the page: p50, p99;
+- CPU of the dashboard process (and, for context, of the supervisor and the nodes) during each phase.
+
+Two phases: `paced` aims at about --target trace events/s (the issue's target: p99 lag <= 250 ms at 1,000
+events/s with 7 nodes), `full` writes with --writers concurrent clients as fast as the cluster acknowledges.
+
+    .venv/bin/python bench/dashboard.py [--seconds 20] [--async-mode eventlet|threading] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lab.client import ApiError, ClusterUnavailable, ControlClient  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def children(pid: int) -> list[int]:
+    try:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    return [int(p) for p in out.split()]
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+class Writers:
+    """Client writes through the control API: `rate` writes/s in total (None: as fast as acknowledged)."""
+
+    def __init__(self, url: str, count: int, rate: float | None):
+        self.url, self.count, self.rate = url, count, rate
+        self.stop = threading.Event()
+        self.acked = 0
+        self.failed = 0
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(count)]
+
+    def _run(self, i: int) -> None:
+        api = ControlClient(self.url, timeout=10)
+        n = 0
+        interval = self.count / self.rate if self.rate else 0.0
+        due = time.monotonic() + (interval * i / self.count if interval else 0)
+        while not self.stop.is_set():
+            if interval:
+                delay = due - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                due += interval
+            n += 1
+            try:
+                ok = api.write(f"w{i}-{n}", timeout=5.0).get("ok")
+            except (ApiError, ClusterUnavailable):
+                ok = False
+            with self.lock:
+                if ok:
+                    self.acked += 1
+                else:
+                    self.failed += 1
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(15)
+
+
+class Floor:
+    """What any reader of the control API could see: each event's lag from the node to /api/events, polled
+    every 20 ms (the floor under the dashboard's own lag)."""
+
+    def __init__(self, url: str, after: int, started: float):
+        self.api = ControlClient(url, timeout=10)
+        self.after, self.started = after, started
+        self.lags: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                page = self.api.events(after=self.after, limit=5000)
+            except (ApiError, ClusterUnavailable):
+                continue
+            now = time.time()
+            self.lags.extend(now - (self.started + e["time"]) for e in page["events"])
+            self.after = page["next"]
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+
+
+def run(args) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    work = Path(tempfile.mkdtemp(prefix="hwm-bench-dashboard-"))
+    log = open(work / "demo.log", "w")
+    demo = subprocess.Popen([sys.executable, "-m", "lab.cli", "demo", "--nodes", str(args.nodes), "--port", "0",
+                             "--dir", str(work / "clusters"), "--async-mode", args.async_mode,
+                             "--frame-hz", str(args.frame_hz)],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    results = {"nodes": args.nodes, "async_mode": args.async_mode, "frame_hz": args.frame_hz, "phases": [],
+               "cores": os.cpu_count()}
+    try:
+        url = None
+        deadline = time.monotonic() + 120
+        while url is None and time.monotonic() < deadline:
+            match = re.search(r"dashboard: (http://\S+)", (work / "demo.log").read_text())
+            url = match.group(1) if match else None
+            if demo.poll() is not None:
+                raise SystemExit(f"hwm-lab demo exited:\n{(work / 'demo.log').read_text()}")
+            time.sleep(0.2)
+        if url is None:
+            raise SystemExit("hwm-lab demo printed no URL within 120 s")
+        info = json.loads(next(work.glob("clusters/*/cluster.json")).read_text())
+        control_url, run_dir = info["control_url"], Path(info["run_dir"])
+        started = datetime.fromisoformat(json.loads((run_dir / "trace.json").read_text())["started"]
+                                         .replace("Z", "+00:00")).timestamp()
+        api = ControlClient(control_url, timeout=10)
+        deadline = time.monotonic() + 30
+        while not api.state(log=0)["leader"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        supervisor_pid = info["pid"]
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_function("document.querySelectorAll('.lane').length === %d" % args.nodes, timeout=60_000)
+            phases = [("paced", args.writers_paced, args.paced_writes)]
+            if not args.paced_only:
+                phases.append(("full", args.writers, None))
+            for name, writers, rate in phases:
+                results["phases"].append(measure(page, api, name, writers, rate, args.seconds, started,
+                                                 demo.pid, supervisor_pid))
+            results["page_errors"] = errors
+            browser.close()
+    finally:
+        if demo.poll() is None:
+            demo.send_signal(signal.SIGINT)
+            try:
+                demo.wait(40)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(demo.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        log.close()
+    return results
+
+
+def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid) -> dict:
+    first = api.events(after=0, limit=1)  # noqa: F841 (warms the supervisor's tail)
+    page.evaluate("() => { window.hwmStats.arrivals = []; window.hwmStats.record = true; }")
+    node_pids = children(supervisor_pid)
+    before = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
+              "nodes": sum(cpu_seconds(p) for p in node_pids)}
+    start_count = len(api.all_events())
+    floor = Floor(api.url, start_count, started)
+    t0 = time.monotonic()
+    with Writers(api.url, writers, rate) as w, floor:
+        time.sleep(seconds)
+    elapsed = time.monotonic() - t0
+    after = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
+             "nodes": sum(cpu_seconds(p) for p in node_pids)}
+    time.sleep(1.0)  # let the last frames arrive
+    arrivals = page.evaluate("() => { window.hwmStats.record = false; return window.hwmStats.arrivals; }")
+    events = api.all_events()
+    produced = events[start_count:]
+    # event number n (1-based) reached the page with the first frame whose events_next is beyond n
+    lags, server_lags, in_full, summarised = [], [], 0, 0
+    window_end = start_count + len(produced)
+    covered_upto = start_count
+    for arrived_ms, sent_ms, events_next, full, skipped in arrivals:
+        upto = min(events_next - 1, window_end)
+        for n in range(max(covered_upto, start_count) + 1, upto + 1):
+            event = events[n - 1]
+            lags.append(arrived_ms / 1000.0 - (started + event["time"]))
+            server_lags.append(sent_ms / 1000.0 - (started + event["time"]))
+        covered_upto = max(covered_upto, upto)
+        in_full += full
+        summarised += skipped
+    delivered = covered_upto - start_count
+    return {
+        "phase": name, "writers": writers, "target_writes_per_s": rate, "seconds": round(elapsed, 2),
+        "writes_acked_per_s": round(w.acked / elapsed, 1), "writes_failed": w.failed,
+        "events_per_s_produced": round(len(produced) / elapsed, 1),
+        "events_per_s_delivered": round(delivered / elapsed, 1),
+        "events_in_full_per_s": round(in_full / elapsed, 1), "events_summarised_per_s": round(summarised / elapsed, 1),
+        "frames_per_s": round(len(arrivals) / elapsed, 1),
+        "lag_ms_p50": round(1000 * percentile(lags, 0.5), 1), "lag_ms_p99": round(1000 * percentile(lags, 0.99), 1),
+        "lag_ms_max": round(1000 * max(lags), 1) if lags else None,
+        "api_lag_ms_p50": round(1000 * percentile(floor.lags, 0.5), 1),
+        "api_lag_ms_p99": round(1000 * percentile(floor.lags, 0.99), 1),
+        "server_lag_ms_p50": round(1000 * percentile(server_lags, 0.5), 1),
+        "server_lag_ms_p99": round(1000 * percentile(server_lags, 0.99), 1),
+        "lag_ms_mean": round(1000 * statistics.fmean(lags), 1) if lags else None,
+        "cpu_percent_dashboard": round(100 * (after["dashboard"] - before["dashboard"]) / elapsed, 1),
+        "cpu_percent_supervisor": round(100 * (after["supervisor"] - before["supervisor"]) / elapsed, 1),
+        "cpu_percent_nodes": round(100 * (after["nodes"] - before["nodes"]) / elapsed, 1),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=7)
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each phase (default 20)")
+    parser.add_argument("--async-mode", choices=("eventlet", "threading"), default="eventlet")
+    parser.add_argument("--frame-hz", type=float, default=10.0)
+    parser.add_argument("--paced-writes", type=float, default=25.0,
+                        help="writes/s in the paced phase (about 1,000 trace events/s with 7 nodes)")
+    parser.add_argument("--writers-paced", type=int, default=4)
+    parser.add_argument("--writers", type=int, default=16, help="concurrent clients in the full-speed phase")
+    parser.add_argument("--paced-only", action="store_true")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if not os.path.exists(CHROMIUM):
+        print(f"needs Debian's Chromium at {CHROMIUM}", file=sys.stderr)
+        return 2
+    results = run(args)
+    load = os.getloadavg()
+    print(f"dashboard benchmark: {args.nodes} nodes, async mode {args.async_mode}, {args.frame_hz:g} frames/s, "
+          f"{os.cpu_count()} cores, load average {load[0]:.1f} at the end (other work on the machine skews lag)")
+    header = ("phase", "writes/s", "events/s made", "to page", "in full", "lag p50 ms", "lag p99 ms", "max ms",
+              "API floor p99 ms", "dashboard CPU %", "supervisor CPU %", "nodes CPU %")
+    print(" | ".join(header))
+    for ph in results["phases"]:
+        print(" | ".join(str(x) for x in (
+            ph["phase"], ph["writes_acked_per_s"], ph["events_per_s_produced"], ph["events_per_s_delivered"],
+            ph["events_in_full_per_s"], ph["lag_ms_p50"], ph["lag_ms_p99"], ph["lag_ms_max"], ph["api_lag_ms_p99"],
+            ph["cpu_percent_dashboard"], ph["cpu_percent_supervisor"], ph["cpu_percent_nodes"])))
+    if results.get("page_errors"):
+        print("page errors:", results["page_errors"])
+    results["load_average"] = load
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
