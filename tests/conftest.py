@@ -1,6 +1,13 @@
-"""Shared test options: `pytest --impl solutions|exercises|MODULE` picks the code under test."""
+"""Shared test options: `pytest --impl solutions|exercises|MODULE` picks the code under test.
+
+With a student's code, a test that needs an exercise the student has not started is skipped, and
+tests/test_exercises.py gives one clear failure per exercise instead of a wall of NotImplementedError.
+A test module lists what it needs in EXERCISES_NEEDED (default: every exercise, if it uses `impl`).
+"""
 
 import pytest
+
+ALL_EXERCISES = (1, 2, 3, 4, 5, 6)
 
 
 def pytest_addoption(parser):
@@ -16,3 +23,28 @@ def impl(request):
     from lab import impl as impl_module
 
     return impl_module.load(request.config.getoption("--impl"))
+
+
+def _not_started(impl_name):
+    from lab import impl as impl_module
+    from lab.checks import EXERCISES, check_rules
+
+    impl = impl_module.load(impl_name)
+    return {ex.number for ex in EXERCISES if check_rules(ex, impl)[0] == "not started"}
+
+
+def pytest_collection_modifyitems(config, items):
+    impl_name = config.getoption("--impl")
+    if impl_name == "solutions":
+        return
+    missing = _not_started(impl_name)
+    if not missing:
+        return
+    for item in items:
+        if "impl" not in getattr(item, "fixturenames", ()) or item.module.__name__.endswith("test_exercises"):
+            continue
+        needed = set(getattr(item.module, "EXERCISES_NEEDED", ALL_EXERCISES))
+        blocked = sorted(needed & missing)
+        if blocked:
+            item.add_marker(pytest.mark.skip(
+                reason=f"needs exercise {', '.join(map(str, blocked))} (not started: see tests/test_exercises.py)"))
