@@ -196,10 +196,16 @@ class RealDriver:
         self.api.note(kind, **fields)
 
     def close(self, extra_meta: dict | None = None) -> None:
-        """Stop the stream, then (if this driver started the cluster) stop it: final snapshots, traces kept."""
+        """Stop the stream, then stop the cluster if this driver started it (final snapshots, traces kept);
+        a cluster it only attached to is left running, with its clocks running freely again."""
         self.stream(False)
         if self.supervisor is not None:
             self.supervisor.stop(extra_meta)
+        else:
+            try:
+                self._release()
+            except (ApiError, ClusterUnavailable):
+                pass
 
 
 def _answer(answer: dict, payload: str) -> Answer:

@@ -1,0 +1,164 @@
+"""`hwm-lab` end to end: a cluster brought up, driven and brought down by the CLI, with --json and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from procutil import kill_pids, track, wait_until
+
+from lab.cli import main
+from lab.client import pid_alive
+from lab.commands.cluster import FAILED, NO_CLUSTER, OK, USAGE
+from lab.trace import read_trace
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def hwm(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-m", "lab.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def as_json(result: subprocess.CompletedProcess) -> dict:
+    assert result.stdout.strip(), f"no output; stderr: {result.stderr}"
+    return json.loads(result.stdout)
+
+
+@pytest.mark.processes
+def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
+    # no cluster yet: a clear message and the no-cluster exit code
+    result = hwm(tmp_path, "status", "--json")
+    assert result.returncode == NO_CLUSTER and "no cluster is running" in as_json(result)["error"]
+
+    up = hwm(tmp_path, "up", "--json", "--nodes", "3", "--fsync", "batch")
+    info = as_json(up) if up.stdout.strip() else {}
+    pids = [info.get("pid")] + [n["pid"] for n in info.get("nodes", [])]
+    track(*pids)
+    try:
+        assert up.returncode == OK, up.stderr
+        leader = info["leader"]
+        assert (tmp_path / ".hwm-lab" / "cluster.json").exists()  # found from the working directory
+
+        # up twice: refused, clearly
+        again = hwm(tmp_path, "up", "--json")
+        assert again.returncode == NO_CLUSTER and "already running" in as_json(again)["error"]
+
+        state = as_json(hwm(tmp_path, "status", "--json"))
+        assert state["leader"] == leader and [n["state"] for n in state["nodes"]] == ["running"] * 3
+        assert hwm(tmp_path, "status").stdout.startswith("cluster in .hwm-lab")
+
+        # writes are acknowledged with their index and generation, also when sent to a follower
+        first = as_json(hwm(tmp_path, "write", "e1", "--json"))
+        assert first["ok"] and first["index"] == 1 and first["generation"] >= 1
+        follower = next(n for n in "ABC" if n != leader)
+        second = as_json(hwm(tmp_path, "write", "e2", "--node", follower, "--json"))
+        assert second["ok"] and second["index"] == 2 and second["node"] == leader
+
+        # reads: served up to the high-water mark, refused above it
+        served = hwm(tmp_path, "read", "1", "--json")
+        assert served.returncode == OK and as_json(served)["payload"] == "e1"
+        refused = hwm(tmp_path, "read", "9", "--node", follower, "--json")
+        answer = as_json(refused)
+        assert refused.returncode == FAILED and "above the high-water mark" in answer["error"]
+        assert answer["hwm"] <= 2
+        assert "refused by node" in hwm(tmp_path, "read", "9").stderr
+
+        # kill the leader: another is elected, writes go on; the old one restarts on its data
+        assert hwm(tmp_path, "kill", leader, "--json").returncode == OK
+        new = wait_until(lambda: (lambda s: s["leader"] not in (None, leader) and s["leader"])(
+            as_json(hwm(tmp_path, "status", "--json"))), 10, "a new leader")
+        assert as_json(hwm(tmp_path, "write", "e3", "--json"))["index"] == 3
+        assert hwm(tmp_path, "kill", leader).returncode == FAILED  # already killed: said so
+        assert hwm(tmp_path, "restart", leader, "--json").returncode == OK
+        state = as_json(hwm(tmp_path, "status", "--json"))
+        restarted = next(n for n in state["nodes"] if n["id"] == leader)
+        assert restarted["state"] == "running" and restarted["boot"] == 2
+        track(restarted["pid"])
+
+        # partitions, both ways and one way, and healing
+        assert hwm(tmp_path, "partition", "A", "B", "--json").returncode == OK
+        cuts = {(x["src"], x["dst"]) for x in as_json(hwm(tmp_path, "status", "--json"))["links"] if x["cut"]}
+        assert cuts == {("A", "B"), ("B", "A")}
+        assert hwm(tmp_path, "heal", "--json").returncode == OK
+        assert hwm(tmp_path, "partition", "B", "C", "--one-way").returncode == OK
+        cuts = {(x["src"], x["dst"]) for x in as_json(hwm(tmp_path, "status", "--json"))["links"] if x["cut"]}
+        assert cuts == {("B", "C")}
+        assert hwm(tmp_path, "heal").returncode == OK
+        assert hwm(tmp_path, "partition", "A", "Q").returncode == FAILED  # no node Q: said so
+
+        # pause and resume
+        assert hwm(tmp_path, "pause", follower, "--json").returncode == OK
+        assert next(n for n in as_json(hwm(tmp_path, "status", "--json"))["nodes"]
+                    if n["id"] == follower)["state"] == "paused"
+        assert hwm(tmp_path, "resume", follower, "--json").returncode == OK
+
+        # down stops every process and leaves data and traces in place
+        state = as_json(hwm(tmp_path, "status", "--json"))
+        pids = [info["pid"]] + [n["pid"] for n in state["nodes"] if n["pid"]]
+        down = hwm(tmp_path, "down", "--json")
+        assert down.returncode == OK and as_json(down)["killed"] == []
+        wait_until(lambda: not any(pid_alive(p) for p in pids), 10, "every process to exit")
+        assert hwm(tmp_path, "down").returncode == NO_CLUSTER
+    finally:
+        kill_pids(pids)
+
+    trace = read_trace(tmp_path / ".hwm-lab")
+    snapshots = {e["node"] for e in trace.of_type("log_snapshot")}
+    assert snapshots == {"A", "B", "C"}
+    assert {"node_killed", "node_restarted", "link_cut", "link_healed", "node_paused", "node_resumed",
+            "cluster_stopped"} <= {e["type"] for e in trace.events}
+    assert (tmp_path / ".hwm-lab" / "data" / "A" / "wal").is_dir()
+
+
+@pytest.mark.parametrize("command", [
+    ["up"], ["status"], ["write"], ["read"], ["kill"], ["restart"], ["pause"], ["resume"], ["campaign"],
+    ["partition"], ["heal"], ["delay"], ["down"], ["scenario"], ["scenario", "list"], ["scenario", "run"],
+])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([*command, "--help"])
+    assert done.value.code == 0
+    assert "usage: hwm-lab" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["write", "x", "--bogus"], "unrecognized arguments: --bogus"),
+    (["read", "three"], "invalid int value: 'three'"),
+    (["up", "--fsync", "sometimes"], "invalid choice: 'sometimes'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_bad_arguments_are_a_usage_error(argv, says, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == USAGE
+    assert says in capsys.readouterr().err
+
+
+def test_out_of_range_cluster_size_is_a_usage_error(tmp_path, capsys):
+    assert main(["up", "--nodes", "9", "--dir", str(tmp_path), "--json"]) == USAGE
+    assert "between 1 and 7" in json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.parametrize("argv", [["status"], ["write", "x"], ["read", "1"], ["kill", "A"], ["partition", "A", "B"],
+                                  ["heal"], ["down"]])
+def test_commands_without_a_cluster_say_so(argv, tmp_path, capsys):
+    assert main([*argv, "--dir", str(tmp_path / "nothing-here")]) == NO_CLUSTER
+    assert "no cluster is running" in capsys.readouterr().err
+
+
+@pytest.mark.processes
+def test_scenarios_from_the_cli(tmp_path):
+    listed = as_json(hwm(tmp_path, "scenario", "list", "--json"))
+    assert {"s1", "k1", "k2", "f8", "l1"} <= {s["name"] for s in listed["scenarios"]}
+    run = hwm(tmp_path, "scenario", "run", "s1", "--out", "s1-run", "--json", timeout=120)
+    verdict = as_json(run)
+    assert run.returncode == OK and verdict["passed"], run.stdout
+    assert (tmp_path / "s1-run" / "verdict.json").exists() and (tmp_path / "s1-run" / "trace.json").exists()
+    missing = hwm(tmp_path, "scenario", "run", "nope")
+    assert missing.returncode == USAGE and "no scenario 'nope'" in missing.stderr
