@@ -95,9 +95,13 @@ def cmd_submit(args) -> int:
         print(f"hwm-lab submit: no check traces in {root}; run `hwm-lab exercise check N` first", file=sys.stderr)
         return 2
     out = Path(args.out or f"submission-{args.student}.zip")
+    import exercises
+
+    # Hash the student's files wherever the package lives, so submit works from any directory.
+    package_dir = Path(exercises.__file__).parent
     files = {}
     for ex in EXERCISES:
-        path = Path(ex.module)
+        path = package_dir / Path(ex.module).name
         if path.exists():
             files[ex.module] = hashlib.sha256(path.read_bytes()).hexdigest()
     entries = []
