@@ -142,6 +142,12 @@ class Supervisor:
     # ---- life cycle ------------------------------------------------------------------------------------------
 
     def start(self) -> "Supervisor":
+        from lab import impl as impl_module
+
+        try:
+            impl_module.load(self.settings["impl"])  # a clear error here rather than N dead node processes
+        except impl_module.ImplError as exc:
+            raise BadRequest(str(exc)) from None
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.fresh:
             self._wipe()
@@ -149,8 +155,9 @@ class Supervisor:
         previous = _read_json(meta_path)
         if previous:
             if list(previous.get("nodes", [])) != self.names:
-                raise SupervisorError(f"{self.run_dir} holds a run of nodes {previous.get('nodes')}, not "
-                                      f"{self.names}: choose another directory or start fresh")
+                raise SupervisorError(f"{self.run_dir} holds a run of nodes {','.join(previous.get('nodes', []))}, "
+                                      f"not {','.join(self.names)}: start fresh (--fresh wipes it) or choose "
+                                      f"another directory")
             self.start_time = _parse_time(previous.get("started")) or time.time()
         else:
             self.start_time = time.time()

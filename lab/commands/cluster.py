@@ -199,7 +199,9 @@ def cmd_up(args) -> int:
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    with open(run_dir / "supervisor.log", "ab") as out:
+    log_path = run_dir / "supervisor.log"
+    log_start = log_path.stat().st_size if log_path.exists() else 0
+    with open(log_path, "ab") as out:
         proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True, close_fds=True)
     deadline = time.monotonic() + args.timeout
@@ -207,8 +209,7 @@ def cmd_up(args) -> int:
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise CommandError(f"the supervisor exited with code {code}: {_log_tail(run_dir / 'supervisor.log')}",
-                               START_FAILED)
+            raise CommandError(f"the cluster could not start: {_log_tail(log_path, log_start)}", START_FAILED)
         info = cluster_info(run_dir)
         if info and info.get("pid") == proc.pid:
             try:
@@ -221,7 +222,7 @@ def cmd_up(args) -> int:
     else:
         _stop_process(proc)
         raise CommandError(f"no leader was elected within {args.timeout:g}s; stopped the cluster. "
-                           f"{_log_tail(run_dir / 'supervisor.log')}", START_FAILED)
+                           f"{_log_tail(log_path, log_start)}", START_FAILED)
     data = {"ok": True, "dir": str(run_dir), "control_url": info["control_url"], "pid": proc.pid,
             "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "port", "data_dir")}
                                                  for n in state["nodes"]],
@@ -241,12 +242,16 @@ def _stop_process(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def _log_tail(path: Path, lines: int = 4) -> str:
+def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
+    """The last lines the supervisor logged since `start` (its own lines, not a previous run's)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        with open(path, "rb") as f:
+            f.seek(start)
+            text = f.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
-        return ""
-    return "Last log lines: " + " | ".join(text[-lines:]) if text else ""
+        return "(no log)"
+    mine = [line.removeprefix("supervisor: ") for line in text[-lines:]]
+    return " | ".join(mine) if mine else f"see {path}"
 
 
 def cmd_down(args) -> int:
