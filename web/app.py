@@ -143,6 +143,8 @@ class Dashboard:
                     self._latest_state = (client, client.state(log=self.config["LOG_WINDOW"]), None)
                 except ControlError as exc:
                     self._latest_state = (client, None, str(exc))
+                except Exception as exc:  # never let the reader die: the pages would freeze
+                    self.app.logger.exception("reading the cluster state failed: %s", exc)
             self.socketio.sleep(max(0.0, period - (time.monotonic() - started)))
 
     def _loop(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -26,12 +27,12 @@ class ControlClient:
         except urllib.error.HTTPError as exc:  # the API answers errors as JSON with a 4xx/5xx status
             try:
                 answer = json.loads(exc.read() or b"{}")
-            except ValueError:
+            except (ValueError, OSError, http.client.HTTPException):
                 answer = {}
             if isinstance(answer, dict) and "ok" in answer:
                 return answer
             raise ControlError(f"control API {method} {path}: HTTP {exc.code}") from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             raise ControlError(f"control API at {self.base} not reachable: {exc}") from exc
 
     def state(self, log: int = 20) -> dict:

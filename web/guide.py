@@ -48,6 +48,7 @@ class Guide:
             return {"active": False, "busy": self.busy, "error": self.error}
         done = self.run.next_step if self.run else 0
         return {"active": True, "name": s.name, "title": s.title, "description": s.description,
+                "truncation": s.truncation,
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
                 "text": s.steps[done - 1].text if done else "",
                 "next_text": s.steps[done].text if done < len(s.steps) else "",

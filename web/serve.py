@@ -11,6 +11,7 @@ import json
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 
@@ -62,7 +63,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token}
     host = None
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)  # while the cluster starts; run_server takes over after
     try:
         if args.command_name == "demo":
             from web.cluster import ClusterHost
@@ -100,12 +101,22 @@ def serve_command(args: argparse.Namespace) -> int:
         if host is not None:
             print("stopping the cluster ...", flush=True)
             host.stop()
+            print("stopped", flush=True)
     return 0
 
 
 def run_server(app, host: str, port: int, ready) -> None:
-    """Serve until interrupted; `ready(port)` is called once the port is bound (port 0 picks a free one)."""
+    """Serve until Ctrl-C or SIGTERM; `ready(port)` is called once the port is bound (port 0 picks a free one).
+
+    The server runs in a green thread (eventlet) or a thread (threading); the main thread only waits for the
+    stop flag that the signal handlers set, so a signal never lands in the middle of a request."""
     dashboard = app.extensions["hwm_dashboard"]
+    stop = {"now": False}
+
+    def on_signal(*_):
+        stop["now"] = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         if app.config["ASYNC_MODE"] == "eventlet":
             import eventlet
@@ -115,10 +126,15 @@ def run_server(app, host: str, port: int, ready) -> None:
             listener = eventlet.listen((host, port), family=family)
             app.config["PORT"] = listener.getsockname()[1]
             dashboard.ensure_running()  # frames are ready before the first page asks
+            server = eventlet.spawn(eventlet.wsgi.server, listener, app, log_output=False, debug=False)
             ready(app.config["PORT"])
-            eventlet.wsgi.server(listener, app, log_output=False, debug=False)
+            while not stop["now"] and not server.dead:
+                eventlet.sleep(0.2)
+            server.kill()
+            listener.close()
         else:
             import logging
+            import threading
 
             from werkzeug.serving import make_server
 
@@ -126,10 +142,16 @@ def run_server(app, host: str, port: int, ready) -> None:
             server = make_server(host, port, app, threaded=True)
             app.config["PORT"] = server.server_port
             dashboard.ensure_running()
+            thread = threading.Thread(target=server.serve_forever, name="dashboard-http", daemon=True)
+            thread.start()
             ready(app.config["PORT"])
-            server.serve_forever()
+            while not stop["now"] and thread.is_alive():
+                time.sleep(0.2)
+            server.shutdown()
     finally:
         dashboard.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

@@ -67,11 +67,13 @@ class Demo:
                 pass
         return pids
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Ctrl-C; True when the demo stopped by itself (its cluster too) and said so."""
+        clean = False
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # Ctrl-C
             try:
-                self.proc.wait(40)
+                clean = self.proc.wait(40) == 0 and "stopped" in self.log_path.read_text()
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
@@ -80,6 +82,7 @@ class Demo:
         except ProcessLookupError:
             pass
         self.log.close()
+        return clean
 
 
 def alive(pid: int) -> bool:
@@ -101,11 +104,13 @@ def demo(request, tmp_path):
         yield demo
     finally:
         pids = demo.node_pids()
-        demo.stop()
+        assert pids, "no node process was seen"
+        clean = demo.stop()
         deadline = time.monotonic() + 15
         while any(alive(p) for p in pids) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not [p for p in pids if alive(p)], "node processes outlived hwm-lab demo"
+        assert clean, f"hwm-lab demo did not stop cleanly on Ctrl-C:\n{demo.log_path.read_text()[-2000:]}"
 
 
 def test_s1_from_the_page(demo):

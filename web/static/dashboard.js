@@ -186,7 +186,7 @@
     control("start_cluster", { nodes }).then((a) => { $("#btn-start").disabled = !S.canControl; if (a.ok) toast(`Started a ${nodes}-node cluster`); });
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
-  $("#guide-form").addEventListener("submit", (ev) => { ev.preventDefault(); control("guide_start", { scenario: $("#guide-scenario").value }); });
+  $("#guide-form").addEventListener("submit", (ev) => { ev.preventDefault(); control("guide_start", { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null }); });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
   $("#replay-form").addEventListener("submit", (ev) => {
@@ -686,7 +686,7 @@
       box.appendChild(p);
     } else {
       box.innerHTML = "";
-      box.appendChild(el("div", "gtitle", g.title));
+      box.appendChild(el("div", "gtitle", g.title + (g.truncation ? ` (truncation: ${g.truncation})` : "")));
       const label = el("div", "small", g.busy ? `Running… (step ${Math.min(g.done + 1, g.total)} of ${g.total})` : `Step ${g.done} of ${g.total}`);
       label.id = "guide-progress"; box.appendChild(label);
       const bar = el("div", "progress"); const fill = el("div", ""); fill.style.width = (100 * g.done / g.total) + "%"; bar.appendChild(fill); box.appendChild(bar);
