@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"cluster: 3 nodes, fsync always, loopback, traces on; election timeout {election_ticks * tick_ms:g}-"
           f"{2 * election_ticks * tick_ms:g} ms; {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end; run directory {run_dir}{'' if args.dir else ' (removed)'}")
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
+    print(f"run directory {run_dir}{'' if args.dir else ' (removed)'}")
     print(f"floor    append + fsync (median)           {fsync_s * 1e3:8.3f} ms")
     print(f"floor    loopback round trip (median)      {rtt_s * 1e3:8.3f} ms")
     print(f"latency  commit p50, one write at a time   {p50 * 1e3:8.3f} ms")

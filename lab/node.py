@@ -105,6 +105,7 @@ _encode_value = (
     if _c_encoder is not None else json.JSONEncoder(separators=(",", ":")).encode
 )
 
+
 # The events written once per entry are formatted by hand (a third of the cost of json.dumps), byte for byte
 # what TraceWriter writes; a field of another type or another set of fields falls back to the C encoder.
 def _int(value) -> int:

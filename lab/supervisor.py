@@ -39,6 +39,7 @@ MAX_NODES = 7
 NETWORK_FILE = "network.json"
 READY_SECONDS = 20.0  # a node process must be listening within this (python start-up on a busy machine)
 STOP_SECONDS = 5.0
+EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -128,6 +129,7 @@ class Supervisor:
         self._trace_lock = threading.Lock()
         self._events_lock = threading.Lock()
         self._events: list[dict] = []
+        self._events_dropped = 0  # events numbered before the first one still kept
         self._tail: dict[Path, int] = {}
         self._requests = itertools.count(1)
         self._token = os.urandom(3).hex()
@@ -728,7 +730,8 @@ class Supervisor:
             return self._writer.emit(Event(type=kind, fields=fields), time=time.time() - self.start_time, boot=0)
 
     def events(self, after: int = 0, limit: int | None = None) -> tuple[list[dict], int]:
-        """Trace events of every emitter, in the order this supervisor read them, numbered from 1."""
+        """Trace events of every emitter, in the order this supervisor read them, numbered from 1: those after
+        number `after` (the newest EVENTS_KEPT only; the trace files hold them all), and the number to ask next."""
         with self._events_lock:
             for path in sorted(self.run_dir.glob("events-*.jsonl")):
                 offset = self._tail.get(path, 0)
@@ -745,9 +748,13 @@ class Supervisor:
                     except ValueError:
                         log.warning("%s: skipped a line that is not JSON", path.name)
                 self._tail[path] = offset + end
-            after = max(0, after)
-            chosen = self._events[after: after + limit if limit else None]
-            return chosen, after + len(chosen)
+            excess = len(self._events) - EVENTS_KEPT
+            if excess > 0:
+                del self._events[:excess]
+                self._events_dropped += excess
+            start = max(0, after, self._events_dropped) - self._events_dropped
+            chosen = self._events[start: start + limit if limit else None]
+            return chosen, self._events_dropped + start + len(chosen)
 
     # ---- HTTP ------------------------------------------------------------------------------------------------
 

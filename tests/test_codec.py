@@ -172,7 +172,8 @@ def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
     from lab.trace import TraceWriter
 
     events = [
-        Event(type="write_requested", fields={"gen": 2, "request": 'w"1', "digest": "0123456789abcdef", "payload": "é\n\u2603"}),
+        Event(type="write_requested", fields={"gen": 2, "request": 'w"1', "digest": "0123456789abcdef",
+                                              "payload": "é\n\u2603"}),
         Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x",
                                 "request": "w1"}),
         Event(type="write_acked", fields={"gen": 2, "request": "w1", "index": 7, "generation": 2, "digest": "ab"}),
