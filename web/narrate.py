@@ -98,8 +98,13 @@ class Narrator:
             return f"Step: {g('text')}"
         if kind == "expectation":
             mark = "✓" if g("ok") else "✗"
-            detail = g("detail")
-            return f"{mark} expect {g('name')}" + (f": {detail}" if detail else "")
+            detail, name = g("detail"), str(g("name"))
+            name = name if name.startswith("expect ") else f"expect {name}"
+            return f"{mark} {name}" + (f": {detail}" if detail else "")
+        if kind == "clocks_held":
+            return "Node clocks held: nothing happens by itself until the next command"
+        if kind == "clocks_released":
+            return "Node clocks running"
         if kind == "node_started":
             boot = g("boot")
             again = "restarted" if boot and boot > 1 else "started"

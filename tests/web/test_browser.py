@@ -229,3 +229,68 @@ def test_s1_from_the_page(demo):
         finally:
             browser.close()
     assert errors == [], errors
+
+
+@pytest.mark.parametrize("demo", ["eventlet"], indirect=True)
+def test_guided_s1_then_replay_its_trace(demo):
+    """Guided S1 step by step on the real processes (next, back, progress), then its trace replayed and scrubbed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = ARTIFACTS / "browser-guide"
+    shots.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+            page.set_default_timeout(60_000)
+            page.goto(demo.url)
+            expect(page.locator(".lane")).to_have_count(3)
+            page.click("button[data-tab=guide]")
+            page.select_option("#guide-scenario", "s1")
+            page.click("#btn-guide-start")
+            expect(page.locator("#guide-progress")).to_have_text("Step 0 of 7")
+            for step in range(1, 8):
+                page.keyboard.press("n") if step % 2 else page.click("#btn-next")
+                expect(page.locator("#guide-progress")).to_have_text(f"Step {step} of 7")
+                expect(page.locator("#guide .outcome.fail")).to_have_count(0)
+                if step == 3:
+                    expect(page.locator("#guide .outcome.ok")).to_contain_text(["read 4 refused on A,B,C"])
+                    page.screenshot(path=str(shots / "guide-step3.png"))
+            expect(page.locator("#guide .outcome.ok").first).to_contain_text("expect truncated 4 on A")
+            expect(page.locator("#guide .next-preview")).to_have_text("Done: every expectation held.")
+            for n in "ABC":
+                expect(page.locator(f"#lane-{n} .l2")).to_have_text("log end 4 · HWM 4")
+            page.screenshot(path=str(shots / "guide-done.png"))
+            page.click("#btn-back")
+            expect(page.locator("#guide-progress")).to_have_text("Step 6 of 7")
+
+            # The guided run's trace directory, opened in the replay view and scrubbed.
+            trace_dir = sorted(demo.run_dir.glob("clusters/s1-*"))[0]
+            page.click("button[data-tab=replay]")
+            page.fill("#replay-dir", str(trace_dir))
+            page.click("#btn-open")
+            expect(page.locator("#timeline")).to_be_visible()
+            expect(page.locator("#conn")).to_have_text("replay")
+            total = int(page.locator("#scrub").get_attribute("max"))
+            assert total > 50
+            page.locator("#scrub").fill(str(total))
+            expect(page.locator("#scrub-label")).to_contain_text(f"event {total:,} of {total:,}")
+            expect(page.locator("#lane-A .l2")).to_have_text("log end 4 · HWM 4")
+            page.locator("#scrub").fill("0")
+            expect(page.locator("#scrub-label")).to_contain_text("event 0 of")
+            page.locator("#scrub").focus()
+            page.keyboard.press("Escape")
+            page.click("#btn-play")
+            page.select_option("#play-speed", "5")
+            page.wait_for_function("document.querySelector('#lane-A .l2').textContent.includes('log end 3')")
+            page.click("#btn-play")  # pause
+            page.screenshot(path=str(shots / "replay.png"))
+            page.click("#btn-live")
+            expect(page.locator("#conn")).to_have_text("live")
+            expect(page.locator("#timeline")).to_be_hidden()
+        finally:
+            browser.close()
+    assert errors == [], errors

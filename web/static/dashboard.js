@@ -328,7 +328,9 @@
   function renderAll(now) {
     renderHeader(); renderLegend(); renderLanes(now); renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks();
-    renderSelects(); renderTimeline(); applyRights();
+    renderSelects(); renderTimeline();
+    const rights = [S.canControl, S.mode, S.ownsCluster, S.liveAvailable, (S.cluster.ids || []).join()].join();
+    if (rights !== S.rightsShown) { S.rightsShown = rights; applyRights(); }  // new buttons appear with new nodes
   }
 
   function renderHeader() {
@@ -344,7 +346,10 @@
   function renderLegend() {
     const gens = new Set();
     for (const n of Object.values(S.nodes)) for (const c of n.log) gens.add(c[1]);
+    const key = [...gens].sort().join();
     const L = $("#legend");
+    if (L.dataset.gens === key) return;
+    L.dataset.gens = key;
     L.innerHTML = "";
     L.appendChild(el("span", "", "generation:"));
     for (const g of [...gens].filter((g) => g !== null).sort((a, b) => a - b)) {
@@ -431,14 +436,19 @@
     name.className = "name" + (isLeader ? " leader" : "");
     const role = state === "killed" ? "—" : (isLeader ? "★ leader" : (n.role || "—"));
     const l1 = lane.querySelector(".l1");
-    l1.innerHTML = "";
-    const r = el("span", "role " + (isLeader ? "leader" : stale ? "stale" : ""), role);
-    if (stale) r.title = `${id} still believes it leads generation ${n.generation}; a newer generation has a leader`;
-    l1.appendChild(r);
-    l1.appendChild(document.createTextNode(` · generation ${n.generation}`));
+    const l1key = [role, isLeader, stale, n.generation].join();
+    if (l1.dataset.key !== l1key) {
+      l1.dataset.key = l1key;
+      l1.innerHTML = "";
+      const r = el("span", "role " + (isLeader ? "leader" : stale ? "stale" : ""), role);
+      if (stale) r.title = `${id} still believes it leads generation ${n.generation}; a newer generation has a leader`;
+      l1.appendChild(r);
+      l1.appendChild(document.createTextNode(` · generation ${n.generation}`));
+    }
     const chip = lane.querySelector(".buttons .state");
     chip.textContent = state; chip.className = "state " + state.replace(" ", "-");
-    lane.querySelector(".l2").textContent = `log end ${n.log_end} · HWM ${n.hwm}`;
+    const l2 = lane.querySelector(".l2"), l2text = `log end ${n.log_end} · HWM ${n.hwm}`;
+    if (l2.textContent !== l2text) l2.textContent = l2text;
     const b = lane.querySelector(".buttons");
     b.querySelector(".btn-kill").hidden = state === "killed";
     b.querySelector(".btn-restart").hidden = state !== "killed";
