@@ -39,6 +39,7 @@ MAX_NODES = 7
 NETWORK_FILE = "network.json"
 READY_SECONDS = 20.0  # a node process must be listening within this (python start-up on a busy machine)
 STOP_SECONDS = 5.0
+MAX_BODY = 16 * 1024 * 1024  # control API request bodies (a write's payload is at most a frame, 8 MiB)
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
 _REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -801,6 +802,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = {}
             if method == "POST":
                 length = int(self.headers.get("Content-Length") or 0)
+                if not 0 <= length <= MAX_BODY:
+                    raise BadRequest(f"a request body is at most {MAX_BODY} bytes")
                 raw = self.rfile.read(length) if length else b""
                 try:
                     body = json.loads(raw) if raw.strip() else {}

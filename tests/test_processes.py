@@ -17,7 +17,7 @@ import pytest
 from procutil import by_id, converged, running_cluster, track, wait_until
 
 from lab import codec
-from lab.client import ControlClient, NodeClient
+from lab.client import ApiError, ControlClient, NodeClient
 from lab.messages import ClientWrite, digest
 from lab.trace import read_trace
 
@@ -212,6 +212,22 @@ def test_faults_pause_cut_delay_and_no_majority(tmp_path):
         assert "majority" in answer["error"]
         refused = api.read(99, leader)
         assert not refused["ok"] and "above the high-water mark" in refused["error"]
+
+        # phase 5 - the API refuses what cannot be done, with a status and a sentence
+        killed = next(n for n in sup.names if n != leader)
+        for call, status, says in (
+            (lambda: api.kill(killed), 409, f"node {killed} is already killed"),
+            (lambda: api.pause(killed), 409, "only a running node can pause"),
+            (lambda: api.restart("Q"), 404, "no node 'Q'"),
+            (lambda: api.cut("A", "A"), 400, "two different nodes"),
+            (lambda: api.settings(fsync="sometimes"), 400, "fsync must be one of"),
+            (lambda: api._op("POST", "/api/nope", {}), 404, "no such resource"),
+        ):
+            with pytest.raises(ApiError) as refusal:
+                call()
+            assert refusal.value.status == status and says in str(refusal.value), (status, says)
+        status, body = api.call("POST", "/api/write", None)
+        assert status == 400 and not body["ok"]
 
     kinds = [e["type"] for e in read_trace(tmp_path).events if e["node"] == "cluster"]
     for kind in ("node_paused", "node_resumed", "link_cut", "link_healed", "delay_set", "node_killed"):
