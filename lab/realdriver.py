@@ -218,6 +218,8 @@ def _answer(answer: dict, payload: str) -> Answer:
 def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = None, seed: int = 0,
              truncation: str | None = None, nodes: int | None = None):
     """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
+    from dataclasses import replace
+
     from lab import scenario as scenarios
 
     script = scenarios.load(name)
@@ -229,7 +231,7 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
                         meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
                               "liveness_bound": script.liveness_bound})
     try:
-        run = scenarios.Run(scenarios._with_truncation(script, strategy), driver, seed=seed)
+        run = scenarios.Run(replace(script, truncation=strategy), driver, seed=seed)
         verdict = run.run_all()
     except BaseException:
         driver.close({"passed": False})
