@@ -92,25 +92,41 @@ def _final_logs(events: DataFrame) -> DataFrame:
 
 def check_hwm_majority(events: DataFrame) -> DataFrame:
     """A leader raising its HWM to k in generation g: a majority held index >= k (as the leader learned it in
-    this generation and boot), and entry k is of generation g."""
+    this generation and boot), and entry k is of generation g.
+
+    What the leader knew: its match_index_updated events before the hwm_changed, and the one that the same
+    response produced right after it (a leader records the follower's new match index after deciding the HWM,
+    with only write_acked events in between)."""
     key = [*NODE_BOOT, "gen"]
     raised = events.filter(_is("hwm_changed") & (F.col("role") == "leader")
                            & (F.col("hwm") > F.coalesce(F.col("from_hwm"), F.lit(0))))
-    acks = events.filter(_is("match_index_updated") & (F.col("follower") != F.col("node")))
-    positions = (acks.select(*RUN, "node", "follower").distinct()
+    matches = events.filter(_is("match_index_updated") & (F.col("follower") != F.col("node")))
+    positions = (matches.select(*RUN, "node", "follower").distinct()
                  .withColumn("pos", F.dense_rank().over(Window.partitionBy(*RUN, "node").orderBy("follower")) - 1))
-    acks = acks.join(positions, [*RUN, "node", "follower"]).select(
-        *key, "seq", "pos", "match_index", F.lit(False).alias("is_raise"))
+    matches = matches.join(positions, [*RUN, "node", "follower"]).select(
+        *key, "seq", "pos", "match_index", F.lit("match").alias("kind"))
+    acked = events.filter(_is("write_acked")).select(*key, "seq", F.lit("ack").alias("kind"))
     raises = raised.select(*key, "seq", "time", "hwm", "from_hwm", "cluster_size", "entry_generation",
-                           "committed", F.lit(True).alias("is_raise"))
-    both = raises.unionByName(acks, allowMissingColumns=True)
-    upto = Window.partitionBy(*key).orderBy("seq").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    held = [F.max(F.when(F.col("pos") == j, F.col("match_index"))).over(upto).alias(f"held{j}")
-            for j in range(MAX_NODES - 1)]
+                           "committed", F.lit("raise").alias("kind"))
+    rows = raises.unionByName(matches, allowMissingColumns=True).unionByName(acked, allowMissingColumns=True)
+    order = Window.partitionBy(*key).orderBy("seq")
+    upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    after = order.rowsBetween(1, Window.unboundedFollowing)
+    held = [F.max(F.when(F.col("pos") == j, F.col("match_index"))).over(upto) for j in range(MAX_NODES - 1)]
+    acks_so_far = F.count(F.when(F.col("kind") == "ack", 1)).over(upto)
     k = F.col("hwm")
-    checked = (both.select("*", *held).filter("is_raise")
-               .withColumn("holders", F.lit(1) + sum(F.when(F.col(f"held{j}") >= k, 1).otherwise(0)
-                                                     for j in range(MAX_NODES - 1)))
+    with_state = rows.select("*", F.array(*held).alias("held"), acks_so_far.alias("acks"))
+    next_event = F.first(F.when(F.col("kind") != "ack", F.struct("kind", "seq", "pos", "match_index", "acks")),
+                         ignorenulls=True).over(after)
+    raises = with_state.select("*", next_event.alias("next")).filter(F.col("kind") == "raise")
+    # The match that the raising response produced: next after the raise, with only write_acked between.
+    same_response = ((F.col("next.kind") == "match")
+                     & (F.col("next.seq") - F.col("seq") - 1 == F.col("next.acks") - F.col("acks")))
+    late = (same_response & (F.col("next.match_index") >= k)
+            & (F.coalesce(F.try_element_at("held", F.col("next.pos") + 1), F.lit(0)) < k))
+    checked = (raises
+               .withColumn("holders", F.lit(1) + F.size(F.filter("held", lambda m: m >= k))
+                           + F.when(late, 1).otherwise(0))
                .withColumn("majority", F.floor(F.col("cluster_size") / 2).cast("int") + 1)
                .withColumn("entry_gen", F.coalesce(
                    F.col("entry_generation"),

@@ -135,8 +135,10 @@ def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: d
             graded = [r for r, s in mine if not rubric.skipped(s, check)]
             failed = [r for r in graded if violations.get((r, check), 0) > 0]
             count = sum(violations.get((r, check), 0) for r in graded)
-            if not graded:
+            if not mine:
                 earned = 0.0
+            elif not graded:  # every run of the exercise is of a scenario that skips this check
+                earned = points
             elif rubric.credit == "all-or-nothing":
                 earned = points if not failed else 0.0
             else:

@@ -29,31 +29,18 @@ COMMON_FIELDS: tuple[StructField, ...] = (
     StructField("type", StringType()),
 )
 
-# Every extra field of every event type the grader reads. Unknown fields are ignored, as the format allows.
+# The extra fields the checks read. Other fields (replication details, votes, narration, ...) are skipped by the
+# parser, as the format allows for fields a reader does not know: parsing fewer fields is most of the job's speed.
 EXTRA_FIELDS: tuple[StructField, ...] = (
     StructField("log_end", IntegerType()),
-    StructField("last_generation", IntegerType()),
     StructField("hwm", IntegerType()),
-    StructField("truncation", StringType()),
     StructField("generation", IntegerType()),
-    StructField("candidate", StringType()),
-    StructField("votes", ArrayType(StringType())),
-    StructField("leader", StringType()),
-    StructField("from_generation", IntegerType()),
     StructField("index", IntegerType()),
     StructField("digest", StringType()),
     StructField("payload", StringType()),
     StructField("request", StringType()),
-    StructField("to", StringType()),
-    StructField("from", StringType()),
-    StructField("prev_index", IntegerType()),
-    StructField("prev_generation", IntegerType()),
-    StructField("first", IntegerType()),
-    StructField("last", IntegerType()),
-    StructField("conflict_index", IntegerType()),
     StructField("follower", StringType()),
     StructField("match_index", IntegerType()),
-    StructField("next_index", IntegerType()),
     StructField("from_hwm", IntegerType()),
     StructField("role", StringType()),
     StructField("entry_generation", IntegerType()),
@@ -62,17 +49,12 @@ EXTRA_FIELDS: tuple[StructField, ...] = (
     StructField("removed", ENTRIES),
     StructField("reason", StringType()),
     StructField("conflicting_generation", IntegerType()),
-    StructField("end_index", IntegerType()),
     StructField("entry", ENTRY),
     StructField("entries", ENTRIES),
     StructField("target", StringType()),
-    StructField("src", StringType()),
-    StructField("dst", StringType()),
-    StructField("ms", IntegerType()),
     StructField("name", StringType()),
     StructField("ok", BooleanType()),
     StructField("detail", StringType()),
-    StructField("text", StringType()),
 )
 
 CORRUPT = "_corrupt_record"
@@ -120,7 +102,5 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "node_restarted": ("target",),
     "node_paused": ("target",),
     "node_resumed": ("target",),
-    "link_cut": ("src", "dst"),
-    "link_healed": ("src", "dst"),
     "expectation": ("name", "ok"),
 }

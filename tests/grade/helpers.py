@@ -61,3 +61,87 @@ def _cast(value, data_type):
 
 def rows(df) -> list[dict]:
     return [r.asDict() for r in df.orderBy("submission", "run", "check", "node", "index", "seq").collect()]
+
+
+# ---- a small class ------------------------------------------------------------------------------------------
+
+def full_runs(bugs=frozenset()) -> list:
+    """One run per exercise of the default rubric, as `hwm-lab submit` would pack them."""
+    from lab.grade import synth
+
+    return [(synth.s1_run("ex1-s1", bugs), 1), (synth.l1_run("ex2-l1", bugs=bugs), 2),
+            (synth.l1_run("ex3-l1", bugs=bugs), 3), (synth.l1_run("ex4-l1", bugs=bugs), 4),
+            (synth.s1_run("ex5-s1", bugs), 5), (synth.l1_run("ex6-l1", bugs=bugs), 6)]
+
+
+def rewrite_zip(path, change) -> None:
+    """Rewrite a submission zip; change(name, data) returns new data, or None to drop the member."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        members = [(i.filename, z.read(i)) for i in z.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members:
+            new = change(name, data)
+            if new is not None:
+                z.writestr(name, new)
+
+
+def make_class(root) -> None:
+    """Correct students, students with one planted bug each, and bad submissions of every kind."""
+    import zipfile
+
+    from lab.grade import synth
+
+    root.mkdir(parents=True, exist_ok=True)
+    synth.write_submission(root, "alice", full_runs())
+    for student, bug in [("bob", "majority"), ("dave", "hwm-back"), ("erin", "stall"),
+                         ("frank", "truncate-committed"), ("gina", "expect")]:
+        synth.write_submission(root, student, full_runs(frozenset({bug})))
+    synth.write_submission(root, "carol", full_runs(frozenset({"read"})), as_zip=False)
+    synth.write_submission(root, "olga", [r for r in full_runs() if r[1] in (1, 4)], as_zip=False)
+
+    # Bad submissions: each must get its own grading_status, and the rest of the class must be graded.
+    synth.write_submission(root, "hank", full_runs())
+    rewrite_zip(root / "hank.zip", lambda n, d: None if n == "manifest.json" else d)
+
+    def lines(fn):
+        return lambda n, d: fn(d.decode().split("\n")) if n.endswith(fn.__name__) else d
+
+    synth.write_submission(root, "ivan", full_runs())
+
+    def garble(ls):
+        ls[2] = "not json"
+        return "\n".join(ls).encode()
+    garble.__name__ = "ex1-s1/events-B.jsonl"
+    rewrite_zip(root / "ivan.zip", lines(garble))
+
+    synth.write_submission(root, "judy", full_runs())
+
+    def swap(ls):
+        ls[4], ls[5] = ls[5], ls[4]
+        return "\n".join(ls).encode()
+    swap.__name__ = "ex4-l1/events-A.jsonl"
+    rewrite_zip(root / "judy.zip", lines(swap))
+
+    synth.write_submission(root, "nick", full_runs())
+
+    def wrong_type(ls):
+        ls[6] = ls[6].replace('"seq":7', '"seq":"seven"')
+        return "\n".join(ls).encode()
+    wrong_type.__name__ = "ex2-l1/events-C.jsonl"
+    rewrite_zip(root / "nick.zip", lines(wrong_type))
+
+    synth.write_submission(root, "ken", full_runs())
+    with zipfile.ZipFile(root / "ken.zip", "a") as z:
+        z.writestr("../../escaped.txt", "I should never be written")
+
+    synth.write_submission(root, "liz", full_runs())
+    with zipfile.ZipFile(root / "liz.zip", "a", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("runs/ex1-s1/events-cluster.jsonl.big", b"x" * (3 * 1024 * 1024))
+
+    # A torn last line (a node killed mid-write) is skipped with a warning: mia is graded in full.
+    synth.write_submission(root, "mia", full_runs())
+    rewrite_zip(root / "mia.zip", lambda n, d: d + b'{"v":1,"seq":99,"ti' if n.endswith("ex3-l1/events-C.jsonl")
+                else d)
+    (root / "README.txt").write_text("not a submission\n")

@@ -1,0 +1,163 @@
+"""The whole job: a small class of generated submissions (correct, planted bugs, malformed) graded end to end,
+the same class through Spark's Hadoop file systems, and real simulator traces."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.grade import job, synth
+
+from .helpers import full_runs, make_class
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Worked out by hand from the default rubric (lab/grade/rubric.toml) and what each planted bug breaks:
+# bob's leader commits alone, which shows in S1 (ex. 1 and 5: everything but logs-agree fails there);
+# carol serves one index above the HWM (ex. 4 read-above-hwm, and S1's "e4 never served" in ex. 1 and 5);
+# dave's HWM steps back (ex. 2 hwm-monotonic); erin's followers stop learning the HWM after the last fault
+# (ex. 2 liveness, and S1's "HWM 4 everywhere"); frank drops a committed entry on restart (L1 runs:
+# truncation-safe in ex. 3 and 6); gina's scenario expectations fail (2 points in every exercise);
+# mia's torn last line is skipped with a warning; olga only submitted exercises 1 and 4.
+EXPECTED = """\
+student_id,exercise_1,exercise_2,exercise_3,exercise_4,exercise_5,exercise_6,total,grading_status
+alice,10,10,10,10,10,10,60,ok
+bob,0,10,10,10,2,10,42,ok
+carol,8,10,10,2,8,10,48,ok
+dave,10,8,10,10,10,10,58,ok
+erin,8,7,10,10,8,10,53,ok
+frank,10,10,8,10,10,7,55,ok
+gina,8,8,8,8,8,8,48,ok
+hank,0,0,0,0,0,0,0,missing manifest
+ivan,0,0,0,0,0,0,0,malformed: runs/ex1-s1/events-B.jsonl line 3 is not JSON
+judy,0,0,0,0,0,0,0,edited: runs/ex4-l1/events-A.jsonl line 5 has seq 6 after seq 4 (events out of sequence)
+ken,0,0,0,0,0,0,0,unsafe archive: entry '../../escaped.txt' points outside the archive
+liz,0,0,0,0,0,0,0,too large: runs/ex1-s1/events-cluster.jsonl.big is 3.0 MB uncompressed (limit 1 MB per file)
+mia,10,10,10,10,10,10,60,ok
+nick,0,0,0,0,0,0,0,malformed: runs/ex2-l1/events-C.jsonl line 7: field seq has the wrong type
+olga,10,0,0,10,0,0,20,ok
+"""
+
+
+def grade(spark, submissions, out, *extra) -> int:
+    args = job.build_parser().parse_args([str(submissions), "--out", str(out), "--max-file-mb", "1", *extra])
+    return job.run(args, spark)
+
+
+@pytest.fixture(scope="module")
+def graded(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("class")
+    make_class(root / "submissions")
+    assert grade(spark, root / "submissions", root / "out") == 0
+    return root
+
+
+def test_grades_csv_matches_the_expectation_exactly(graded):
+    assert (graded / "out" / "grades.csv").read_text() == EXPECTED
+
+
+def test_every_output_is_written_and_nothing_else(graded):
+    out = graded / "out"
+    assert sorted(p.name for p in out.iterdir()) == sorted(["feedback", "gradescope", "grades.csv", "report.html",
+                                                            "violations.csv", "violations.parquet"])
+    students = [line.split(",")[0] for line in EXPECTED.splitlines()[1:]]
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == sorted(
+        f"{s}.{ext}" for s in students for ext in ("html", "md"))
+    assert sorted(p.name for p in (out / "gradescope").iterdir()) == sorted(students)
+    # ken's archive tried to write two levels up: nothing escaped.
+    assert not list(graded.parent.rglob("escaped.txt"))
+    assert sorted(p.name for p in graded.iterdir()) == ["out", "submissions"]
+
+
+def test_violations_have_their_context(spark, graded):
+    with open(graded / "out" / "violations.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["submission", "run", "exercise", "scenario", "check", "node", "index", "detail",
+                             "seq", "time"]
+    assert {r["submission"] for r in rows} == {"bob", "carol", "dave", "erin", "frank", "gina"}
+    parquet = spark.read.parquet(str(graded / "out" / "violations.parquet"))
+    assert parquet.count() == len(rows)
+    bob = [r for r in rows if r["submission"] == "bob" and r["check"] == "hwm-majority"]
+    assert [(r["run"], r["node"], r["index"]) for r in bob] == [("ex1-s1", "A", "4"), ("ex5-s1", "A", "4")]
+
+
+def test_feedback_explains_the_first_violation_with_the_trace_around_it(graded):
+    md = (graded / "out" / "feedback" / "bob.md").read_text()
+    assert "Total: **42 / 60**" in md
+    assert "### Exercise 1: The HWM never exceeds what a majority held (`hwm-majority`), 0 / 4 points" in md
+    assert "First violation (run ex1-s1, node A, t=0.15): A raised its HWM from 3 to 4 in generation 1, but only " \
+           "1 of 3 nodes held index 4 (a majority is 2)" in md
+    assert '>> {"v":1,"seq":43,' in md and '"type":"hwm_changed"' in md
+    html = (graded / "out" / "feedback" / "bob.html").read_text()
+    assert "<span class=\"here\">" in html and "The rule:" in html
+    assert "could not be graded: **missing manifest**" in (graded / "out" / "feedback" / "hank.md").read_text()
+    assert "torn last line, skipped" in (graded / "out" / "feedback" / "mia.md").read_text()
+    assert "Every check passed on every run" in (graded / "out" / "feedback" / "alice.md").read_text()
+
+
+def test_gradescope_results_follow_the_autograder_format(graded):
+    result = json.loads((graded / "out" / "gradescope" / "carol" / "results.json").read_text())
+    assert result["score"] == 48
+    assert len(result["tests"]) == 22
+    for t in result["tests"]:
+        assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
+        assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"
+    failed = [t for t in result["tests"] if t["status"] == "failed"]
+    assert [(t["name"].split(":")[0], t["score"], t["max_score"]) for t in failed] == [
+        ("Exercise 1 (high_water_mark", 0, 2), ("Exercise 4 (check_read", 0, 8), ("Exercise 5 (plan_truncation", 0, 2)]
+    bad = json.loads((graded / "out" / "gradescope" / "ken" / "results.json").read_text())
+    assert bad["score"] == 0 and bad["tests"][0]["status"] == "failed"
+
+
+def test_the_class_report_has_its_pictures_and_tables(graded):
+    html = (graded / "out" / "report.html").read_text()
+    assert html.count("<svg") == 4  # histogram, per check, per exercise, common failures
+    for heading in ("Scores", "Pass rate per check", "Pass rate per exercise", "Most common failure messages",
+                    "Not gradable"):
+        assert f"<h2>{heading}</h2>" in html
+    assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")  # no CDN, no external asset
+
+
+def test_the_same_class_through_spark_file_systems(spark, graded, tmp_path):
+    # URIs go through Hadoop's FileSystem API (what hdfs:// or s3a:// use on a cluster).
+    out = tmp_path / "uri-out"
+    assert grade(spark, "file://" + str(graded / "submissions"), "file://" + str(out)) == 0
+    assert (out / "grades.csv").read_text() == EXPECTED
+
+
+def test_real_simulator_traces_of_the_reference_solution_get_full_marks(spark, tmp_path):
+    from lab.scenario import simulate
+
+    student = tmp_path / "subs" / "ref"
+    runs = []
+    for exercise, scenario in enumerate(["s1", "k1", "k2", "f8", "n4", "l1"], 1):
+        verdict = simulate(scenario, seed=7, out=student / "runs" / scenario)
+        assert verdict.passed
+        runs.append({"run": scenario, "exercise": exercise, "scenario": scenario, "seed": 7, "source": "sim",
+                     "dir": f"runs/{scenario}"})
+    (student / "manifest.json").write_text(json.dumps(
+        {"format": "hwm-lab-submission", "version": 1, "student": "ref", "lab_version": "0.1.0",
+         "created": "2026-11-22T10:00:00Z", "files_sha256": {}, "exercises": [1, 2, 3, 4, 5, 6], "runs": runs}))
+    assert grade(spark, tmp_path / "subs", tmp_path / "out") == 0
+    assert (tmp_path / "out" / "grades.csv").read_text().splitlines()[1] == "ref,10,10,10,10,10,10,60,ok"
+
+
+def test_help_does_not_start_spark():
+    code = ("import sys, lab.grade.job, lab.grade.cli, lab.grade.rubric, lab.grade.report;"
+            "assert 'pyspark' not in sys.modules, 'pyspark imported'")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    out = subprocess.run([sys.executable, "-m", "lab.grade", "--help"], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert "SUBMISSIONS" in out.stdout and "--master" in out.stdout and "--rubric" in out.stdout
+
+
+def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
+    args = job.build_parser().parse_args([str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")])
+    assert job.run(args) == 2
+    assert not (tmp_path / "out").exists()
