@@ -708,6 +708,7 @@ class Supervisor:
                 info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
+                info["exit_reason"] = _last_line(node.data_dir / "node.log")
             for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
                                  ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
                 info.setdefault(key, default)
@@ -917,6 +918,17 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = Path(f"{path}.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _last_line(path: Path) -> str:
+    """The last line a node logged: on a fail-stop, the exception that stopped it."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+            lines = f.read().decode("utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
 
 
 def _tail(path: Path, lines: int = 5) -> str:
