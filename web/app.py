@@ -214,6 +214,8 @@ class Dashboard:
         return self.feed.client
 
     def _perform(self, action: str, args: dict) -> dict:  # noqa: C901 (a table of actions)
+        if action in (*ACTIONS_NODE, "cut", "heal", "heal_all", "write", "read", "settings"):
+            self._client()  # refuses first when there is no cluster at all
         if action in ACTIONS_NODE:
             node = self._node_arg(args)
             return self._client().post(f"/api/nodes/{node}/{action}")

@@ -39,9 +39,8 @@ def register(subparsers) -> None:
                                  description="Serve the dashboard for a cluster that is already running.")
     _common(dash, 8800)
     dash.add_argument("--control-url", default=None, help="the supervisor's control API (default: from RUN_DIR)")
-    dash.add_argument("--dir", default=None,
-                      help="the cluster's run directory holding cluster.json (default: the newest under "
-                           ".hwm-lab/ or runs/)")
+    dash.add_argument("--dir", default=".hwm-lab",
+                      help="the cluster's run directory, as given to `hwm-lab up` (default ./.hwm-lab)")
     dash.set_defaults(func=run, command_name="dashboard")
 
     replay = subparsers.add_parser("replay", help="replay a trace directory in the dashboard",
@@ -64,7 +63,7 @@ def to_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--fsync", args.fsync] if args.fsync else []
     elif args.command_name == "dashboard":
         argv += ["--control-url", args.control_url] if args.control_url else []
-        argv += ["--dir", args.dir] if args.dir else []
+        argv += ["--dir", args.dir]
     else:
         argv += [args.trace_dir]
     return argv

@@ -7,12 +7,10 @@ that opens sockets is imported. `serve_command(args)` is the same work for threa
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import socket
 import sys
 import time
-from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,22 +34,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def find_control_url(run_dir: str | None) -> str:
-    candidates = [Path(run_dir)] if run_dir else [*Path(".hwm-lab").glob("**/"), *Path("runs").glob("*/")]
-    found = []
-    for directory in candidates:
-        info = directory / "cluster.json"
-        if info.exists():
-            try:
-                data = json.loads(info.read_text())
-                found.append((info.stat().st_mtime, data["control_url"]))
-            except (OSError, ValueError, KeyError):
-                continue
-    if not found:
-        where = run_dir or ".hwm-lab/ or runs/"
-        raise SystemExit(f"no running cluster found in {where} (no cluster.json): start one with `hwm-lab up`, "
-                         "or give --control-url")
-    return max(found)[1]
+def find_control_url(run_dir: str) -> str:
+    """The control URL of the cluster running in RUN_DIR (what `hwm-lab up --dir RUN_DIR` wrote)."""
+    from lab.client import cluster_info
+
+    info = cluster_info(run_dir)
+    if info is None:
+        raise SystemExit(f"hwm-lab dashboard: no cluster is running in {run_dir} (no live cluster.json): start one "
+                         f"with `hwm-lab up{'' if run_dir == '.hwm-lab' else ' --dir ' + run_dir}`, or give "
+                         "--control-url")
+    return info["control_url"]
 
 
 def _interrupt(*_):
