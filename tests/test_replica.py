@@ -1,7 +1,5 @@
 """The replica's rules, one input at a time: elections, replication, the HWM, truncation and reads."""
 
-EXERCISES_NEEDED = (1, 2, 3, 4)
-
 import random
 
 import pytest
@@ -9,6 +7,8 @@ import pytest
 from lab.messages import (ClientRead, ClientWrite, Entry, HardState, ReplicationRequest, ReplicationResponse,
                           VoteRequest)
 from lab.replica import Replica
+
+EXERCISES_NEEDED = (1, 2, 3, 4)  # with --impl exercises, skipped until these are started
 
 NODES = ("A", "B", "C")
 
