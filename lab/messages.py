@@ -6,12 +6,14 @@ The wire codec (`lab.codec`) is the only place that turns these into bytes.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
 frozen = dataclass(frozen=True, slots=True, kw_only=True)
 
 
+@lru_cache(maxsize=65536)  # an entry's digest is traced several times on its way (append, commit, ack)
 def digest(payload: str) -> str:
     """Short content digest of a payload, as written in traces."""
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
