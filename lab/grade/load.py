@@ -622,10 +622,15 @@ def read_events(spark, cat: Catalog, storage):
     bad = F.try_element_at(F.filter("checked", lambda x: x["problem"].isNotNull()
                                 & ~((x["line"] == last) & ~ends_with_newline)), F.lit(1))
     good = F.filter("checked", lambda x: x["problem"].isNull() & (F.trim(x["text"]) != ""))
-    seqs = F.transform("good", lambda x, i: F.struct(
-        x["line"].alias("line"), x["j"]["seq"].alias("seq"), (i + 1).alias("want"),
-        F.when(i > 0, F.try_element_at(F.col("good"), i)["j"]["seq"]).alias("prev")))
-    out_of_sequence = F.try_element_at(F.filter(seqs, lambda y: y["seq"] != y["want"]), F.lit(1))
+    # seq must be 1, 2, 3, ... in file order: compare the seqs with that sequence, element by element.
+    seqs = F.transform("good", lambda x: x["j"]["seq"])
+    n_good = F.size("good")
+    expected = F.sequence(F.lit(1).cast("long"), F.greatest(n_good, F.lit(1)).cast("long"))
+    first_wrong = F.array_position(F.zip_with(seqs, expected, lambda a, b: a == b), False).cast("int")
+    out_of_sequence = F.when((n_good > 0) & (first_wrong > 0), F.struct(
+        F.try_element_at("good", first_wrong)["line"].alias("line"),
+        F.try_element_at(seqs, first_wrong).alias("seq"),
+        F.when(first_wrong > 1, F.try_element_at(seqs, first_wrong - 1)).alias("prev")))
     edited = F.when(out_of_sequence.isNotNull(), F.concat(
         F.col("path"), F.lit(" line "), out_of_sequence["line"].cast("string"), F.lit(" has seq "),
         out_of_sequence["seq"].cast("string"),
