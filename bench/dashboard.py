@@ -56,6 +56,26 @@ def children(pid: int) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        for child in children(todo.pop()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def browser_pids() -> list[int]:
+    pids = []
+    for pid in descendants(os.getpid()):
+        try:
+            if b"chrom" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                pids.append(pid)
+        except OSError:
+            pass
+    return pids
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -207,8 +227,10 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
     first = api.events(after=0, limit=1)  # noqa: F841 (warms the supervisor's tail)
     page.evaluate("() => { window.hwmStats.arrivals = []; window.hwmStats.record = true; }")
     node_pids = children(supervisor_pid)
+    chrome = browser_pids()
     before = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
-              "nodes": sum(cpu_seconds(p) for p in node_pids)}
+              "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
+              "bench": cpu_seconds(os.getpid())}
     start_count = len(api.all_events())
     floor = Floor(api.url, start_count, started)
     t0 = time.monotonic()
@@ -216,7 +238,8 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
         time.sleep(seconds)
     elapsed = time.monotonic() - t0
     after = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
-             "nodes": sum(cpu_seconds(p) for p in node_pids)}
+             "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
+             "bench": cpu_seconds(os.getpid())}
     time.sleep(1.0)  # let the last frames arrive
     arrivals = page.evaluate("() => { window.hwmStats.record = false; return window.hwmStats.arrivals; }")
     events = api.all_events()
@@ -252,6 +275,8 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
         "cpu_percent_dashboard": round(100 * (after["dashboard"] - before["dashboard"]) / elapsed, 1),
         "cpu_percent_supervisor": round(100 * (after["supervisor"] - before["supervisor"]) / elapsed, 1),
         "cpu_percent_nodes": round(100 * (after["nodes"] - before["nodes"]) / elapsed, 1),
+        "cpu_percent_browser": round(100 * (after["browser"] - before["browser"]) / elapsed, 1),
+        "cpu_percent_bench_clients": round(100 * (after["bench"] - before["bench"]) / elapsed, 1),
     }
 
 
@@ -276,13 +301,15 @@ def main(argv=None) -> int:
     print(f"dashboard benchmark: {args.nodes} nodes, async mode {args.async_mode}, {args.frame_hz:g} frames/s, "
           f"{os.cpu_count()} cores, load average {load[0]:.1f} at the end (other work on the machine skews lag)")
     header = ("phase", "writes/s", "events/s made", "to page", "in full", "lag p50 ms", "lag p99 ms", "max ms",
-              "API floor p99 ms", "dashboard CPU %", "supervisor CPU %", "nodes CPU %")
+              "API floor p99 ms", "dashboard CPU %", "supervisor CPU %", "nodes CPU %", "browser CPU %",
+              "bench clients CPU %")
     print(" | ".join(header))
     for ph in results["phases"]:
         print(" | ".join(str(x) for x in (
             ph["phase"], ph["writes_acked_per_s"], ph["events_per_s_produced"], ph["events_per_s_delivered"],
             ph["events_in_full_per_s"], ph["lag_ms_p50"], ph["lag_ms_p99"], ph["lag_ms_max"], ph["api_lag_ms_p99"],
-            ph["cpu_percent_dashboard"], ph["cpu_percent_supervisor"], ph["cpu_percent_nodes"])))
+            ph["cpu_percent_dashboard"], ph["cpu_percent_supervisor"], ph["cpu_percent_nodes"],
+            ph["cpu_percent_browser"], ph["cpu_percent_bench_clients"])))
     if results.get("page_errors"):
         print("page errors:", results["page_errors"])
     results["load_average"] = load

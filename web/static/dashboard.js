@@ -340,6 +340,9 @@
       `high-water mark ${leader ? leader.hwm : "–"} · truncation ${c.settings.truncation || "?"} · fsync ${fmtFsync(c.settings.fsync)}` +
       ((c.settings.delay_ms || 0) ? ` · slow motion ${Math.round(c.settings.delay_ms)} ms` : "");
     $("#rate").textContent = S.mode === "live" ? `${Math.round(S.rate).toLocaleString()} events/s` : "";
+    // When entries stream in, the window moves every frame: sliding every cell would keep the page busy
+    // animating instead of drawing the next frame on time.
+    document.body.classList.toggle("busy", S.mode === "live" && S.rate > 400);
   }
   function fmtFsync(f) { if (!f) return "?"; if (typeof f === "string") return f; const v = new Set(Object.values(f)); return v.size === 1 ? [...v][0] : Object.entries(f).map(([k, x]) => k + " " + x).join(", "); }
 
