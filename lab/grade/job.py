@@ -156,7 +156,10 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if cat.files:
         events_all = loader.read_events(spark, cat, storage).persist(StorageLevel.MEMORY_AND_DISK)
         notes = (events_all.filter(F.col("file_status").isNotNull() | F.col("warning").isNotNull())
-                 .select("file_id", "submission", "file_status", "warning").distinct().orderBy("file_id").collect())
+                 .groupBy("file_id", "submission")
+                 .agg(F.min_by("file_status", F.when(F.col("file_status").isNotNull(), F.col("line")))
+                      .alias("file_status"), F.first("warning", ignorenulls=True).alias("warning"))
+                 .orderBy("file_id").collect())
         for row in notes:
             sub = subs[row["submission"]]
             if row["warning"]:

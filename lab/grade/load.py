@@ -548,10 +548,10 @@ def _resolve_duplicates(subs: list[Submission], files: list) -> None:
 # ---- events, through Spark ----------------------------------------------------------------------------------
 
 def read_events(spark, cat: Catalog, storage):
-    """All staged events files as one DataFrame, with each file's problems.
-
-    Returns (events_all, problems): events_all holds the events of every staged file (schema.EVENTS plus
-    file_id); problems maps file id to (status or None, warning or None) for every file with something to say.
+    """All staged events files as one DataFrame: every line with its file's context, parsed against the
+    explicit schema, and `file_status` (why the line makes its submission ungradable) or `warning` (a torn last
+    line, skipped) where there is something to say. One row per line; lines are numbered from the file, which
+    Spark reads whole (`wholetext`), so numbering never depends on how files are split.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
@@ -572,90 +572,63 @@ def read_events(spark, cat: Catalog, storage):
     raw = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
            .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
                    .alias("file_id"), F.col("value")))
-    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     text = F.col("value")
-    lines = F.split(text, "\r?\n")
-    ends_with_newline = F.col("ends_nl")
-    last = F.col("n_lines")
+    context = ["file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "path", "file_node"]
+    # Two steps, so that no exploded line carries its whole file along.
+    lines = (raw.join(F.broadcast(files), "file_id")
+             .select(*context, F.split(text, "\n").alias("lines"),
+                     ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
+             .select(*context, "ends_nl", "lines", F.size("lines").alias("n_lines"))
+             .select(*context, "ends_nl", "n_lines", F.posexplode("lines").alias("pos", "text"))
+             .select("*", (F.col("pos") + 1).alias("line"))
+             .filter(F.trim(F.col("text")) != ""))
+    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+    parsed = lines.select("*", F.from_json("text", EVENT_LINE, opts).alias("j"))
 
-    def parse(line, i):
-        return F.struct((i + 1).alias("line"), line.alias("text"), F.from_json(line, EVENT_LINE, opts).alias("j"))
+    j = F.col("j")
+    wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & j[f.name].isNull(),
+                                     F.lit(f.name)) for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
+    missing = F.coalesce(*[F.when(j[f.name].isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
+    per_type = F.coalesce(*[F.when((j["type"] == t) & j[name].isNull(), F.lit(f"{t} without {name}"))
+                            for t, names in REQUIRED.items() for name in names])
 
-    parsed = F.transform(lines, parse)
+    def bad_entry(e):
+        return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
+                | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
 
-    def problem(x):
-        j = x["j"]
-        wrong_type = F.coalesce(*[F.when(F.get_json_object(x["text"], f"$.{f.name}").isNotNull()
-                                         & j[f.name].isNull(), F.lit(f.name))
-                                  for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
-        missing = F.coalesce(*[F.when(j[f.name].isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
-        def bad_entry(e):
-            return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
-                    | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
-
-        shapes = F.coalesce(*[F.when(F.exists(j[name], bad_entry), F.lit(f"an entry in {name} is not "
-                                                                           "[index, generation, digest]"))
-                              for name in ("committed", "removed", "entries")],
-                            F.when(j["entry"].isNotNull() & bad_entry(j["entry"]),
-                                   F.lit("entry is not [index, generation, digest]")))
-        per_type = F.coalesce(*[F.when((j["type"] == t) & j[name].isNull(), F.lit(f"{t} without {name}"))
-                                for t, names in REQUIRED.items() for name in names])
-        at = F.concat(F.col("path"), F.lit(" line "), x["line"].cast("string"))
-        return (F.when(F.trim(x["text"]) == "", F.lit(None))
-                .when(j.isNull() | (j[CORRUPT].isNotNull() & F.json_object_keys(x["text"]).isNull()),
+    shapes = F.coalesce(*[F.when(F.exists(j[name], bad_entry),
+                                 F.lit(f"an entry in {name} is not [index, generation, digest]"))
+                          for name in ("committed", "removed", "entries")],
+                        F.when(j["entry"].isNotNull() & bad_entry(j["entry"]),
+                               F.lit("entry is not [index, generation, digest]")))
+    at = F.concat(F.col("path"), F.lit(" line "), F.col("line").cast("string"))
+    problem = (F.when(j.isNull() | (j[CORRUPT].isNotNull() & F.json_object_keys("text").isNull()),
                       F.concat(at, F.lit(" is not JSON")))
-                .when(j[CORRUPT].isNotNull(), F.concat(at, F.lit(": field "), wrong_type,
-                                                       F.lit(" has the wrong type")))
-                .when(missing.isNotNull(), F.concat(at, F.lit(": field "), missing, F.lit(" is missing")))
-                .when(j["v"] != 1, F.concat(at, F.lit(": trace format version "), j["v"].cast("string"),
+               .when(j[CORRUPT].isNotNull(), F.concat(at, F.lit(": field "), wrong_type, F.lit(" has the wrong type")))
+               .when(missing.isNotNull(), F.concat(at, F.lit(": field "), missing, F.lit(" is missing")))
+               .when(j["v"] != 1, F.concat(at, F.lit(": trace format version "), j["v"].cast("string"),
                                            F.lit(" is not supported")))
-                .when(j["node"] != F.col("file_node"), F.concat(at, F.lit(": node is "), j["node"],
-                                                               F.lit(", not "), F.col("file_node")))
-                .when(per_type.isNotNull(), F.concat(at, F.lit(": "), per_type))
-                .when(shapes.isNotNull(), F.concat(at, F.lit(": "), shapes)))
-
-    with_problems = F.transform(parsed, lambda x: F.struct(x["line"].alias("line"), x["text"].alias("text"),
-                                                           x["j"].alias("j"), problem(x).alias("problem")))
-    # A torn last line (a node killed mid-write) is skipped with a warning, as the trace format says.
-    torn = F.try_element_at(F.filter("checked", lambda x: (x["line"] == last) & ~ends_with_newline
-                                 & x["problem"].isNotNull()), F.lit(1))
-    bad = F.try_element_at(F.filter("checked", lambda x: x["problem"].isNotNull()
-                                & ~((x["line"] == last) & ~ends_with_newline)), F.lit(1))
-    good = F.filter("checked", lambda x: x["problem"].isNull() & (F.trim(x["text"]) != ""))
-    # seq must be 1, 2, 3, ... in file order: compare the seqs with that sequence, element by element.
-    seqs = F.transform("good", lambda x: x["j"]["seq"])
-    n_good = F.size("good")
-    expected = F.sequence(F.lit(1).cast("long"), F.greatest(n_good, F.lit(1)).cast("long"))
-    first_wrong = F.array_position(F.zip_with(seqs, expected, lambda a, b: a == b), False).cast("int")
-    out_of_sequence = F.when((n_good > 0) & (first_wrong > 0), F.struct(
-        F.try_element_at("good", first_wrong)["line"].alias("line"),
-        F.try_element_at(seqs, first_wrong).alias("seq"),
-        F.when(first_wrong > 1, F.try_element_at(seqs, first_wrong - 1)).alias("prev")))
-    edited = F.when(out_of_sequence.isNotNull(), F.concat(
-        F.col("path"), F.lit(" line "), out_of_sequence["line"].cast("string"), F.lit(" has seq "),
-        out_of_sequence["seq"].cast("string"),
-        F.when(out_of_sequence["prev"].isNull(), F.lit(", expected 1"))
-        .when(out_of_sequence["seq"] == out_of_sequence["prev"], F.lit(", a repeat"))
-        .otherwise(F.concat(F.lit(" after seq "), out_of_sequence["prev"].cast("string"),
+               .when(j["node"] != F.col("file_node"), F.concat(at, F.lit(": node is "), j["node"], F.lit(", not "),
+                                                              F.col("file_node")))
+               .when(per_type.isNotNull(), F.concat(at, F.lit(": "), per_type))
+               .when(shapes.isNotNull(), F.concat(at, F.lit(": "), shapes)))
+    # A torn last line (a node killed mid-write: no newline after it) is skipped with a warning, as the trace
+    # format says. Every other line N must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
+    torn = (F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")
+    seq = j["seq"]
+    edited = F.when(seq != F.col("line"), F.concat(
+        at, F.lit(" has seq "), seq.cast("string"),
+        F.when(F.col("line") == 1, F.lit(", expected 1"))
+        .when(seq < F.col("line"), F.lit(", a repeat or out of sequence"))
+        .otherwise(F.concat(F.lit(" after seq "), (F.col("line") - 1).cast("string"),
                             F.lit(" (events out of sequence)")))))
-
+    checked = parsed.select("*", problem.alias("problem"))
     event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
-    per_file = (raw.join(F.broadcast(files), "file_id")
-                .select("*", with_problems.alias("checked"), F.size(lines).alias("n_lines"),
-                        ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
-                .select("file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "path",
-                        "file_node", "checked", "n_lines", "ends_nl")
-                .select("*", F.when(bad.isNotNull(), F.concat(F.lit("malformed: "), bad["problem"])).alias("bad"),
-                        F.when(torn.isNotNull(), F.concat(torn["problem"], F.lit(" (torn last line, skipped)")))
-                        .alias("warning"),
-                        good.alias("good"))
-                .select("*", edited.alias("edited"))
-                .select("file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound",
-                        F.coalesce("bad", F.concat(F.lit("edited: "), F.col("edited"))).alias("file_status"),
-                        "warning", "good"))
-    events_all = per_file.select(
-        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "file_status", "warning",
-        F.explode_outer("good").alias("e")).select(
-        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "file_status", "warning",
-        *[F.col("e.j")[n].alias(n) for n in event_fields])
-    return events_all
+    return checked.select(
+        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "line",
+        F.when(F.col("problem").isNotNull() & ~torn, F.concat(F.lit("malformed: "), F.col("problem")))
+        .when(F.col("problem").isNull(), F.when(edited.isNotNull(), F.concat(F.lit("edited: "), edited)))
+        .alias("file_status"),
+        F.when(F.col("problem").isNotNull() & torn, F.concat(F.col("problem"), F.lit(" (torn last line, skipped)")))
+        .alias("warning"),
+        *[F.when(F.col("problem").isNull(), j[n]).alias(n) for n in event_fields])
