@@ -39,6 +39,8 @@ def shape_node(node: dict, log_window: int) -> dict:
         shaped["log_end"] = log[-1][0] if log else 0
     if shaped["state"] is None:
         shaped["state"] = "running"
+    # The supervisor could not ask a running node (busy, or its clock held): these figures are its last known.
+    shaped["stale"] = shaped["state"] == "running" and bool(node.get("unresponsive") or node.get("stale"))
     return shaped
 
 

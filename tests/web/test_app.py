@@ -502,3 +502,14 @@ def test_importing_the_dashboard_patches_nothing_and_never_imports_pyspark():
     assert out.stdout.strip() == "ok", out.stderr
     for path in (ROOT / "web").rglob("*.py"):
         assert "pyspark" not in path.read_text(), path
+
+
+def test_a_node_that_did_not_answer_is_shown_with_its_last_known_figures():
+    from web.live import shape_node
+
+    node = {"id": "A", "state": "running", "role": "leader", "generation": 1, "log_end": 3, "hwm": 3,
+            "log": [[1, 1, "e1"], [2, 1, "e2"], [3, 1, "e3"]], "unresponsive": "timed out"}
+    assert shape_node(node, 48)["stale"] is True
+    assert shape_node({**node, "unresponsive": None}, 48)["stale"] is False
+    assert shape_node({**node, "state": "killed", "stale": True}, 48)["stale"] is False  # killed says enough
+    assert shape_node({**node, "log": [[i, 1, "x" * 40] for i in range(1, 101)]}, 48)["log_start"] == 53

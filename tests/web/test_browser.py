@@ -283,11 +283,18 @@ def test_guided_s1_then_replay_its_trace(demo):
             expect(page.locator("#scrub-label")).to_contain_text("event 0 of")
             page.locator("#scrub").focus()
             page.keyboard.press("Escape")
-            page.click("#btn-play")
-            page.select_option("#play-speed", "5")
-            page.wait_for_function("document.querySelector('#lane-A .l2').textContent.includes('log end 3')")
+            position = "Number(document.querySelector('#scrub').value)"
+            page.click("#btn-play")  # at 1x: trace time runs as it did
+            page.wait_for_function(f"{position} > 20")
             page.click("#btn-play")  # pause
+            paused_at = page.evaluate(position)
+            page.wait_for_timeout(500)
+            assert page.evaluate(position) == paused_at
             page.screenshot(path=str(shots / "replay.png"))
+            page.select_option("#play-speed", "20")
+            page.click("#btn-play")
+            expect(page.locator("#scrub-label")).to_contain_text(f"event {total:,} of {total:,}")
+            expect(page.locator("#btn-play")).to_have_text("▶ Play")  # stops by itself at the end
             page.click("#btn-live")
             expect(page.locator("#conn")).to_have_text("live")
             expect(page.locator("#timeline")).to_be_hidden()

@@ -451,6 +451,8 @@
     const chip = lane.querySelector(".buttons .state");
     chip.textContent = state; chip.className = "state " + state.replace(" ", "-");
     const l2 = lane.querySelector(".l2"), l2text = `log end ${n.log_end} · HWM ${n.hwm}`;
+    l2.classList.toggle("stale", !!n.stale);
+    l2.title = n.stale ? `${id} did not answer the supervisor just now: its last known figures` : "";
     if (l2.textContent !== l2text) l2.textContent = l2text;
     const b = lane.querySelector(".buttons");
     b.querySelector(".btn-kill").hidden = state === "killed";
