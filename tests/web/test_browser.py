@@ -225,6 +225,7 @@ def test_s1_from_the_page(demo):
             page.keyboard.press("Escape")
             page.keyboard.press("l")
             expect(page.locator("body")).to_have_class(re.compile(r"\blarge\b"))
+            page.wait_for_timeout(1500)  # cells slide to their larger places; messages in flight land
             page.screenshot(path=str(shots / "8-large-type.png"))
         finally:
             browser.close()

@@ -422,7 +422,7 @@
     // the leader's high-water mark, across every lane
     const line = $("#hwm-line");
     if (leader && firstTrack) {
-      const left = firstTrack.offsetLeft + W.x(leader.hwm + 1) - cellGap() / 2 + 8;
+      const left = firstTrack.offsetLeft + W.x(leader.hwm + 1) - cellGap() / 2 - 2;  // on the lanes' HWM bars
       line.hidden = false; line.style.left = left + "px";
       line.firstChild.textContent = `leader ${leader.id}: high-water mark ${leader.hwm}`;
     } else line.hidden = true;
