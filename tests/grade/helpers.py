@@ -37,10 +37,9 @@ class Events:
 def to_events_df(spark, rows: list[dict]):
     from lab.grade.schema import EVENTS
 
+    # Fields of the trace format that no check reads (src, dst, next_index, ...) are left out, as the job's
+    # parser leaves them out.
     names = EVENTS.fieldNames()
-    for row in rows:
-        unknown = set(row) - set(names)
-        assert not unknown, f"not in the events schema: {unknown}"
     tuples = [tuple(_cast(row.get(n), EVENTS[n].dataType) for n in names) for row in rows]
     return spark.createDataFrame(tuples, EVENTS)
 

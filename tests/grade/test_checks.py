@@ -19,13 +19,13 @@ def run_check(spark, check, events: Events):
 def leader_with_three_entries(ev: Events) -> Events:
     """A leads generation 1; B and C acknowledge e1..e3; everyone's HWM reaches 3."""
     for n in "ABC":
-        ev.add(n, "node_started", 0.0, log_end=0, last_generation=0, hwm=0, truncation="generation")
+        ev.add(n, "node_started", 0.0, log_end=0, hwm=0)
     for i, p in enumerate(["e1", "e2", "e3"], 1):
         t = i * 0.1
         ev.add("A", "leader_append", t, gen=1, index=i, generation=1, digest=entry(i, 1, p)[2], payload=p)
         for f in "BC":
             ev.add(f, "follower_append", t, gen=1, index=i, generation=1, digest=entry(i, 1, p)[2], payload=p)
-            ev.add("A", "match_index_updated", t, gen=1, follower=f, match_index=i, next_index=i + 1)
+            ev.add("A", "match_index_updated", t, gen=1, follower=f, match_index=i)
         ev.add("A", "hwm_changed", t + 0.01, gen=1, from_hwm=i - 1, hwm=i, role="leader", entry_generation=1,
                committed=[entry(i, 1, p)])
         ev.add("A", "write_acked", t + 0.01, gen=1, request=f"w{i}", index=i, generation=1,
@@ -66,7 +66,7 @@ def test_hwm_majority_fails_when_an_older_generation_entry_is_committed_by_count
     # Figure 8: the generation-4 leader re-replicates a generation-2 entry to a majority and commits it.
     ev = Events(cluster_size=5)
     for f in "BC":
-        ev.add("A", "match_index_updated", 1.0, gen=4, follower=f, match_index=3, next_index=4)
+        ev.add("A", "match_index_updated", 1.0, gen=4, follower=f, match_index=3)
     ev.add("A", "hwm_changed", 1.1, gen=4, from_hwm=2, hwm=3, role="leader", entry_generation=2,
            committed=[entry(3, 2, "x")])
     out = run_check(spark, checks.check_hwm_majority, ev)
@@ -75,7 +75,7 @@ def test_hwm_majority_fails_when_an_older_generation_entry_is_committed_by_count
 
 def test_hwm_majority_ignores_acknowledgements_from_an_earlier_generation(spark):
     ev = Events()
-    ev.add("A", "match_index_updated", 1.0, gen=1, follower="B", match_index=5, next_index=6)
+    ev.add("A", "match_index_updated", 1.0, gen=1, follower="B", match_index=5)
     ev.add("A", "hwm_changed", 2.0, gen=2, from_hwm=0, hwm=5, role="leader", entry_generation=2,
            committed=[entry(5, 2, "x")])
     assert len(run_check(spark, checks.check_hwm_majority, ev)) == 1
