@@ -198,7 +198,7 @@ def test_s1_from_the_page(demo):
             expect(lane(old).locator(".cell.conflict", has_text="e4")).to_have_count(1, timeout=30_000)
             page.screenshot(path=str(shots / "4-truncation.png"))
             expect(page.locator("#feed")).to_contain_text(
-                re.compile(rf"{old} truncated index 4 \(generation 1\): conflicts with generation \d+ from {new}"))
+                re.compile(rf"{old} truncated index 4 \(generation \d+\): conflicts with generation \d+ from {new}"))
             expect(lane(old).locator(".cell", has_text="e5")).to_have_count(1, timeout=15_000)
             expect(lane(old).locator(".cell.conflict")).to_have_count(0, timeout=15_000)
             for n in "ABC":

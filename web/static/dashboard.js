@@ -245,28 +245,33 @@
     else if (k === "l" || k === "L") setLarge(!document.body.classList.contains("large"));
     else if (k === " " && S.mode === "replay") togglePlay();
     else if ((k === "ArrowRight" || k === "ArrowLeft") && S.mode === "replay") {
-      S.playing = false; updatePlayButton();
+      stopPlaying();
       seek({ position: S.position + (k === "ArrowRight" ? 1 : -1) * (ev.shiftKey ? 20 : 1) });
     } else handled = false;
     if (handled) ev.preventDefault();
   });
 
   // ---- replay timeline ---------------------------------------------------------------------------------
-  let seekBusy = false, seekPending = null;
+  // One seek in flight at a time, the newest wish waiting; a pause or a drag of the slider makes the answers
+  // to earlier wishes stale, so that the picture stops where the user stopped it.
+  let seekBusy = false, seekPending = null, seekGen = 0;
   function seek(target) {
     if (seekBusy) { seekPending = target; return; }
     seekBusy = true;
+    const gen = seekGen;
     socket.emit("replay_seek", target, (frame) => {
       seekBusy = false;
-      if (frame && frame.kind) onFrame(frame);
+      if (frame && frame.kind && gen === seekGen) onFrame(frame);
       if (seekPending) { const t = seekPending; seekPending = null; seek(t); }
     });
   }
-  $("#scrub").addEventListener("input", () => { S.playing = false; updatePlayButton(); seek({ position: Number($("#scrub").value) }); });
+  function stopPlaying() { S.playing = false; seekGen += 1; seekPending = null; updatePlayButton(); }
+  $("#scrub").addEventListener("input", () => { stopPlaying(); seek({ position: Number($("#scrub").value) }); });
   $("#btn-play").addEventListener("click", togglePlay);
   function togglePlay() {
     if (S.mode !== "replay") return;
-    S.playing = !S.playing;
+    if (S.playing) { stopPlaying(); return; }
+    S.playing = true;
     if (S.playing && S.position >= S.total) seek({ position: 0 });
     S.playTime = S.position >= S.total ? 0 : S.time;
     updatePlayButton();
@@ -281,8 +286,10 @@
     if (dt >= 0.1) {  // ten seeks a second at most: the server answers with a frame each
       lastPlayTick = now;
       S.playTime += dt * Number($("#play-speed").value);
-      if (S.playTime >= S.duration) { S.playTime = S.duration; S.playing = false; updatePlayButton(); }
+      const end = S.playTime >= S.duration;
+      if (end) S.playTime = S.duration;
       seek({ time: S.playTime });
+      if (end) { S.playing = false; updatePlayButton(); }  // the last seek above still lands
     }
     requestAnimationFrame(playTick);
   }
