@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -220,6 +221,10 @@ def run(args) -> dict:
         except ProcessLookupError:
             pass
         log.close()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"run directories kept in {work}")
     return results
 
 
@@ -292,6 +297,7 @@ def main(argv=None) -> int:
     parser.add_argument("--writers", type=int, default=16, help="concurrent clients in the full-speed phase")
     parser.add_argument("--paced-only", action="store_true")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--keep", action="store_true", help="keep the run directories (traces) afterwards")
     args = parser.parse_args(argv)
     if not os.path.exists(CHROMIUM):
         print(f"needs Debian's Chromium at {CHROMIUM}", file=sys.stderr)

@@ -63,10 +63,16 @@ def serve_command(args: argparse.Namespace) -> int:
             if not 1 <= args.nodes <= 7:
                 print("hwm-lab demo: --nodes is 1 to 7", file=sys.stderr)
                 return 2
+            from web.cluster import ClusterError
+
             host = ClusterHost(args.dir, impl=args.impl)
             print(f"starting a {args.nodes}-node cluster in {args.dir} ...", flush=True)
             settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
-            host.start(args.nodes, settings=settings)
+            try:
+                host.start(args.nodes, settings=settings)
+            except ClusterError as exc:
+                print(f"hwm-lab demo: {exc}", file=sys.stderr)
+                return 1
             config["CLUSTER_HOST"] = host
         elif args.command_name == "dashboard":
             config["CONTROL_URL"] = args.control_url or find_control_url(args.dir)

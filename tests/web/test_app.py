@@ -367,7 +367,11 @@ def test_guided_scenario_next_and_back_with_progress():
         state = guide_state()
         assert state["done"] == 2 and state["error"] is None
         assert len(host.started) == 3  # back = a fresh cluster replayed to the step before
+        assert control(client, "guide_state")["guide"]["done"] == 2
+        assert control(client, "guide_next")["ok"]
+        assert wait_until(lambda: not guide_state()["busy"], 30)
         assert control(client, "guide_stop")["guide"]["active"] is False
+        assert control(client, "guide_next")["error"] == "start a scenario first"
     finally:
         host.stop()
 
