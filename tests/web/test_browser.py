@@ -291,7 +291,9 @@ def test_guided_s1_then_replay_its_trace(demo):
             paused_at = page.evaluate(position)
             page.wait_for_timeout(500)
             assert page.evaluate(position) == paused_at
+            page.click("button[data-tab=cluster]")  # (the Replay tab would show this machine's paths)
             page.screenshot(path=str(shots / "replay.png"))
+            page.click("button[data-tab=replay]")
             page.select_option("#play-speed", "20")
             page.click("#btn-play")
             expect(page.locator("#scrub-label")).to_contain_text(f"event {total:,} of {total:,}")
