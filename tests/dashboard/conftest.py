@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.web.fake_control import FakeControl
+from tests.dashboard.fake_control import FakeControl
 from web.app import create_app
 
 

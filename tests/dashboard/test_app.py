@@ -1,7 +1,7 @@
 """The dashboard server: every control reaches the control API, and every pushed update reaches the page.
 
 Flask's test client for HTTP, Flask-SocketIO's test client for Socket.IO, a simulator behind a stand-in control
-API (tests/web/fake_control.py), threading mode, frames driven by hand with dashboard.tick().
+API (tests/dashboard/fake_control.py), threading mode, frames driven by hand with dashboard.tick().
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import FakeHost, frames, make_app, received, wait_until
+from tests.dashboard.conftest import FakeHost, frames, make_app, received, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lab.cli import build_parser
-from tests.web.fake_control import FakeControl
+from tests.dashboard.fake_control import FakeControl
 
 ROOT = Path(__file__).resolve().parents[2]
 
