@@ -114,13 +114,15 @@ def check_hwm_majority(events: DataFrame) -> DataFrame:
     rows = raises.unionByName(matches, allowMissingColumns=True).unionByName(acked, allowMissingColumns=True)
     order = Window.partitionBy(*key).orderBy("seq")
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    after = order.rowsBetween(1, Window.unboundedFollowing)
+    # "The next event" as the last one before, in reverse order: a growing frame, computed incrementally
+    # (a frame that shrinks towards the end of the partition would be recomputed for every row).
+    after = Window.partitionBy(*key).orderBy(F.desc("seq")).rowsBetween(Window.unboundedPreceding, -1)
     held = [F.max(F.when(F.col("pos") == j, F.col("match_index"))).over(upto) for j in range(MAX_NODES - 1)]
     acks_so_far = F.count(F.when(F.col("kind") == "ack", 1)).over(upto)
     k = F.col("hwm")
     with_state = rows.select("*", F.array(*held).alias("held"), acks_so_far.alias("acks"))
-    next_event = F.first(F.when(F.col("kind") != "ack", F.struct("kind", "seq", "pos", "match_index", "acks")),
-                         ignorenulls=True).over(after)
+    next_event = F.last(F.when(F.col("kind") != "ack", F.struct("kind", "seq", "pos", "match_index", "acks")),
+                        ignorenulls=True).over(after)
     raises = with_state.select("*", next_event.alias("next")).filter(F.col("kind") == "raise")
     # The match that the raising response produced: next after the raise, with only write_acked between.
     same_response = ((F.col("next.kind") == "match")

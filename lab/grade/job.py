@@ -130,13 +130,12 @@ def _say(msg: str) -> None:
 
 
 def _grade(spark, storage, args, rubric, say) -> int:
-    from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     from lab.grade import report
     from lab.grade.checks import CHECKS
-    from lab.grade.schema import EVENTS
+    from lab.grade.schema import EVENT_TYPES, EVENTS
 
     started = time.monotonic()
     out = args.out
@@ -154,7 +153,12 @@ def _grade(spark, storage, args, rubric, say) -> int:
     events = None
     n_events = 0
     if cat.files:
-        events_all = loader.read_events(spark, cat, storage).persist(StorageLevel.MEMORY_AND_DISK)
+        # Parse once into Parquet, partitioned by event type: each check then reads only the types it needs.
+        parsed = loader.join(staging, "parsed")
+        (loader.read_events(spark, cat, storage)
+         .withColumn("type", F.when(F.col("type").isin(*EVENT_TYPES), F.col("type")).otherwise(F.lit("other")))
+         .write.partitionBy("type").parquet(storage.for_spark(parsed)))
+        events_all = spark.read.parquet(storage.for_spark(parsed))
         notes = (events_all.filter(F.col("file_status").isNotNull() | F.col("warning").isNotNull())
                  .groupBy("file_id", "submission")
                  .agg(F.min_by("file_status", F.when(F.col("file_status").isNotNull(), F.col("line")))
@@ -167,7 +171,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
             if row["file_status"] and sub.ok:
                 sub.status = row["file_status"]
         bad = [s.student for s in cat.submissions if not s.ok]
-        events = (events_all.filter(F.col("seq").isNotNull() & ~F.col("submission").isin(bad))
+        events = (events_all.filter(F.col("seq").isNotNull() & F.col("warning").isNull()
+                                    & ~F.col("submission").isin(bad))
                   .select(*EVENTS.fieldNames()))
         n_events = events.count()
     graded = [s for s in cat.submissions if s.ok]
@@ -217,8 +222,6 @@ def _grade(spark, storage, args, rubric, say) -> int:
         _attach_first_violations(spark, events, results, firsts, rubric)
 
     report.write_all(storage, out, rubric, results, common, check_totals, n_events)
-    if events is not None:
-        events_all.unpersist()
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started

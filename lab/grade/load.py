@@ -550,7 +550,7 @@ def _resolve_duplicates(subs: list[Submission], files: list) -> None:
 def read_events(spark, cat: Catalog, storage):
     """All staged events files as one DataFrame: every line with its file's context, parsed against the
     explicit schema, and `file_status` (why the line makes its submission ungradable) or `warning` (a torn last
-    line, skipped) where there is something to say. One row per line; lines are numbered from the file, which
+    line, to be skipped) where there is something to say. One row per line; lines are numbered from the file, which
     Spark reads whole (`wholetext`), so numbering never depends on how files are split.
     """
     from pyspark.sql import functions as F
@@ -631,4 +631,4 @@ def read_events(spark, cat: Catalog, storage):
         .alias("file_status"),
         F.when(F.col("problem").isNotNull() & torn, F.concat(F.col("problem"), F.lit(" (torn last line, skipped)")))
         .alias("warning"),
-        *[F.when(F.col("problem").isNull(), j[n]).alias(n) for n in event_fields])
+        *[j[n].alias(n) for n in event_fields])
