@@ -363,8 +363,8 @@ def main(argv=None) -> int:
                      if "python_s" in r else ""))
         last = results[-1]
         grow = last["events"] / base["events"]
-        print(f"targets: full class in < 120 s: {last['spark_wall_s']:.1f} s "
-              f"{'met' if last['spark_wall_s'] < 120 else 'NOT met'}; "
+        print(f"targets: the largest class here ({last['events']:,} events; the issue's target is for 15 million) "
+              f"in < 120 s: {last['spark_wall_s']:.1f} s {'met' if last['spark_wall_s'] < 120 else 'NOT met'}; "
               + (f"Spark faster than Python: {last['spark_over_python_speedup']:.2f}x "
                  f"{'met' if last['spark_over_python_speedup'] > 1 else 'NOT met'}; " if "python_s" in last else "")
               + f"{grow:.1f}x the data in {last['spark_wall_s'] / base['spark_wall_s']:.2f}x the time "
