@@ -359,11 +359,13 @@ class Replica:
         follower = resp.follower
         if resp.success:
             before = self.match_index.get(follower, 0)
-            self._acknowledge(out, follower, resp.match_index)
+            new_hwm = self._count_acknowledgement(follower, resp.match_index)
             self.next_index[follower] = max(self.next_index.get(follower, 1), self.match_index[follower] + 1)
+            # The trace shows the cause (a follower's match index) before its effect (the mark moving).
             if self.match_index[follower] != before:
                 self._event(out, "match_index_updated", follower=follower, match_index=self.match_index[follower],
                             next_index=self.next_index[follower])
+            self._set_high_water_mark(out, new_hwm)
             if self.next_index[follower] <= self.log.log_end and resp.match_index >= self.next_index[follower] - 1:
                 self._send_replication(out, follower)
             return
@@ -458,11 +460,15 @@ class Replica:
 
     def _acknowledge(self, out: _Out, node: str, acknowledged: int) -> None:
         """Record that `node` holds the leader's log up to `acknowledged`; advance the mark if a majority does."""
+        self._set_high_water_mark(out, self._count_acknowledgement(node, acknowledged))
+
+    def _count_acknowledgement(self, node: str, acknowledged: int) -> int:
+        """Exercise 2 updates the match index and says where the mark may go."""
         new = self.impl.on_replication_response(self.match_index, node, acknowledged, self.high_water_mark,
                                                 self.generation, self.log.generation_at)
         if new > self.log.log_end:
             raise AssertionError(f"high-water mark {new} beyond the leader's log end {self.log.log_end}")
-        self._set_high_water_mark(out, new)
+        return new
 
     def _set_high_water_mark(self, out: _Out, new: int) -> None:
         if new <= self.high_water_mark:
