@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,27 +10,12 @@ from hypothesis import strategies as st
 
 from lab.messages import HardState
 from lab.state import HIGH_WATER_MARK_FILE, STATE_FILE, FileState, MemoryState, StateError
+from diskutil import FsyncCounter
 
 
 @pytest.fixture(params=["file", "memory"])
 def state(request, tmp_path):
     return FileState(tmp_path) if request.param == "file" else MemoryState()
-
-
-class FsyncCounter:
-    def __init__(self, monkeypatch):
-        self.files = 0
-        self.directories = 0
-        real = os.fsync
-
-        def counting(fd):
-            if stat.S_ISDIR(os.fstat(fd).st_mode):
-                self.directories += 1
-            else:
-                self.files += 1
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", counting)
 
 
 # ---- both twins ---------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import os
 import shutil
-import stat
 import struct
 import tempfile
 
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from lab.interface import TruncationPlan
 from lab.messages import Entry
 from lab.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
+from diskutil import FsyncCounter
 
 EXERCISES_NEEDED = (5,)  # with --impl exercises, skipped until these are started
 
@@ -47,24 +47,6 @@ def contents(directory, impl, **options) -> list[Entry]:
         return list(wal.entries())
     finally:
         wal.abandon()
-
-
-class FsyncCounter:
-    """Counts fsyncs of regular files and of directories."""
-
-    def __init__(self, monkeypatch):
-        self.files = 0
-        self.directories = 0
-        real = os.fsync
-
-        def counting(fd):
-            if stat.S_ISDIR(os.fstat(fd).st_mode):
-                self.directories += 1
-            else:
-                self.files += 1
-            real(fd)
-
-        monkeypatch.setattr(os, "fsync", counting)
 
 
 # ---- writing and reading back -------------------------------------------------------------------------------
