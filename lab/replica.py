@@ -475,17 +475,30 @@ class Replica:
             return
         old, self.high_water_mark = self.high_water_mark, new
         out.high_water_mark = new
+        committed = self.log.slice(old + 1, new)
         self._event(out, "hwm_changed", from_hwm=old, hwm=new, role=self.role,
-                    entry_generation=self.log.generation_at(new),
-                    committed=[self.log.entry_at(i).as_trace() for i in range(old + 1, new + 1)])
+                    entry_generation=self.log.generation_at(new), committed=[e.as_trace() for e in committed])
         if self.role == LEADER:
-            for index in sorted(i for i in self.pending_writes if i <= new):
+            for index in self._pending_until(lambda index, _deadline: index <= new):
                 request, _ = self.pending_writes.pop(index)
                 entry = self.log.entry_at(index)
                 out.answers.append(Answer(request=request, ok=True, index=index, generation=entry.generation,
                                           payload=entry.payload, high_water_mark=new, leader=self.node_id))
                 self._event(out, "write_acked", request=request, index=index, generation=entry.generation,
                             digest=digest(entry.payload))
+
+    def _pending_until(self, condition) -> list[int]:
+        """The oldest pending writes, in index order, as long as `condition(index, deadline)` holds.
+
+        A leader appends in index order and its deadlines only grow, so `pending_writes` is in that order too:
+        the scan stops at the first write that does not qualify instead of visiting thousands in flight.
+        """
+        found = []
+        for index, (_request, deadline) in self.pending_writes.items():
+            if not condition(index, deadline):
+                break
+            found.append(index)
+        return found
 
     def _truncate(self, out: _Out, index: int, *, reason: str, conflicting_generation: int | None) -> None:
         removed = self.log.truncate_from(index)
@@ -513,7 +526,7 @@ class Replica:
         return not req.force and self.leader_contact < self.election_ticks and self.leader is not None
 
     def _expire_writes(self, out: _Out) -> None:
-        for index in sorted(i for i, (_, deadline) in self.pending_writes.items() if deadline <= self.ticks):
+        for index in self._pending_until(lambda _index, deadline: deadline <= self.ticks):
             request, _ = self.pending_writes.pop(index)
             error = (f"timeout: index {index} was not acknowledged by a majority within "
                      f"{self.write_timeout_ticks} ticks (high-water mark {self.high_water_mark})")
