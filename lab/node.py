@@ -147,27 +147,34 @@ class _TraceWriter(TraceWriter):
     def __init__(self, run_dir, node):
         super().__init__(run_dir, node, flush_each=False)
         self._lines: list[str] = []
-        self._head = f',"node":{_escape(node)},"boot":'
+        self._node_field = f',"node":{_escape(node)}'
 
     def emit(self, event: Event, *, time: float, boot: int) -> None:
-        fields = event.fields
+        self.emit_all((event,), time=time, boot=boot)
+
+    def emit_all(self, events, *, time: float, boot: int) -> None:
+        """Buffer the lines of `events`, which happened at the same moment; `flush` writes them."""
         time = round(time, 6)
-        self.seq += 1
-        formatter = _FORMATTERS.get(event.type)
-        if formatter is not None and tuple(fields) == formatter[0] and type(time) is float \
-                and type(fields["gen"]) is int and type(boot) is int:
-            try:
-                tail = formatter[1](fields)
-            except TypeError:
-                pass
-            else:
-                self._lines.append(f'{{"v":{VERSION},"seq":{self.seq},"time":{time!r}{self._head}{boot},'
-                                   f'"gen":{fields["gen"]},"type":"{event.type}"{tail}')
-                return
-        record = {"v": VERSION, "seq": self.seq, "time": time, "node": self.node, "boot": boot,
-                  "gen": fields.get("gen", 0), "type": event.type}
-        record.update(fields)  # "gen" keeps its place; the other fields follow in the replica's order
-        self._lines.append(_encode_value(record))
+        lines = self._lines
+        # What every line of this moment shares, up to the value of "gen".
+        shared = f',"time":{time!r}{self._node_field},"boot":{boot},"gen":' \
+            if type(time) is float and type(boot) is int else None
+        for event in events:
+            self.seq += 1
+            fields = event.fields
+            formatter = _FORMATTERS.get(event.type)
+            if formatter is not None and shared is not None and tuple(fields) == formatter[0] \
+                    and type(fields["gen"]) is int:
+                try:
+                    lines.append(f'{{"v":{VERSION},"seq":{self.seq}{shared}{fields["gen"]},"type":"{event.type}"'
+                                 f'{formatter[1](fields)}')
+                    continue
+                except TypeError:
+                    pass
+            record = {"v": VERSION, "seq": self.seq, "time": time, "node": self.node, "boot": boot,
+                      "gen": fields.get("gen", 0), "type": event.type}
+            record.update(fields)  # "gen" keeps its place; the other fields follow in the replica's order
+            lines.append(_encode_value(record))
 
     def flush(self) -> None:
         if self._lines:
@@ -403,12 +410,9 @@ class Node:
         if hard_state is not None:
             self.state.save(hard_state)
         wal.sync()  # fsync `batch`: the group commit
-        now = round(time.time() - self.start_time, 6)
-        emit = self.trace.emit
-        boot = self.boot
+        now = time.time() - self.start_time
         for ready in readys:
-            for event in ready.events:
-                emit(event, time=now, boot=boot)
+            self.trace.emit_all(ready.events, time=now, boot=self.boot)
         self.trace.flush()  # the cause is in the trace before its effect can reach another node
         for ready in readys:
             for envelope in ready.messages:
