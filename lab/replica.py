@@ -221,9 +221,13 @@ class Replica:
     def propose(self, writes: Sequence[ClientWrite]) -> Ready:
         """Client writes: the leader appends them all, then sends one replication request per follower."""
         out = _Out()
+        generation, events = self.generation, out.events
+        # The per-entry events are built here directly rather than through _event: this is a busy leader's
+        # hot path, and so are write_acked and follower_append.
         for write in writes:
-            self._event(out, "write_requested", request=write.request, digest=digest(write.payload),
-                        payload=write.payload)
+            events.append(Event(type="write_requested", fields={
+                "gen": generation, "request": write.request, "digest": digest(write.payload),
+                "payload": write.payload}))
         if self.role != LEADER:
             where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
             for write in writes:
@@ -231,13 +235,15 @@ class Replica:
                 out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error))
                 self._event(out, "write_failed", request=write.request, reason=error)
             return out.ready()
+        deadline = self.ticks + self.write_timeout_ticks
         for write in writes:
-            entry = Entry(index=self.log.log_end + 1, generation=self.generation, payload=write.payload)
+            entry = Entry(index=self.log.log_end + 1, generation=generation, payload=write.payload)
             self.log.append(entry)
             out.append.append(entry)
-            self.pending_writes[entry.index] = (write.request, self.ticks + self.write_timeout_ticks)
-            self._event(out, "leader_append", index=entry.index, generation=entry.generation,
-                        digest=digest(entry.payload), payload=entry.payload, request=write.request)
+            self.pending_writes[entry.index] = (write.request, deadline)
+            events.append(Event(type="leader_append", fields={
+                "gen": generation, "index": entry.index, "generation": generation, "digest": digest(entry.payload),
+                "payload": entry.payload, "request": write.request}))
         self._acknowledge(out, self.node_id, self.log.log_end)
         for peer in self.peers:
             self._send_replication(out, peer)
@@ -342,11 +348,13 @@ class Replica:
             leaders = {e.index: e.generation for e in req.entries}
             self._truncate(out, result.truncate_from, reason="conflict",
                            conflicting_generation=leaders.get(result.truncate_from))
+        generation = self.generation
         for entry in result.append:
             self.log.append(entry)
             out.append.append(entry)
-            self._event(out, "follower_append", index=entry.index, generation=entry.generation,
-                        digest=digest(entry.payload), payload=entry.payload)
+            out.events.append(Event(type="follower_append", fields={
+                "gen": generation, "index": entry.index, "generation": entry.generation,
+                "digest": digest(entry.payload), "payload": entry.payload}))
         # A follower's mark: what the leader says is committed, but never beyond what it knows matches the leader.
         self._set_high_water_mark(out, min(req.high_water_mark, result.match_index))
         out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
@@ -484,8 +492,9 @@ class Replica:
                 entry = self.log.entry_at(index)
                 out.answers.append(Answer(request=request, ok=True, index=index, generation=entry.generation,
                                           payload=entry.payload, high_water_mark=new, leader=self.node_id))
-                self._event(out, "write_acked", request=request, index=index, generation=entry.generation,
-                            digest=digest(entry.payload))
+                out.events.append(Event(type="write_acked", fields={
+                    "gen": self.generation, "request": request, "index": index, "generation": entry.generation,
+                    "digest": digest(entry.payload)}))
 
     def _pending_until(self, condition) -> list[int]:
         """The oldest pending writes, in index order, as long as `condition(index, deadline)` holds.
