@@ -215,6 +215,8 @@ def _check_text(value) -> bool:
     """A string that can be written as UTF-8 (JSON escapes can smuggle in lone surrogates)."""
     if type(value) is not str:
         return False
+    if value.isascii():  # constant time in CPython, and ASCII cannot hold a surrogate
+        return True
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -317,8 +319,8 @@ def _decode_replication_request(data: dict) -> ReplicationRequest:
         if type(item) is not list or len(item) != 3:
             raise MalformedFrame(f"an entry must be [index, generation, payload], not {_short(item)}")
         index, entry_generation, payload = item
-        if index != expected or type(index) is not int or not _check_int(entry_generation) \
-                or not _check_text(payload):
+        if index != expected or type(index) is not int or type(entry_generation) is not int \
+                or not 0 <= entry_generation < _INT_LIMIT or not _check_text(payload):
             raise MalformedFrame(f"entry {_short(item)} is not [index {expected}, generation, payload]")
         entries.append(Entry(index=index, generation=entry_generation, payload=payload))
         expected += 1
@@ -355,7 +357,7 @@ def _short(value, limit: int = 80) -> str:
 def decode_frame(body) -> Any:
     """The message in one frame body (the bytes after the length prefix)."""
     try:
-        data = _loads(bytes(body).decode("utf-8"))
+        data = _loads(str(body, "utf-8"))
     except UnicodeDecodeError as exc:
         raise MalformedFrame(f"frame is not UTF-8: {exc}") from None
     except ValueError as exc:
