@@ -487,7 +487,13 @@ class Replica:
         self._event(out, "hwm_changed", from_hwm=old, hwm=new, role=self.role,
                     entry_generation=self.log.generation_at(new), committed=[e.as_trace() for e in committed])
         if self.role == LEADER:
-            for index in self._pending_until(lambda index, _deadline: index <= new):
+            # pending_writes is in index order (a leader appends in order): stop at the first not committed.
+            acknowledged = []
+            for index in self.pending_writes:
+                if index > new:
+                    break
+                acknowledged.append(index)
+            for index in acknowledged:
                 request, _ = self.pending_writes.pop(index)
                 entry = self.log.entry_at(index)
                 out.answers.append(Answer(request=request, ok=True, index=index, generation=entry.generation,
@@ -495,19 +501,6 @@ class Replica:
                 out.events.append(Event(type="write_acked", fields={
                     "gen": self.generation, "request": request, "index": index, "generation": entry.generation,
                     "digest": digest(entry.payload)}))
-
-    def _pending_until(self, condition) -> list[int]:
-        """The oldest pending writes, in index order, as long as `condition(index, deadline)` holds.
-
-        A leader appends in index order and its deadlines only grow, so `pending_writes` is in that order too:
-        the scan stops at the first write that does not qualify instead of visiting thousands in flight.
-        """
-        found = []
-        for index, (_request, deadline) in self.pending_writes.items():
-            if not condition(index, deadline):
-                break
-            found.append(index)
-        return found
 
     def _truncate(self, out: _Out, index: int, *, reason: str, conflicting_generation: int | None) -> None:
         removed = self.log.truncate_from(index)
@@ -535,7 +528,13 @@ class Replica:
         return not req.force and self.leader_contact < self.election_ticks and self.leader is not None
 
     def _expire_writes(self, out: _Out) -> None:
-        for index in self._pending_until(lambda _index, deadline: deadline <= self.ticks):
+        # Deadlines grow with the index (pending_writes is in index order): stop at the first not yet due.
+        expired = []
+        for index, (_request, deadline) in self.pending_writes.items():
+            if deadline > self.ticks:
+                break
+            expired.append(index)
+        for index in expired:
             request, _ = self.pending_writes.pop(index)
             error = (f"timeout: index {index} was not acknowledged by a majority within "
                      f"{self.write_timeout_ticks} ticks (high-water mark {self.high_water_mark})")
