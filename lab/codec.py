@@ -89,7 +89,16 @@ class UnknownMessage(CodecError):
 
 # ---- encoding -----------------------------------------------------------------------------------------------
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+def _not_serializable(value):
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode, without building a new
+# C encoder for every message.
+_c_encode = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, _not_serializable, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+_dumps = (lambda obj: "".join(_c_encode(obj, 0))) if _c_encode else \
+    json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 
 
 def _fields(obj) -> dict:
