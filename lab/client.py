@@ -255,7 +255,7 @@ class NodeClient:
                 raise TimeoutError(f"node {self.address[0]}:{self.address[1]} sent nothing in time")
             self._sock.settimeout(remaining)
             try:
-                data = self._sock.recv(1 << 20)
+                data = self._sock.recv(1 << 16)  # recv(1 MiB) would map and unmap a fresh megabyte every call
             except socket.timeout:
                 raise TimeoutError(f"node {self.address[0]}:{self.address[1]} sent nothing in time") from None
             if not data:
