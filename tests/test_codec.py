@@ -194,3 +194,35 @@ def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
     plain.close()
     fast.close()
     assert (tmp_path / "b" / "events-A.jsonl").read_bytes() == (tmp_path / "a" / "events-A.jsonl").read_bytes()
+
+
+def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
+    """The replica builds its per-entry events itself; if their fields drifted from the node's hand formatters,
+    every line would still be right but would take the slow path. Leader and follower, one write each."""
+    import random
+
+    from lab import impl as impl_module
+    from lab.messages import HardState, ReplicationRequest, ReplicationResponse, VoteResponse
+    from lab.node import _FORMATTERS
+    from lab.replica import Replica
+
+    solutions = impl_module.load("solutions")
+
+    def replica(node):
+        made = Replica(node_id=node, nodes=("A", "B", "C"), impl=solutions, rng=random.Random(1),
+                       hard_state=HardState(generation=1, voted_for=None))
+        made.start()
+        return made
+
+    leader = replica("B")
+    events = [*leader.campaign().events,
+              *leader.receive("A", VoteResponse(generation=2, voter="A", granted=True)).events]
+    proposed = leader.propose([ClientWrite(request="w1", payload="x")])
+    events += [*proposed.events, *leader.receive("A", ReplicationResponse(
+        generation=2, follower="A", success=True, match_index=1, log_end=1, prev_index=0)).events]
+    request = next(e.message for e in proposed.messages if isinstance(e.message, ReplicationRequest))
+    events += replica("A").receive("B", request).events
+    hot = [e for e in events if e.type in _FORMATTERS]
+    assert {e.type for e in hot} == set(_FORMATTERS)
+    for event in hot:
+        assert tuple(event.fields) == _FORMATTERS[event.type][0], event.type
