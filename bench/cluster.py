@@ -3,8 +3,10 @@
 Measured in the same run, on the same disk and the same loopback:
   floors      median append + fsync of a small record in the data directory; median loopback TCP round trip of
               a small frame between two processes
-  latency     commit latency p50 / p99 with one write at a time (sent straight to the leader's port)
-  throughput  committed entries/s with many writes in flight (frames pipelined to the leader, many per send)
+  latency     commit latency p50 / p99 with one write at a time (sent straight to the leader's port), and
+              where the median write spends its time, from the trace's timestamps
+  throughput  committed entries/s with many writes in flight (frames pipelined to the leader, many per send),
+              and the CPU time each process spent per committed entry meanwhile
 Each figure is printed next to its target with PASS or FAIL. Run: .venv/bin/python bench/cluster.py [--help]
 """
 
@@ -80,22 +82,64 @@ class Floors:
         self.echo.wait()
 
 
-def commit_latencies(client: NodeClient, count: int, start_at: int = 0) -> list[float]:
-    """One write at a time, straight to the leader: seconds from send to acknowledgement, each."""
+def commit_latencies(client: NodeClient, count: int, start_at: int = 0, sent: dict | None = None) -> list[float]:
+    """One write at a time, straight to the leader: seconds from send to acknowledgement, each.
+
+    `sent`, if given, gets index -> (wall clock at send, at acknowledgement) for each write.
+    """
     times = []
     for i in range(start_at, start_at + count):
-        start = time.perf_counter()
+        wall, start = time.time(), time.perf_counter()
         answer = client.write(f"latency-{i}")
         times.append(time.perf_counter() - start)
         if not answer.ok:
             raise RuntimeError(f"write {i} failed: {answer.error}")
+        if sent is not None:
+            sent[answer.index] = (wall, wall + times[-1])
     return times
 
 
-def pipelined(port: int, total: int, in_flight: int, per_send: int, payload_bytes: int) -> tuple[float, int]:
+def latency_split(run_dir: Path, start_time: float, leader: str, sent: dict) -> list[float]:
+    """Where one write's time goes, from the trace (median of each leg over the writes in `sent`), in seconds.
+
+    Legs: the client's send to the leader's leader_append (written once the entry is persisted), to the first
+    follower_append (persisted), to the leader's write_acked, to the client holding the answer.
+    """
+    events: dict[int, dict] = {}
+    for path in run_dir.glob("events-*.jsonl"):
+        node = path.stem.removeprefix("events-")
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if '"leader_append"' in line or '"follower_append"' in line or '"write_acked"' in line:
+                    event = json.loads(line)
+                    if event.get("index") in sent and (event["type"] == "follower_append") == (node != leader):
+                        events.setdefault(event["index"], {}).setdefault(event["type"], []).append(event["time"])
+    legs = [[], [], [], []]
+    for index, (wall_sent, wall_answered) in sent.items():
+        times = events.get(index, {})
+        if not all(kind in times for kind in ("leader_append", "follower_append", "write_acked")):
+            continue
+        marks = [wall_sent - start_time, min(times["leader_append"]), min(times["follower_append"]),
+                 min(times["write_acked"]), wall_answered - start_time]
+        for leg in range(4):
+            legs[leg].append(marks[leg + 1] - marks[leg])
+    return [statistics.median(leg) if leg else float("nan") for leg in legs]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far (Linux: the scheduler's own count, in and out of the kernel)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", encoding="ascii") as f:
+            return int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pipelined(port: int, frames: list[bytes], in_flight: int, per_send: int) -> tuple[float, int]:
     """Many writes in flight on one connection; returns (seconds until the last acknowledgement, failures)."""
-    payload = "p" * payload_bytes
-    frames = [codec.encode(ClientWrite(request=f"t{i}", payload=payload)) for i in range(total)]
+    total = len(frames)
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setblocking(False)
@@ -168,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     election_ticks = max(2, round(args.election_ms / tick_ms))
     supervisor = Supervisor(run_dir, nodes=3, fsync="always", fresh=True, cluster_file=False, tick_ms=tick_ms,
                             election_ticks=election_ticks).start()
+    sent: dict[int, tuple[float, float]] = {}  # one-at-a-time writes: index -> wall clock at send, at answer
     try:
         leader = supervisor.wait_for_leader(15.0)
         if not leader:
@@ -185,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                 for r in range(rounds):
                     floors.sample(max(1, args.samples // rounds))
                     started = time.perf_counter()
-                    latencies += commit_latencies(client, max(1, args.samples // rounds), 50 + len(latencies))
+                    latencies += commit_latencies(client, max(1, args.samples // rounds), 50 + len(latencies), sent)
                     busy += time.perf_counter() - started
         finally:
             floors.close()
@@ -194,11 +239,20 @@ def main(argv: list[str] | None = None) -> int:
         serial_rate = len(latencies) / busy
         p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
 
-        elapsed, failed = pipelined(port, args.total, args.in_flight, args.per_send, args.payload_bytes)
-        rate = (args.total - failed) / elapsed
+        payload = "p" * args.payload_bytes
+        frames = [codec.encode(ClientWrite(request=f"t{i}", payload=payload)) for i in range(args.total)]
+        pids = {name: node.pid for name, node in supervisor.nodes.items()}
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
+        elapsed, failed = pipelined(port, frames, args.in_flight, args.per_send)
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
+        committed = args.total - failed
+        rate = committed / elapsed
+        cpu_us = {name: (cpu_after[name] - cpu_before[name]) / max(1, committed) * 1e6 for name in cpu_before}
         state = supervisor.state(log=0)
     finally:
-        supervisor.stop()
+        supervisor.stop()  # the nodes' traces are complete from here on
+        if sent:
+            split = latency_split(run_dir, supervisor.start_time, leader, sent)
         if not args.dir:
             shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -216,17 +270,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"floor    loopback round trip (median)      {rtt_s * 1e3:8.3f} ms")
     print(f"latency  commit p50, one write at a time   {p50 * 1e3:8.3f} ms")
     print(f"latency  commit p99, one write at a time   {p99 * 1e3:8.3f} ms")
+    print(f"latency  median legs (trace times)         client -> leader persisted {split[0] * 1e3:.3f} ms, "
+          f"-> a follower persisted {split[1] * 1e3:.3f}, -> leader acknowledges {split[2] * 1e3:.3f}, "
+          f"-> client has the answer {split[3] * 1e3:.3f}")
+    print(f"latency  p50 beyond two fsyncs and two round trips (processing, waiting) "
+          f"{(p50 - 2 * floor) * 1e3:.3f} ms")
     print(f"rate     one write at a time               {serial_rate:10,.0f} entries/s")
     print(f"rate     pipelined ({args.in_flight} in flight)      {rate:10,.0f} entries/s "
           f"({args.total - failed} committed in {elapsed:.2f} s, {failed} failed)")
+    followers = [name for name in pids if name != leader]
+    print(f"cpu      per committed entry, pipelined    leader {cpu_us[leader]:.1f} us, followers "
+          f"{' + '.join(f'{cpu_us[name]:.1f}' for name in followers)} us, this client {cpu_us['client']:.1f} us: "
+          f"{sum(cpu_us.values()):.1f} us in all")
     for name, value, target, ok in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {name}: {value} (target {target})")
     logs = {n["id"]: (n["log_end"], n["hwm"]) for n in state["nodes"]}
     print(f"final (log_end, hwm) per node: {logs}")
     if args.json:
         print(json.dumps({"fsync_ms": fsync_s * 1e3, "round_trip_ms": rtt_s * 1e3, "p50_ms": p50 * 1e3,
-                          "p99_ms": p99 * 1e3, "serial_per_s": serial_rate, "pipelined_per_s": rate,
-                          "failed": failed, "passed": all(c[3] for c in checks)}))
+                          "p99_ms": p99 * 1e3, "legs_ms": [leg * 1e3 for leg in split],
+                          "serial_per_s": serial_rate, "pipelined_per_s": rate, "failed": failed,
+                          "cpu_us_per_entry": {("leader" if name == leader else name): round(us, 2)
+                                               for name, us in cpu_us.items()},
+                          "load_average": os.getloadavg(), "passed": all(c[3] for c in checks)}))
     return 0 if all(c[3] for c in checks) else 1
 
 
