@@ -135,7 +135,9 @@ def _grade(spark, storage, args, rubric, say) -> int:
 
     from lab.grade import report
     from lab.grade.checks import CHECKS
-    from lab.grade.schema import EVENT_TYPES, EVENTS
+    from pyspark.storagelevel import StorageLevel
+
+    from lab.grade.schema import EVENTS
 
     started = time.monotonic()
     out = args.out
@@ -150,16 +152,14 @@ def _grade(spark, storage, args, rubric, say) -> int:
     for name in cat.skipped:
         say(f"skipped {name}: neither a .zip nor a folder")
 
-    events = None
+    events = kept = None
     n_events = 0
     if cat.files:
-        # Parse once into Parquet, partitioned by event type: each check then reads only the types it needs.
-        parsed = loader.join(staging, "parsed")
-        (loader.read_events(spark, cat, storage)
-         .withColumn("type", F.when(F.col("type").isin(*EVENT_TYPES), F.col("type")).otherwise(F.lit("other")))
-         .write.partitionBy("type").parquet(storage.for_spark(parsed)))
-        events_all = spark.read.parquet(storage.for_spark(parsed))
-        notes = (events_all.filter(F.col("file_status").isNotNull() | F.col("warning").isNotNull())
+        # Parse every line once and keep what the checks read, in memory (spilling to disk if need be),
+        # partitioned by run: the checks then never shuffle the events again.
+        kept = loader.read_events(spark, cat, storage, partitions=args.shuffle_partitions).persist(
+            StorageLevel.MEMORY_AND_DISK)
+        notes = (kept.filter(F.col("file_status").isNotNull() | F.col("warning").isNotNull())
                  .groupBy("file_id", "submission")
                  .agg(F.min_by("file_status", F.when(F.col("file_status").isNotNull(), F.col("line")))
                       .alias("file_status"), F.first("warning", ignorenulls=True).alias("warning"))
@@ -171,13 +171,13 @@ def _grade(spark, storage, args, rubric, say) -> int:
             if row["file_status"] and sub.ok:
                 sub.status = row["file_status"]
         bad = [s.student for s in cat.submissions if not s.ok]
-        events = (events_all.filter(F.col("seq").isNotNull() & F.col("warning").isNull()
-                                    & ~F.col("submission").isin(bad))
+        events = (kept.filter(F.col("seq").isNotNull() & F.col("warning").isNull() & F.col("file_status").isNull()
+                              & ~F.col("submission").isin(bad))
                   .select(*EVENTS.fieldNames()))
         n_events = events.count()
     graded = [s for s in cat.submissions if s.ok]
-    say(f"parsed {n_events} events from {len(cat.files)} files; {len(graded)} of {len(cat.submissions)} "
-        f"submissions gradable ({time.monotonic() - started:.1f} s)")
+    say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
+        f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
 
     runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
     counts: dict[str, dict[tuple[str, str], int]] = {s.student: {} for s in graded}
@@ -219,7 +219,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
         results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
                                             runs=runs, warnings=list(s.warnings)))
     if events is not None:
-        _attach_first_violations(spark, events, results, firsts, rubric)
+        _attach_first_violations(storage, cat, results, firsts)
+        kept.unpersist()
 
     report.write_all(storage, out, rubric, results, common, check_totals, n_events)
     if not getattr(args, "keep_staging", False):
@@ -249,42 +250,33 @@ def _write_single_csv(df, storage, staging, dest) -> None:
     storage.remove(tmp)
 
 
-def _attach_first_violations(spark, events, results, firsts, rubric) -> None:
-    """For every failed (exercise, check) of a student: its first violation and the trace around it."""
-    from pyspark.sql import functions as F
-
-    wanted = []
+def _attach_first_violations(storage, cat, results, firsts) -> None:
+    """For every failed (exercise, check) of a student: its first violation and the lines of its events file
+    around it, as written (line N of a file is its event with seq N)."""
+    staged = {(student, run, node): loader.join(cat.events_dir, f"f{file_id:07d}.jsonl")
+              for file_id, student, run, node, _ in cat.files}
     for r in results:
         if not r.score:
             continue
+        texts: dict[str, list[str]] = {}  # this student's files only: memory stays small
         order = {run: i for i, (run, _, _) in enumerate(r.runs)}
         for cs in r.score.checks:
             if not cs.failed_runs:
                 continue
             run = min(cs.failed_runs, key=lambda x: order[x])
             v = firsts.get((r.student, run, cs.check))
-            if v:
-                r.first[(cs.exercise, cs.check)] = v
-                if v.get("seq") is not None and v.get("node"):
-                    wanted.append((r.student, run, v["node"], int(v["seq"])))
-    if not wanted:
-        return
-    wanted = sorted(set(wanted))
-    at = spark.createDataFrame(wanted, "submission string, run string, node string, at long")
-    fields = [c for c in events.columns if c not in ("submission", "run", "scenario", "cluster_size",
-                                                      "liveness_bound")]
-    rows = (events.join(F.broadcast(at), ["submission", "run", "node"])
-            .filter(F.col("seq").between(F.col("at") - EXCERPT, F.col("at") + EXCERPT))
-            .select("submission", "run", "node", "at", "seq", F.to_json(F.struct(*fields)).alias("line"))
-            .collect())
-    excerpts: dict[tuple, list[tuple[int, str]]] = {}
-    for row in rows:
-        excerpts.setdefault((row["submission"], row["run"], row["node"], row["at"]), []).append(
-            (row["seq"], row["line"]))
-    for r in results:
-        for v in r.first.values():
-            key = (r.student, v["run"], v.get("node"), v.get("seq"))
-            v["excerpt"] = [(seq, line, seq == v.get("seq")) for seq, line in sorted(excerpts.get(key, []))]
+            if not v:
+                continue
+            r.first[(cs.exercise, cs.check)] = v
+            path = staged.get((r.student, run, v.get("node")))
+            if v.get("seq") is None or path is None:
+                continue
+            if path not in texts:
+                texts[path] = storage.read(path).decode("utf-8", errors="replace").split("\n")
+            at = int(v["seq"])
+            lines = texts[path]
+            v["excerpt"] = [(n, lines[n - 1], n == at) for n in range(max(1, at - EXCERPT), at + EXCERPT + 1)
+                            if n <= len(lines) and lines[n - 1].strip()]
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ Paths may be local or any URI Spark's Hadoop file systems understand (file://, h
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import operator
 import os
 import re
 import shutil
@@ -547,16 +549,22 @@ def _resolve_duplicates(subs: list[Submission], files: list) -> None:
 
 # ---- events, through Spark ----------------------------------------------------------------------------------
 
-def read_events(spark, cat: Catalog, storage):
-    """All staged events files as one DataFrame: every line with its file's context, parsed against the
-    explicit schema, and `file_status` (why the line makes its submission ungradable) or `warning` (a torn last
-    line, to be skipped) where there is something to say. One row per line; lines are numbered from the file, which
-    Spark reads whole (`wholetext`), so numbering never depends on how files are split.
+def read_events(spark, cat: Catalog, storage, partitions: int = 8):
+    """The staged events files as one DataFrame, parsed against the explicit schema: the events the checks read
+    (schema.CHECKED_TYPES), each with its run's context, and every line that has something to say: `file_status`
+    (why the line makes its submission ungradable) or `warning` (a torn last line, to be skipped).
+
+    Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how files
+    are split. The rows come out hash-partitioned by (submission, run): every check groups, orders and joins within
+    a run, so Spark shuffles the events once here and never again.
+
+    Most of the cost is Spark's JSON parser, once per line; around it the rows stay narrow (a file id, not its
+    context) until the events the checks never read are dropped.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.schema import COMMON_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, REQUIRED
+    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, REQUIRED
 
     runs = {(s.student, r.run): r for s, r in cat.runs}
     file_rows = []
@@ -573,62 +581,83 @@ def read_events(spark, cat: Catalog, storage):
            .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
                    .alias("file_id"), F.col("value")))
     text = F.col("value")
-    context = ["file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "path", "file_node"]
     # Two steps, so that no exploded line carries its whole file along.
-    lines = (raw.join(F.broadcast(files), "file_id")
-             .select(*context, F.split(text, "\n").alias("lines"),
+    lines = (raw.join(F.broadcast(files.select("file_id", "file_node")), "file_id")
+             .select("file_id", "file_node", F.split(text, "\n").alias("lines"),
                      ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
-             .select(*context, "ends_nl", "lines", F.size("lines").alias("n_lines"))
-             .select(*context, "ends_nl", "n_lines", F.posexplode("lines").alias("pos", "text"))
+             # (the _outer form, or Spark adds a filter that splits every file a second time)
+             .select("file_id", "file_node", "ends_nl", F.size("lines").alias("n_lines"),
+                     F.posexplode_outer("lines").alias("pos", "text"))
              .select("*", (F.col("pos") + 1).alias("line"))
-             .filter(F.trim(F.col("text")) != ""))
+             .filter(F.col("text").startswith("{") | (F.trim(F.col("text")) != "")))
     opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
-    parsed = lines.select("*", F.from_json("text", EVENT_LINE, opts).alias("j"))
-
+    # The parsed line comes out of a generator (of one row): Spark would otherwise push the filter below
+    # (keep the lines the checks need) down to the raw text, parsing the JSON once per field the filter reads.
+    parsed = lines.select("file_id", "file_node", "line", "text",
+                          ((F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")).alias("torn"),
+                          F.explode(F.array(F.from_json("text", EVENT_LINE, opts))).alias("j"))
     j = F.col("j")
-    wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & j[f.name].isNull(),
+    line = F.col("line")
+
+    # Pass 1, on every line: a few cheap tests. Lines of the types the checks read, and lines that fail a test,
+    # go on (with the text of the failing ones, to be explained); the rest are done with.
+    suspect = functools.reduce(operator.or_, [
+        j.isNull(), j[CORRUPT].isNotNull(), *[j[f.name].isNull() for f in COMMON_FIELDS],
+        j["v"] != 1, j["node"] != F.col("file_node"), j["seq"] != line])
+    event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
+    kept = (parsed.filter(j["type"].isin(*CHECKED_TYPES) | suspect)
+            .select("file_id", "file_node", "line", "torn", F.when(suspect, F.col("text")).alias("text"),
+                    j.isNull().alias("unparsed"),
+                    *[j[n].alias(n) for n in event_fields], j[CORRUPT].alias(CORRUPT))
+            .join(F.broadcast(files.select("file_id", "submission", "run")), "file_id"))
+    if partitions:
+        kept = kept.repartition(partitions, "submission", "run")
+
+    # Pass 2, on the lines kept: what is wrong with a line, said after "<path> line <N>". The expensive tests
+    # (re-reading the text, walking entries) run only where the cheap ones found something or the line is kept.
+    col = F.col
+    wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & col(f.name).isNull(),
                                      F.lit(f.name)) for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
-    missing = F.coalesce(*[F.when(j[f.name].isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
-    per_type = F.coalesce(*[F.when((j["type"] == t) & j[name].isNull(), F.lit(f"{t} without {name}"))
+    missing = F.coalesce(*[F.when(col(f.name).isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
+    per_type = F.coalesce(*[F.when((col("type") == t) & col(name).isNull(), F.lit(f"{t} without {name}"))
                             for t, names in REQUIRED.items() for name in names])
 
     def bad_entry(e):
         return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
                 | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
 
-    shapes = F.coalesce(*[F.when(F.exists(j[name], bad_entry),
+    shapes = F.coalesce(*[F.when(F.exists(col(name), bad_entry),
                                  F.lit(f"an entry in {name} is not [index, generation, digest]"))
                           for name in ("committed", "removed", "entries")],
-                        F.when(j["entry"].isNotNull() & bad_entry(j["entry"]),
+                        F.when(col("entry").isNotNull() & bad_entry(col("entry")),
                                F.lit("entry is not [index, generation, digest]")))
-    at = F.concat(F.col("path"), F.lit(" line "), F.col("line").cast("string"))
-    problem = (F.when(j.isNull() | (j[CORRUPT].isNotNull() & F.json_object_keys("text").isNull()),
-                      F.concat(at, F.lit(" is not JSON")))
-               .when(j[CORRUPT].isNotNull(), F.concat(at, F.lit(": field "), wrong_type, F.lit(" has the wrong type")))
-               .when(missing.isNotNull(), F.concat(at, F.lit(": field "), missing, F.lit(" is missing")))
-               .when(j["v"] != 1, F.concat(at, F.lit(": trace format version "), j["v"].cast("string"),
-                                           F.lit(" is not supported")))
-               .when(j["node"] != F.col("file_node"), F.concat(at, F.lit(": node is "), j["node"], F.lit(", not "),
-                                                              F.col("file_node")))
-               .when(per_type.isNotNull(), F.concat(at, F.lit(": "), per_type))
-               .when(shapes.isNotNull(), F.concat(at, F.lit(": "), shapes)))
+    seq = col("seq")
+    problem = (F.when(col("unparsed") | (col(CORRUPT).isNotNull() & F.json_object_keys("text").isNull()),
+                      F.lit(" is not JSON"))
+               .when(col(CORRUPT).isNotNull(), F.concat(F.lit(": field "), wrong_type, F.lit(" has the wrong type")))
+               .when(missing.isNotNull(), F.concat(F.lit(": field "), missing, F.lit(" is missing")))
+               .when(col("v") != 1, F.concat(F.lit(": trace format version "), col("v").cast("string"),
+                                             F.lit(" is not supported")))
+               .when(col("node") != col("file_node"), F.concat(F.lit(": node is "), col("node"), F.lit(", not "),
+                                                              col("file_node")))
+               .when(per_type.isNotNull(), F.concat(F.lit(": "), per_type))
+               .when(shapes.isNotNull(), F.concat(F.lit(": "), shapes)))
     # A torn last line (a node killed mid-write: no newline after it) is skipped with a warning, as the trace
     # format says. Every other line N must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
-    torn = (F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")
-    seq = j["seq"]
-    edited = F.when(seq != F.col("line"), F.concat(
-        at, F.lit(" has seq "), seq.cast("string"),
-        F.when(F.col("line") == 1, F.lit(", expected 1"))
-        .when(seq < F.col("line"), F.lit(", a repeat or out of sequence"))
-        .otherwise(F.concat(F.lit(" after seq "), (F.col("line") - 1).cast("string"),
-                            F.lit(" (events out of sequence)")))))
-    checked = parsed.select("*", problem.alias("problem"))
-    event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
-    return checked.select(
+    edited = F.when(seq != line, F.concat(
+        F.lit(" has seq "), seq.cast("string"),
+        F.when(line == 1, F.lit(", expected 1"))
+        .when(seq < line, F.lit(", a repeat or out of sequence"))
+        .otherwise(F.concat(F.lit(" after seq "), (line - 1).cast("string"), F.lit(" (events out of sequence)")))))
+    at = F.concat(F.col("path"), F.lit(" line "), line.cast("string"))
+    explained = (kept.join(F.broadcast(files.select("file_id", "path", "scenario", "cluster_size", "liveness_bound")),
+                           "file_id")
+                 .select("*", problem.alias("problem")))
+    return explained.select(
         "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "line",
-        F.when(F.col("problem").isNotNull() & ~torn, F.concat(F.lit("malformed: "), F.col("problem")))
-        .when(F.col("problem").isNull(), F.when(edited.isNotNull(), F.concat(F.lit("edited: "), edited)))
+        F.when(F.col("problem").isNotNull() & ~F.col("torn"), F.concat(F.lit("malformed: "), at, F.col("problem")))
+        .when(F.col("problem").isNull() & (seq != line), F.concat(F.lit("edited: "), at, edited))
         .alias("file_status"),
-        F.when(F.col("problem").isNotNull() & torn, F.concat(F.col("problem"), F.lit(" (torn last line, skipped)")))
-        .alias("warning"),
-        *[j[n].alias(n) for n in event_fields])
+        F.when(F.col("problem").isNotNull() & F.col("torn"),
+               F.concat(at, F.col("problem"), F.lit(" (torn last line, skipped)"))).alias("warning"),
+        *event_fields)
