@@ -77,15 +77,22 @@ def standalone(tmp_path_factory):
                 p.wait(timeout=10)
 
 
+EXPECTED = ["alice,10,10,0,0,0,0,20,ok", "bob,0,10,0,0,0,0,10,ok", "hank,0,0,0,0,0,0,0,missing manifest"]
+
+
+def small_class(folder: Path) -> Path:
+    synth.write_submission(folder, "alice", full_runs()[:2])
+    synth.write_submission(folder, "bob", full_runs(frozenset({"majority"}))[:2])
+    synth.write_submission(folder, "hank", full_runs()[:1])
+    rewrite_zip(folder / "hank.zip", lambda n, d: None if n == "manifest.json" else d)
+    return folder
+
+
 def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standalone, tmp_path):
     from lab.grade import job
 
     master, env = standalone
-    subs = tmp_path / "subs"
-    synth.write_submission(subs, "alice", full_runs()[:2])
-    synth.write_submission(subs, "bob", full_runs(frozenset({"majority"}))[:2])
-    synth.write_submission(subs, "hank", full_runs()[:1])
-    rewrite_zip(subs / "hank.zip", lambda n, d: None if n == "manifest.json" else d)
+    subs = small_class(tmp_path / "subs")
 
     local = tmp_path / "local"
     assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local)]), spark) == 0
@@ -97,5 +104,24 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "[grade] check 9/9 scenario" in proc.stderr
     assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
-    assert (remote / "grades.csv").read_text().splitlines()[1:] == [
-        "alice,10,10,0,0,0,0,20,ok", "bob,0,10,0,0,0,0,10,ok", "hank,0,0,0,0,0,0,0,missing manifest"]
+    assert (remote / "grades.csv").read_text().splitlines()[1:] == EXPECTED
+
+
+def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
+    # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/job.py SUBMISSIONS --out DIR,
+    # from a folder outside the checkout (the job file puts its checkout on the path itself).
+    import pyspark
+
+    master, env = standalone
+    subs = small_class(tmp_path / "subs")
+    out = tmp_path / "out"
+    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    proc = subprocess.run([str(spark_submit), "--master", master, "--driver-memory", "1g",
+                           str(ROOT / "lab" / "grade" / "job.py"),
+                           str(subs), "--out", str(out)],
+                          cwd=tmp_path, env={**env, "PYTHONPATH": ""}, capture_output=True, text=True, timeout=420)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # spark-submit hands the Python driver's stderr to its own stdout, so the progress lines may be in either.
+    assert "[grade] check 9/9 scenario" in proc.stdout + proc.stderr
+    assert (out / "grades.csv").read_text().splitlines()[1:] == EXPECTED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "subs"]  # nothing written beside the output
