@@ -702,7 +702,7 @@ class Supervisor:
                     info["log_start"] = window[0][0] if window else info.get("log_end", 0) + 1
                     info["log"] = window
             info.update({"id": name, "state": node.state, "pid": node.pid if node.state != "killed" else None,
-                         "port": node.port, "data_dir": str(node.data_dir), "boot": node.boot,
+                         "host": self.host, "port": node.port, "data_dir": str(node.data_dir), "boot": node.boot,
                          "fsync": self.settings["fsync"][name]})
             if node.state not in ("running", "paused"):
                 info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
@@ -953,6 +953,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fresh", action="store_true", help="wipe a previous run in the directory first")
     p.add_argument("--control-port", type=int, default=0)
+    p.add_argument("--host", default="127.0.0.1", help="address the nodes listen on (default 127.0.0.1)")
     return p
 
 
@@ -962,7 +963,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         supervisor = Supervisor(args.dir, nodes=args.nodes, impl=args.impl, fsync=args.fsync,
                                 truncation=args.truncation, delay_ms=args.delay_ms, seed=args.seed,
-                                fresh=args.fresh, control_port=args.control_port)
+                                fresh=args.fresh, control_port=args.control_port, host=args.host)
         supervisor.start()
     except SupervisorError as exc:
         print(f"supervisor: {exc}", file=sys.stderr)

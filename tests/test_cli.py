@@ -13,7 +13,7 @@ from procutil import kill_pids, track, wait_until
 
 from lab.cli import main
 from lab.client import pid_alive
-from lab.commands.cluster import FAILED, NO_CLUSTER, OK, USAGE
+from lab.commands.cluster import FAILED, NO_CLUSTER, OK, START_FAILED, USAGE
 from lab.trace import read_trace
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,12 +36,13 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
     result = hwm(tmp_path, "status", "--json")
     assert result.returncode == NO_CLUSTER and "no cluster is running" in as_json(result)["error"]
 
-    up = hwm(tmp_path, "up", "--json", "--nodes", "3", "--fsync", "batch")
+    up = hwm(tmp_path, "up", "--json", "--nodes", "3", "--fsync", "batch", "--host", "127.0.0.1")
     info = as_json(up) if up.stdout.strip() else {}
     pids = [info.get("pid")] + [n["pid"] for n in info.get("nodes", [])]
     track(*pids)
     try:
         assert up.returncode == OK, up.stderr
+        assert [(n["host"], n["port"] > 0) for n in info["nodes"]] == [("127.0.0.1", True)] * 3
         leader = info["leader"]
         assert (tmp_path / ".hwm-lab" / "cluster.json").exists()  # found from the working directory
 
@@ -114,6 +115,19 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
     assert {"node_killed", "node_restarted", "link_cut", "link_healed", "node_paused", "node_resumed",
             "cluster_stopped"} <= {e["type"] for e in trace.events}
     assert (tmp_path / ".hwm-lab" / "data" / "A" / "wal").is_dir()
+
+
+@pytest.mark.processes
+def test_up_on_an_address_the_nodes_cannot_listen_on_says_why_and_leaves_nothing_running(tmp_path):
+    # 203.0.113.9 is a documentation address (TEST-NET-3): never this machine's, so binding fails at once.
+    up = hwm(tmp_path, "up", "--json", "--host", "203.0.113.9", "--timeout", "10")
+    error = as_json(up)["error"]
+    assert up.returncode == START_FAILED
+    assert "could not start" in error and "203.0.113.9" in error and "Cannot assign requested address" in error
+    info = json.loads((tmp_path / ".hwm-lab" / "cluster.json").read_text()) \
+        if (tmp_path / ".hwm-lab" / "cluster.json").exists() else {}
+    assert not info.get("pid") or not pid_alive(info["pid"])
+    assert hwm(tmp_path, "status").returncode == NO_CLUSTER
 
 
 @pytest.mark.parametrize("command", [

@@ -57,6 +57,9 @@ def register(subparsers) -> None:
     p.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
                    help="delay of every message, e.g. 800 for a classroom's slow motion (default 0)")
     p.add_argument("--seed", type=int, default=0, help="seed of the election timers (default 0)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address the nodes listen on (default 127.0.0.1, loopback; the control API stays on "
+                        "loopback)")
     p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, default="generation",
                    help="restart truncation strategy (default generation)")
     p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
@@ -193,7 +196,7 @@ def cmd_up(args) -> int:
     (run_dir / "cluster.json").unlink(missing_ok=True)
     command = [sys.executable, "-m", "lab.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
                "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
-               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed)]
+               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host]
     if args.fresh:
         command.append("--fresh")
     env = dict(os.environ)
@@ -234,12 +237,12 @@ def cmd_up(args) -> int:
         raise CommandError(f"no leader was elected within {args.timeout:g}s; stopped the cluster. "
                            f"{_log_tail(log_path, log_start)}", START_FAILED)
     data = {"ok": True, "dir": str(run_dir), "control_url": info["control_url"], "pid": proc.pid,
-            "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "port", "data_dir")}
+            "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "host", "port", "data_dir")}
                                                  for n in state["nodes"]],
             "settings": state["settings"]}
     text = (f"cluster of {len(state['nodes'])} nodes up in {run_dir} (leader {state['leader']}; control API "
             f"{info['control_url']}; supervisor pid {proc.pid})\n"
-            + "\n".join(f"  {n['id']}: pid {n['pid']}, port {n['port']}" for n in state["nodes"]))
+            + "\n".join(f"  {n['id']}: pid {n['pid']}, {n['host']} port {n['port']}" for n in state["nodes"]))
     return _print(args, data, text)
 
 
