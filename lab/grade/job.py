@@ -132,6 +132,7 @@ def _say(msg: str) -> None:
 def _grade(spark, storage, args, rubric, say) -> int:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     from lab.grade import report
     from lab.grade.checks import CHECKS
@@ -192,7 +193,9 @@ def _grade(spark, storage, args, rubric, say) -> int:
             check(events).write.mode("overwrite").parquet(storage.for_spark(path))
             check_totals[name] = spark.read.parquet(storage.for_spark(path)).count()
             say(f"check {i}/{len(CHECKS)} {name}: {check_totals[name]} violations ({time.monotonic() - t0:.1f} s)")
-        runs_df = spark.createDataFrame(runs_rows, "submission string, run string, exercise int, scenario string")
+        runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
+            T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
+            T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
         violations = (spark.read.parquet(*[storage.for_spark(loader.join(vdir, n)) for n, _ in CHECKS])
                       .join(F.broadcast(runs_df), ["submission", "run"], "left")
                       .select("submission", "run", "exercise", "scenario", "check", "node", "index", "detail",

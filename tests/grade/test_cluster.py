@@ -2,6 +2,7 @@
 own bin/spark-class) gives the same grades as local mode."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -109,7 +110,8 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
 
 def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
     # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/job.py SUBMISSIONS --out DIR,
-    # from a folder outside the checkout (the job file puts its checkout on the path itself).
+    # from a folder outside the checkout (the job file puts its checkout on the path itself). The executors'
+    # Python is `false`, which runs no Python: the job must need none there (docs/grading.md says so).
     import pyspark
 
     master, env = standalone
@@ -119,7 +121,9 @@ def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
     proc = subprocess.run([str(spark_submit), "--master", master, "--driver-memory", "1g",
                            str(ROOT / "lab" / "grade" / "job.py"),
                            str(subs), "--out", str(out)],
-                          cwd=tmp_path, env={**env, "PYTHONPATH": ""}, capture_output=True, text=True, timeout=420)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=420,
+                          env={**env, "PYTHONPATH": "", "PYSPARK_DRIVER_PYTHON": sys.executable,
+                               "PYSPARK_PYTHON": shutil.which("false")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-submit hands the Python driver's stderr to its own stdout, so the progress lines may be in either.
     assert "[grade] check 9/9 scenario" in proc.stdout + proc.stderr
