@@ -304,7 +304,8 @@ def _decode_generic(kind: str, data: dict):
 
 def _decode_client_write(data: dict) -> ClientWrite:
     request, payload = data.get("request"), data.get("payload")
-    if len(data) != 3 or type(request) is not str or not _check_text(payload):
+    if len(data) != 3 or type(request) is not str \
+            or not ((type(payload) is str and payload.isascii()) or _check_text(payload)):  # ASCII: no call
         raise MalformedFrame(f"ClientWrite needs exactly a string request and a UTF-8 string payload, got "
                              f"{_short(data)}")
     return ClientWrite(request=request, payload=payload)

@@ -108,33 +108,45 @@ _encode_value = (
 
 
 # The events written once per entry are formatted by hand (a third of the cost of json.dumps), byte for byte
-# what TraceWriter writes; a field of another type or another set of fields falls back to the C encoder.
-def _int(value) -> int:
-    if type(value) is not int:
-        raise TypeError(value)
-    return value
+# what TraceWriter writes. Each takes the line's sequence number, what the lines of one moment share (up to the
+# value of "gen") and the fields; other fields, or a field of another type (TypeError), fall back to the C
+# encoder.
+_HEAD = f'{{"v":{VERSION},"seq":'
 
 
-def _write_requested(f) -> str:
-    return f',"request":{_escape(f["request"])},"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])}}}'
+def _write_requested(seq, shared, f) -> str:
+    gen = f["gen"]
+    if type(gen) is not int:
+        raise TypeError(gen)
+    return (f'{_HEAD}{seq}{shared}{gen},"type":"write_requested","request":{_escape(f["request"])},'
+            f'"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])}}}')
 
 
-def _leader_append(f) -> str:
-    return (f',"index":{_int(f["index"])},"generation":{_int(f["generation"])},"digest":{_escape(f["digest"])},'
-            f'"payload":{_escape(f["payload"])},"request":{_escape(f["request"])}}}')
+def _leader_append(seq, shared, f) -> str:
+    gen, index, generation = f["gen"], f["index"], f["generation"]
+    if type(gen) is not int or type(index) is not int or type(generation) is not int:
+        raise TypeError(f)
+    return (f'{_HEAD}{seq}{shared}{gen},"type":"leader_append","index":{index},"generation":{generation},'
+            f'"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])},"request":{_escape(f["request"])}}}')
 
 
-def _write_acked(f) -> str:
-    return (f',"request":{_escape(f["request"])},"index":{_int(f["index"])},"generation":{_int(f["generation"])},'
-            f'"digest":{_escape(f["digest"])}}}')
+def _write_acked(seq, shared, f) -> str:
+    gen, index, generation = f["gen"], f["index"], f["generation"]
+    if type(gen) is not int or type(index) is not int or type(generation) is not int:
+        raise TypeError(f)
+    return (f'{_HEAD}{seq}{shared}{gen},"type":"write_acked","request":{_escape(f["request"])},"index":{index},'
+            f'"generation":{generation},"digest":{_escape(f["digest"])}}}')
 
 
-def _follower_append(f) -> str:
-    return (f',"index":{_int(f["index"])},"generation":{_int(f["generation"])},"digest":{_escape(f["digest"])},'
-            f'"payload":{_escape(f["payload"])}}}')
+def _follower_append(seq, shared, f) -> str:
+    gen, index, generation = f["gen"], f["index"], f["generation"]
+    if type(gen) is not int or type(index) is not int or type(generation) is not int:
+        raise TypeError(f)
+    return (f'{_HEAD}{seq}{shared}{gen},"type":"follower_append","index":{index},"generation":{generation},'
+            f'"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])}}}')
 
 
-_FORMATTERS = {
+_FORMATTERS = {  # event type -> (its fields in the replica's order, formatter)
     "write_requested": (("gen", "request", "digest", "payload"), _write_requested),
     "leader_append": (("gen", "index", "generation", "digest", "payload", "request"), _leader_append),
     "write_acked": (("gen", "request", "index", "generation", "digest"), _write_acked),
@@ -160,22 +172,26 @@ class _TraceWriter(TraceWriter):
         # What every line of this moment shares, up to the value of "gen".
         shared = f',"time":{time!r}{self._node_field},"boot":{boot},"gen":' \
             if type(time) is float and type(boot) is int else None
-        for event in events:
-            self.seq += 1
-            fields = event.fields
-            formatter = _FORMATTERS.get(event.type)
-            if formatter is not None and shared is not None and tuple(fields) == formatter[0] \
-                    and type(fields["gen"]) is int:
-                try:
-                    lines.append(f'{{"v":{VERSION},"seq":{self.seq}{shared}{fields["gen"]},"type":"{event.type}"'
-                                 f'{formatter[1](fields)}')
-                    continue
-                except TypeError:
-                    pass
-            record = {"v": VERSION, "seq": self.seq, "time": time, "node": self.node, "boot": boot,
-                      "gen": fields.get("gen", 0), "type": event.type}
-            record.update(fields)  # "gen" keeps its place; the other fields follow in the replica's order
-            lines.append(_encode_value(record))
+        seq = self.seq
+        formatters = _FORMATTERS if shared is not None else {}
+        try:
+            for event in events:
+                fields = event.fields
+                formatter = formatters.get(event.type)
+                if formatter is not None and tuple(fields) == formatter[0]:
+                    try:
+                        lines.append(formatter[1](seq + 1, shared, fields))
+                        seq += 1
+                        continue
+                    except TypeError:
+                        pass
+                record = {"v": VERSION, "seq": seq + 1, "time": time, "node": self.node, "boot": boot,
+                          "gen": fields.get("gen", 0), "type": event.type}
+                record.update(fields)  # "gen" keeps its place; the other fields follow in the replica's order
+                lines.append(_encode_value(record))
+                seq += 1
+        finally:
+            self.seq = seq  # the lines buffered so far, and no more, have used their numbers
 
     def flush(self) -> None:
         if self._lines:

@@ -287,16 +287,17 @@ class WriteAheadLog:
         records = [encode(entry) for entry in batch]  # all checked before anything is written
         try:
             chunk = bytearray()
+            segment = self._segments[-1] if self._segments else None
             for entry, record in zip(batch, records):
-                segment = self._segments[-1] if self._segments else None
                 if segment is None or (segment.size >= self.segment_bytes and segment.offsets):
                     self._write(chunk)
                     chunk = bytearray()
                     segment = self._roll(entry.index)
-                segment.offsets[entry.index] = segment.size
-                segment.size += len(record)
+                size = segment.size
+                segment.offsets[entry.index] = size
+                segment.size = size + len(record)
                 chunk += record
-                self._log_end = entry.index
+            self._log_end = batch[-1].index
             self._write(chunk)
             if self.fsync == "always":
                 if self._directory_dirty:

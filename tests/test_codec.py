@@ -180,6 +180,8 @@ def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
         Event(type="follower_append", fields={"gen": 3, "index": 8, "generation": 3, "digest": "cd", "payload": ""}),
         Event(type="follower_append", fields={"gen": 3, "index": "8", "generation": 3, "digest": "cd", "payload": ""}),
         Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x"}),
+        Event(type="write_acked", fields={"gen": True, "request": "w1", "index": 7, "generation": 2, "digest": "ab"}),
+        Event(type="write_requested", fields={"gen": 2, "request": "w2", "digest": None, "payload": "y"}),
         Event(type="hwm_changed", fields={"gen": 2, "from_hwm": 3, "hwm": 5, "role": "leader", "entry_generation": 2,
                               "committed": [[4, 2, "aa"], [5, 2, "bb"]]}),
         Event(type="became_follower", fields={"gen": 4, "generation": 4, "leader": None}),
