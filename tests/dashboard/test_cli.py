@@ -87,6 +87,7 @@ def test_replay_command_serves_the_trace_and_stops_on_ctrl_c(trace, mode):
     served = Served("replay", str(trace), "--port", "0", "--async-mode", mode)
     try:
         assert served.url.startswith("http://127.0.0.1:") and "token" not in served.url
+        assert not [line for line in served.lines if "deprecat" in line.lower()]  # a clean start on the projector
         status, page = served.get("/")
         assert status == 200 and b"socket.io.min.js" in page
         status, body = served.get("/api/dashboard/state?position=5")
