@@ -114,6 +114,14 @@ _encode_value = (
 _HEAD = f'{{"v":{VERSION},"seq":'
 
 
+def _entry_ints(f) -> tuple[int, int, int]:
+    """An entry line's "gen", "index" and "generation"; TypeError (the fallback) if any is not an int."""
+    gen, index, generation = f["gen"], f["index"], f["generation"]
+    if type(gen) is not int or type(index) is not int or type(generation) is not int:
+        raise TypeError(f)
+    return gen, index, generation
+
+
 def _write_requested(seq, shared, f) -> str:
     gen = f["gen"]
     if type(gen) is not int:
@@ -123,25 +131,19 @@ def _write_requested(seq, shared, f) -> str:
 
 
 def _leader_append(seq, shared, f) -> str:
-    gen, index, generation = f["gen"], f["index"], f["generation"]
-    if type(gen) is not int or type(index) is not int or type(generation) is not int:
-        raise TypeError(f)
+    gen, index, generation = _entry_ints(f)
     return (f'{_HEAD}{seq}{shared}{gen},"type":"leader_append","index":{index},"generation":{generation},'
             f'"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])},"request":{_escape(f["request"])}}}')
 
 
 def _write_acked(seq, shared, f) -> str:
-    gen, index, generation = f["gen"], f["index"], f["generation"]
-    if type(gen) is not int or type(index) is not int or type(generation) is not int:
-        raise TypeError(f)
+    gen, index, generation = _entry_ints(f)
     return (f'{_HEAD}{seq}{shared}{gen},"type":"write_acked","request":{_escape(f["request"])},"index":{index},'
             f'"generation":{generation},"digest":{_escape(f["digest"])}}}')
 
 
 def _follower_append(seq, shared, f) -> str:
-    gen, index, generation = f["gen"], f["index"], f["generation"]
-    if type(gen) is not int or type(index) is not int or type(generation) is not int:
-        raise TypeError(f)
+    gen, index, generation = _entry_ints(f)
     return (f'{_HEAD}{seq}{shared}{gen},"type":"follower_append","index":{index},"generation":{generation},'
             f'"digest":{_escape(f["digest"])},"payload":{_escape(f["payload"])}}}')
 
