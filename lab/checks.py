@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from lab.impl import Impl
+from lab.impl import load as load_impl
 from lab.interface import AppendResult, SegmentInfo
 from lab.messages import Entry
 from lab.replica import Log
@@ -27,6 +28,7 @@ class NotStarted(Exception):
 class Rule:
     text: str  # the rule, as the pattern states it
     check: Callable[[Impl], str | None]  # None when it holds, else what went wrong on the smallest example
+    function: str = ""  # the student's function it tests (default: the exercise's only function)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class RuleResult:
     rule: str
     ok: bool
     detail: str = ""
+    function: str = ""
 
 
 @dataclass
@@ -58,7 +61,7 @@ class CheckReport:
         ex = self.exercise
         lines = [f"Exercise {ex.number}: {ex.title} ({ex.module}) -- {self.status.upper()}"]
         for r in self.rules:
-            lines.append(f"  [{'ok' if r.ok else 'BROKEN'}] {r.rule}")
+            lines.append(f"  [{'ok' if r.ok else 'BROKEN'}] {r.function}: {r.rule}")
             if not r.ok:
                 lines.extend(f"      {line}" for line in r.detail.splitlines())
         for s in self.scenarios:
@@ -115,7 +118,8 @@ def _leader_case(match, follower, acked, hwm, generation, generations, want_hwm,
     def check(impl):
         table = dict(match)
         got = _call(impl.on_replication_response, table, follower, acked, hwm, generation,
-                    lambda i: 0 if i == 0 else generations[i - 1])
+                    lambda i: 0 if i == 0 else generations[i - 1],
+                    load_impl("solutions").high_water_mark)  # judge exercise 2 alone
         where = (f"match_index {match}, {follower} acknowledges {acked}, current HWM {hwm}, leader generation "
                  f"{generation}, entry generations {generations}")
         if want_match is not None and table[follower] != want_match:
@@ -299,13 +303,14 @@ EXERCISES: tuple[Exercise, ...] = (
                  Rule("the leader answers the last index of a generation <= the one asked",
                       lambda impl: _epoch_end_case([1, 1, 2, 2, 4], 2, 4)(impl)
                       or _epoch_end_case([1, 1, 2, 2, 4], 3, 4)(impl)
-                      or _epoch_end_case([1, 1, 2, 2, 4], 4, 5)(impl)),
+                      or _epoch_end_case([1, 1, 2, 2, 4], 4, 5)(impl), "leader_epoch_end"),
                  Rule("a generation older than the whole log ends at 0",
-                      _epoch_end_case([2, 2], 1, 0)),
+                      _epoch_end_case([2, 2], 1, 0), "leader_epoch_end"),
                  Rule("the follower truncates what it holds after the leader's end",
-                      _epoch_cut_case(5, 3, 4)),
+                      _epoch_cut_case(5, 3, 4), "epoch_truncation_point"),
                  Rule("the follower keeps everything when the leader's end is at or past its log end",
-                      lambda impl: _epoch_cut_case(5, 5, None)(impl) or _epoch_cut_case(5, 7, None)(impl)),
+                      lambda impl: _epoch_cut_case(5, 5, None)(impl) or _epoch_cut_case(5, 7, None)(impl),
+                      "epoch_truncation_point"),
              ), (("k1", "leader-epoch"), ("k2", "leader-epoch")), ("leader_epoch_end", "epoch_truncation_point")),
 )
 
@@ -320,17 +325,18 @@ def exercise(number: int) -> Exercise:
 def check_rules(ex: Exercise, impl: Impl) -> tuple[str, list[RuleResult]]:
     results, started = [], False
     for rule in ex.rules:
+        function = rule.function or ex.functions[0]
         try:
             problem = rule.check(impl)
             started = True
         except NotStarted as exc:
-            results.append(RuleResult(rule.text, False, f"not implemented yet: {exc}"))
+            results.append(RuleResult(rule.text, False, f"not implemented yet: {exc}", function))
             continue
         except Exception as exc:  # a student's code may raise anything: report it, do not crash
             started = True
             tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
             problem = f"raised {tb}"
-        results.append(RuleResult(rule.text, problem is None, problem or ""))
+        results.append(RuleResult(rule.text, problem is None, problem or "", function))
     if not started:
         return "not started", results
     return ("passing" if all(r.ok for r in results) else "failing"), results

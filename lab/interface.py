@@ -6,8 +6,8 @@ plugged in. Each function is pure: it decides, the caller applies.
 
 | exercise | function | called by |
 |---|---|---|
-| 1 | `high_water_mark(match_indexes) -> int` | the leader, via exercise 2 |
-| 2 | `on_replication_response(match_index, follower, acknowledged, current_hwm, generation, generation_at) -> int` | the leader, on every successful replication response |
+| 1 | `high_water_mark(match_indexes) -> int` | the leader, handed to exercise 2 on every acknowledgement |
+| 2 | `on_replication_response(match_index, follower, acknowledged, current_hwm, generation, generation_at, high_water_mark) -> int` | the leader, on every successful replication response; exercise 1's function is handed in |
 | 3 | `follower_append(log, prev_index, prev_generation, entries) -> AppendResult` | a follower, on every replication request |
 | 4 | `check_read(index, high_water_mark) -> str or None` | every node, on every client read |
 | 5 | `plan_truncation(segments, index) -> TruncationPlan` | the write-ahead log's `truncate_from` |

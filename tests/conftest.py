@@ -1,4 +1,5 @@
-"""Shared test options: `pytest --impl solutions|exercises|MODULE` picks the code under test.
+"""Shared test fixtures: `pytest --impl solutions|exercises|MODULE` picks the code under test (the option itself
+is declared in the top-level conftest.py, so that `--impl exercises` is read as an option, not a test path).
 
 With a student's code, a test that needs an exercise the student has not started is skipped, and
 tests/test_exercises.py gives one clear failure per exercise instead of a wall of NotImplementedError.
@@ -8,14 +9,6 @@ A test module lists what it needs in EXERCISES_NEEDED (default: every exercise, 
 import pytest
 
 ALL_EXERCISES = (1, 2, 3, 4, 5, 6)
-
-
-def pytest_addoption(parser):
-    parser.addoption(
-        "--impl",
-        default="solutions",
-        help="implementation of the exercises to test: solutions (default), exercises, or a module name",
-    )
 
 
 @pytest.fixture(scope="session")
