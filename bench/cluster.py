@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab import codec  # noqa: E402
-from lab.client import NodeClient  # noqa: E402
-from lab.messages import ClientWrite  # noqa: E402
-from lab.supervisor import Supervisor  # noqa: E402
+from lab.ports import codec  # noqa: E402
+from lab.processes.client import NodeClient  # noqa: E402
+from lab.core.messages import ClientWrite  # noqa: E402
+from lab.processes.supervisor import Supervisor  # noqa: E402
 
 _ECHO_SERVER = textwrap.dedent("""
     import socket, sys

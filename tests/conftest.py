@@ -13,14 +13,14 @@ ALL_EXERCISES = (1, 2, 3, 4, 5, 6)
 
 @pytest.fixture(scope="session")
 def impl(request):
-    from lab import impl as impl_module
+    from lab.core import impl as impl_module
 
     return impl_module.load(request.config.getoption("--impl"))
 
 
 def _not_started(impl_name):
-    from lab import impl as impl_module
-    from lab.checks import EXERCISES, check_rules
+    from lab.core import impl as impl_module
+    from lab.student.checks import EXERCISES, check_rules
 
     impl = impl_module.load(impl_name)
     return {ex.number for ex in EXERCISES if check_rules(ex, impl)[0] == "not started"}

@@ -9,8 +9,8 @@ import signal
 import time
 from typing import Callable, Iterator
 
-from lab.client import pid_alive
-from lab.supervisor import Supervisor
+from lab.processes.client import pid_alive
+from lab.processes.supervisor import Supervisor
 
 _PIDS: set[int] = set()  # every process a test started, killed at exit if still alive
 

@@ -12,9 +12,9 @@ import pytest
 from procutil import kill_pids, track, wait_until
 
 from lab.cli import main
-from lab.client import pid_alive
+from lab.processes.client import pid_alive
 from lab.commands.cluster import FAILED, NO_CLUSTER, OK, START_FAILED, USAGE
-from lab.trace import read_trace
+from lab.ports.trace import read_trace
 
 REPO = Path(__file__).resolve().parent.parent
 

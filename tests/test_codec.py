@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab import codec
-from lab.codec import Control, ControlReply, FrameDecoder, FrameTooLarge, Hello, MalformedFrame, UnknownMessage
-from lab.messages import (
+from lab.ports import codec
+from lab.ports.codec import Control, ControlReply, FrameDecoder, FrameTooLarge, Hello, MalformedFrame, UnknownMessage
+from lab.core.messages import (
     Answer,
     ClientRead,
     ClientWrite,
@@ -167,9 +167,9 @@ def test_the_hand_written_answer_encoding_is_byte_for_byte_the_general_one(answe
 
 def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
     """The node formats its per-entry events by hand for speed; the file must not differ by a byte."""
-    from lab.messages import Event
-    from lab.node import _TraceWriter
-    from lab.trace import TraceWriter
+    from lab.core.messages import Event
+    from lab.processes.node import _TraceWriter
+    from lab.ports.trace import TraceWriter
 
     events = [
         Event(type="write_requested", fields={"gen": 2, "request": 'w"1', "digest": "0123456789abcdef",
@@ -203,10 +203,10 @@ def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
     every line would still be right but would take the slow path. Leader and follower, one write each."""
     import random
 
-    from lab import impl as impl_module
-    from lab.messages import HardState, ReplicationRequest, ReplicationResponse, VoteResponse
-    from lab.node import _FORMATTERS
-    from lab.replica import Replica
+    from lab.core import impl as impl_module
+    from lab.core.messages import HardState, ReplicationRequest, ReplicationResponse, VoteResponse
+    from lab.processes.node import _FORMATTERS
+    from lab.core.replica import Replica
 
     solutions = impl_module.load("solutions")
 

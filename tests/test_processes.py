@@ -16,10 +16,10 @@ import time
 import pytest
 from procutil import by_id, converged, running_cluster, track, wait_until
 
-from lab import codec
-from lab.client import ApiError, ControlClient, NodeClient
-from lab.messages import ClientWrite, digest
-from lab.trace import read_trace
+from lab.ports import codec
+from lab.processes.client import ApiError, ControlClient, NodeClient
+from lab.core.messages import ClientWrite, digest
+from lab.ports.trace import read_trace
 
 pytestmark = pytest.mark.processes
 
@@ -102,7 +102,7 @@ def test_leader_killed_during_a_stream_of_writes(tmp_path):
 
 
 def test_s1_as_real_processes(tmp_path):
-    from lab.realdriver import run_real
+    from lab.sim.realdriver import run_real
 
     verdict, out = run_real("s1", out=tmp_path / "s1")
     assert verdict.passed, verdict.summary()
@@ -235,11 +235,11 @@ def test_faults_pause_cut_delay_and_no_majority(tmp_path):
 
 
 def test_a_standalone_node_reports_its_port(tmp_path):
-    """`python -m lab.node` on its own: port 0 picks a free port; it says which and serves a client."""
+    """`python -m lab.processes.node` on its own: port 0 picks a free port; it says which and serves a client."""
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "lab.node", "--id", "A", "--nodes", "A", "--data-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "lab.processes.node", "--id", "A", "--nodes", "A", "--data-dir",
                              str(tmp_path / "a"), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     track(proc.pid)

@@ -7,8 +7,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from lab.invariants import safety_violations
-from lab.sim import SimCluster
+from lab.core.invariants import safety_violations
+from lab.sim.cluster import SimCluster
 
 ACTIONS = st.lists(
     st.tuples(

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.interface import TruncationPlan
-from lab.messages import Entry
-from lab.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
+from lab.core.interface import TruncationPlan
+from lab.core.messages import Entry
+from lab.ports.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
 from diskutil import FsyncCounter
 
 EXERCISES_NEEDED = (5,)  # with --impl exercises, skipped until these are started
@@ -234,13 +234,13 @@ def test_recovery_is_logged_with_file_offset_bytes_and_first_index(tmp_path, imp
     path = tmp_path / segment_name(1)
     size = path.stat().st_size
     os.truncate(path, size - 2)
-    caplog.set_level(logging.WARNING, logger="lab.wal")
+    caplog.set_level(logging.WARNING, logger="lab.ports.wal")
     with WriteAheadLog(tmp_path, impl=impl) as wal:
         dropped = len(encode(make_entries(3, 1)[0])) - 2
         assert wal.recovery.dropped_bytes == dropped
         assert wal.recovery.first_bad_index == 3
         assert "short payload" in wal.recovery.reason
-    (message,) = [r.getMessage() for r in caplog.records if r.name == "lab.wal"]
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "lab.ports.wal"]
     offset = size - 2 - dropped
     assert segment_name(1) in message and f"offset {offset}" in message
     assert f"{dropped} bytes" in message and "index 3" in message

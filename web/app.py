@@ -309,7 +309,7 @@ class Dashboard:
     # ---- replay ---------------------------------------------------------------------------------------------
 
     def open_replay(self, run_dir: str) -> dict:
-        from lab.trace import TraceError
+        from lab.ports.trace import TraceError
         from web.fold import Replay
 
         path = Path(run_dir).expanduser()

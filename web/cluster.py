@@ -50,7 +50,7 @@ class ClusterHost:
         if settings.get("delay_ms"):
             options["delay_ms"] = float(settings["delay_ms"])
         if scenario is not None:
-            # As lab.realdriver does: clocks held until the script's first command, no background writeback,
+            # As lab.sim.realdriver does: clocks held until the script's first command, no background writeback,
             # so that every run of a guided scenario unfolds the same way.
             names = [chr(ord("A") + i) for i in range(nodes)]
             options.update(truncation=scenario.truncation, hold_ticks=True, writeback_ms=0.0,
@@ -81,8 +81,8 @@ class ClusterHost:
         raise ClusterError(f"the cluster did not start within {START_SECONDS:g}s (see {self.run_dir}/supervisor.log)")
 
     def driver(self, scenario):
-        """A scenario Driver on the current cluster (lab.realdriver), for the guided scenarios."""
-        from lab.realdriver import RealDriver
+        """A scenario Driver on the current cluster (lab.sim.realdriver), for the guided scenarios."""
+        from lab.sim.realdriver import RealDriver
 
         return RealDriver(control_url=self.control_url)
 

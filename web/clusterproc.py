@@ -1,4 +1,4 @@
-"""Runs one supervisor (lab.supervisor) in its own process for the dashboard's `hwm-lab demo`.
+"""Runs one supervisor (lab.processes.supervisor) in its own process for the dashboard's `hwm-lab demo`.
 
 `python -m web.clusterproc --dir RUN_DIR --options JSON` starts `Supervisor(RUN_DIR, **options)`, which writes
 RUN_DIR/cluster.json with its control URL, and stops it (and so every node) on SIGTERM, SIGINT, a POST to
@@ -18,9 +18,9 @@ import threading
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m web.clusterproc")
     parser.add_argument("--dir", required=True)
-    parser.add_argument("--options", default="{}", help="keyword arguments for lab.supervisor.Supervisor, as JSON")
+    parser.add_argument("--options", default="{}", help="keyword arguments for lab.processes.supervisor.Supervisor, as JSON")
     args = parser.parse_args(argv)
-    from lab.supervisor import Supervisor, SupervisorError
+    from lab.processes.supervisor import Supervisor, SupervisorError
 
     parent = os.getppid()
     try:

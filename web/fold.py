@@ -10,7 +10,7 @@ import bisect
 import copy
 from pathlib import Path
 
-from lab.trace import CLUSTER, read_trace
+from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
 
 CHECKPOINT_EVERY = 256

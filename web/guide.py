@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from lab import scenario as scripts
+from lab.sim import scenario as scripts
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4")
 

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def find_control_url(run_dir: str) -> str:
     """The control URL of the cluster running in RUN_DIR (what `hwm-lab up --dir RUN_DIR` wrote)."""
-    from lab.client import cluster_info
+    from lab.processes.client import cluster_info
 
     info = cluster_info(run_dir)
     if info is None:

@@ -34,8 +34,8 @@ class CommandError(Exception):
 
 
 def register(subparsers) -> None:
-    from lab.replica import TRUNCATION_STRATEGIES
-    from lab.wal import FSYNC_POLICIES
+    from lab.core.replica import TRUNCATION_STRATEGIES
+    from lab.ports.wal import FSYNC_POLICIES
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",
@@ -132,7 +132,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _wrap(func):
     """Run a command; turn the errors every command can meet into one clear line and an exit code."""
-    from lab.client import ApiError, ClusterUnavailable
+    from lab.processes.client import ApiError, ClusterUnavailable
 
     def run(args) -> int:
         try:
@@ -165,7 +165,7 @@ def _fail(args, message: str, code: int, **extra) -> int:
 
 
 def _client(args):
-    from lab.client import ControlClient, cluster_info
+    from lab.processes.client import ControlClient, cluster_info
 
     info = cluster_info(args.dir)
     if info is None:
@@ -178,7 +178,7 @@ def _client(args):
 
 
 def cmd_up(args) -> int:
-    from lab.client import ClusterUnavailable, ControlClient, cluster_info
+    from lab.processes.client import ClusterUnavailable, ControlClient, cluster_info
 
     if not 1 <= args.nodes <= 7:
         raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
@@ -194,7 +194,7 @@ def cmd_up(args) -> int:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").unlink(missing_ok=True)
-    command = [sys.executable, "-m", "lab.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
+    command = [sys.executable, "-m", "lab.processes.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
                "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
                "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host]
     if args.fresh:
@@ -268,7 +268,7 @@ def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
 
 
 def cmd_down(args) -> int:
-    from lab.client import ClusterUnavailable, pid_alive
+    from lab.processes.client import ClusterUnavailable, pid_alive
 
     client, info = _client(args)
     pids = [int(info["pid"])]
@@ -391,7 +391,7 @@ def cmd_delay(args) -> int:
 
 
 def cmd_scenario_list(args) -> int:
-    from lab import scenario
+    from lab.sim import scenario
 
     items = []
     for name in scenario.available():
@@ -402,10 +402,10 @@ def cmd_scenario_list(args) -> int:
 
 
 def cmd_scenario_run(args) -> int:
-    from lab.impl import ImplError
-    from lab.realdriver import run_real
-    from lab.scenario import ScenarioError
-    from lab.supervisor import SupervisorError
+    from lab.core.impl import ImplError
+    from lab.sim.realdriver import run_real
+    from lab.sim.scenario import ScenarioError
+    from lab.processes.supervisor import SupervisorError
 
     out = Path(args.out) if args.out else Path("runs") / (
         f"{Path(args.name).stem.lower()}-real-{datetime.now().strftime('%Y%m%d-%H%M%S')}")

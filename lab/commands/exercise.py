@@ -42,8 +42,8 @@ def register(subparsers) -> None:
 
 
 def cmd_list(args) -> int:
-    from lab import impl as impl_module
-    from lab.checks import EXERCISES, check_rules
+    from lab.core import impl as impl_module
+    from lab.student.checks import EXERCISES, check_rules
 
     try:
         impl = impl_module.load(args.impl)
@@ -65,8 +65,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from lab import impl as impl_module
-    from lab.checks import run_check
+    from lab.core import impl as impl_module
+    from lab.student.checks import run_check
 
     def progress(text: str) -> None:
         if not args.json:
@@ -87,7 +87,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_submit(args) -> int:
-    from lab.checks import EXERCISES
+    from lab.student.checks import EXERCISES
 
     root = Path(args.dir)
     runs = sorted(p for p in root.glob("ex*-*") if (p / "trace.json").exists()) if root.exists() else []

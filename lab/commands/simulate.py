@@ -7,8 +7,8 @@ import sys
 
 
 def register(subparsers) -> None:
-    from lab.replica import TRUNCATION_STRATEGIES
-    from lab.scenario import available
+    from lab.core.replica import TRUNCATION_STRATEGIES
+    from lab.sim.scenario import available
 
     parser = subparsers.add_parser(
         "simulate", help="run a scenario on the deterministic simulator",
@@ -24,8 +24,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from lab.impl import ImplError
-    from lab.scenario import ScenarioError, simulate
+    from lab.core.impl import ImplError
+    from lab.sim.scenario import ScenarioError, simulate
 
     try:
         verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from lab import codec
-from lab.codec import Control, ControlReply
-from lab.messages import Answer, ClientRead, ClientWrite
+from lab.ports import codec
+from lab.ports.codec import Control, ControlReply
+from lab.core.messages import Answer, ClientRead, ClientWrite
 
 CLUSTER_FILE = "cluster.json"
 

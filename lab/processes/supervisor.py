@@ -2,7 +2,7 @@
 control API (docs/control-api.md) that the CLI and the dashboard use.
 
 In-process: `Supervisor(run_dir, nodes=3).start()` returns it with `.control_url`; `.stop()` ends the run.
-As a daemon: `python -m lab.supervisor --dir RUN_DIR ...` (what `hwm-lab up` starts in the background).
+As a daemon: `python -m lab.processes.supervisor --dir RUN_DIR ...` (what `hwm-lab up` starts in the background).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from lab import codec
-from lab.client import CLUSTER_FILE, NodeClient, NodeError
-from lab.messages import Event, digest
-from lab.replica import TRUNCATION_STRATEGIES
-from lab.trace import CLUSTER, TraceWriter, write_meta
-from lab.wal import FSYNC_POLICIES
+from lab.ports import codec
+from lab.processes.client import CLUSTER_FILE, NodeClient, NodeError
+from lab.core.messages import Event, digest
+from lab.core.replica import TRUNCATION_STRATEGIES
+from lab.ports.trace import CLUSTER, TraceWriter, write_meta
+from lab.ports.wal import FSYNC_POLICIES
 
-log = logging.getLogger("lab.supervisor")
+log = logging.getLogger("lab.processes.supervisor")
 
 MAX_NODES = 7
 NETWORK_FILE = "network.json"
@@ -41,7 +41,7 @@ READY_SECONDS = 20.0  # a node process must be listening within this (python sta
 STOP_SECONDS = 5.0
 MAX_BODY = 16 * 1024 * 1024  # control API request bodies (a write's payload is at most a frame, 8 MiB)
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
-_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+_REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class SupervisorError(Exception):
@@ -145,7 +145,7 @@ class Supervisor:
     # ---- life cycle ------------------------------------------------------------------------------------------
 
     def start(self) -> "Supervisor":
-        from lab import impl as impl_module
+        from lab.core import impl as impl_module
 
         try:
             impl_module.load(self.settings["impl"])  # a clear error here rather than N dead node processes
@@ -278,7 +278,7 @@ class Supervisor:
         ready.unlink(missing_ok=True)
         node.fsync = self.settings["fsync"][node.id]
         command = [
-            sys.executable, "-m", "lab.node", "--id", node.id, "--nodes", ",".join(self.names),
+            sys.executable, "-m", "lab.processes.node", "--id", node.id, "--nodes", ",".join(self.names),
             "--data-dir", str(node.data_dir), "--run-dir", str(self.run_dir), "--host", self.host, "--port", "0",
             "--network", str(self.run_dir / NETWORK_FILE), "--impl", self.settings["impl"],
             "--fsync", node.fsync, "--truncation", self.settings["truncation"], "--seed", str(self.seed),
@@ -389,9 +389,9 @@ class Supervisor:
             self._leader_hint = None
 
     def _disk_status(self, node: NodeProc) -> dict:
-        from lab import impl as impl_module
-        from lab.state import FileState
-        from lab.wal import WriteAheadLog
+        from lab.core import impl as impl_module
+        from lab.ports.state import FileState
+        from lab.ports.wal import WriteAheadLog
 
         try:
             wal = WriteAheadLog(node.data_dir / "wal", fsync="never", impl=impl_module.load(self.settings["impl"]))
@@ -943,7 +943,7 @@ def _tail(path: Path, lines: int = 5) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m lab.supervisor", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab.processes.supervisor", description=__doc__.split("\n\n")[0])
     p.add_argument("--dir", required=True, help="run directory: traces, node data, cluster.json")
     p.add_argument("--nodes", type=int, default=3)
     p.add_argument("--impl", default="solutions")

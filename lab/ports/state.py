@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from lab.messages import HardState
+from lab.core.messages import HardState
 
 __all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE"]
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab import impl as impl_module
-from lab.messages import Answer, ClientRead, ClientWrite, Entry, Event, HardState, Ready, digest
-from lab.replica import Replica
-from lab.trace import CLUSTER, TraceWriter, write_meta
+from lab.core import impl as impl_module
+from lab.core.messages import Answer, ClientRead, ClientWrite, Entry, Event, HardState, Ready, digest
+from lab.core.replica import Replica
+from lab.ports.trace import CLUSTER, TraceWriter, write_meta
 
 TICK_SECONDS = 0.01
 FSYNC_POLICIES = ("always", "batch", "never")
@@ -314,7 +314,7 @@ class SimCluster:
     # ---- plumbing --------------------------------------------------------------------------------------------
 
     def _apply(self, name: str, ready: Ready) -> None:
-        """The order of duties (lab.messages.Ready): persist, then send, then answer."""
+        """The order of duties (lab.core.messages.Ready): persist, then send, then answer."""
         self.disks[name].apply(ready)
         for event in ready.events:
             self._record(name, event, self.boots[name])

@@ -1,8 +1,8 @@
 """The replica: one node of the replicated log as a state machine with no I/O.
 
-Every input (a tick, a message, a client request) returns a `Ready` (lab.messages) that says what to persist,
+Every input (a tick, a message, a client request) returns a `Ready` (lab.core.messages) that says what to persist,
 what to send, what to answer and what happened. The simulator and the node process drive it the same way.
-The pieces students write are called through `self.impl` (lab.interface).
+The pieces students write are called through `self.impl` (lab.core.interface).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-from lab.impl import Impl
-from lab.interface import AppendResult
-from lab.messages import (
+from lab.core.impl import Impl
+from lab.core.interface import AppendResult
+from lab.core.messages import (
     Answer,
     ClientRead,
     ClientWrite,

@@ -1,6 +1,6 @@
 """The small interface between the lab and the pieces students write (`exercises/`, answered in `solutions/`).
 
-The replica, the write-ahead log and the simulator call these functions through an `Impl` (see `lab.impl`),
+The replica, the write-ahead log and the simulator call these functions through an `Impl` (see `lab.core.impl`),
 never a module directly, so `--impl solutions`, `--impl exercises` or any module with the same names can be
 plugged in. Each function is pure: it decides, the caller applies.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from lab.messages import Entry
+from lab.core.messages import Entry
 
 __all__ = ["Entry", "LogView", "AppendResult", "SegmentInfo", "TruncationPlan"]
 

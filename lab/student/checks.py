@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from lab.impl import Impl
-from lab.impl import load as load_impl
-from lab.interface import AppendResult, SegmentInfo
-from lab.messages import Entry
-from lab.replica import Log
+from lab.core.impl import Impl
+from lab.core.impl import load as load_impl
+from lab.core.interface import AppendResult, SegmentInfo
+from lab.core.messages import Entry
+from lab.core.replica import Log
 
 
 class NotStarted(Exception):
@@ -190,7 +190,7 @@ def _plan_case(index, must_delete, cut):
 
 
 def _wal_round_trip(impl):
-    from lab.wal import WriteAheadLog
+    from lab.ports.wal import WriteAheadLog
 
     with tempfile.TemporaryDirectory() as tmp:
         with WriteAheadLog(tmp, fsync="never", segment_bytes=120, impl=impl) as wal:
@@ -290,7 +290,7 @@ EXERCISES: tuple[Exercise, ...] = (
         Rule("refuse an index below 1", _read_case(0, 3, "not available")),
     ), (("s1", "generation"),), ("check_read",)),
     Exercise(5, "write-ahead log truncation across segments", "exercises/wal_truncation.py",
-             "the article's 'WALSegment.truncate' and lab/wal.py", (
+             "the article's 'WALSegment.truncate' and lab/ports/wal.py", (
                  Rule("cut the segment that holds the index at that entry's offset, delete every later segment",
                       _plan_case(2, ["seg-4", "seg-6"], ("seg-1", 30))),
                  Rule("an index at a segment's start removes that segment whole",
@@ -344,8 +344,8 @@ def check_rules(ex: Exercise, impl: Impl) -> tuple[str, list[RuleResult]]:
 
 def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 7, real: bool = False,
               scenarios: bool = True, progress: Callable[[str], None] = lambda s: None) -> CheckReport:
-    from lab import impl as impl_module
-    from lab import scenario as scenario_module
+    from lab.core import impl as impl_module
+    from lab.sim import scenario as scenario_module
 
     ex = exercise(number)
     impl = impl_module.load(impl_name)
@@ -366,7 +366,7 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
                 if source == "sim":
                     verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=cluster_impl, out=out)
                 else:
-                    from lab.realdriver import run_real
+                    from lab.sim.realdriver import run_real
 
                     verdict, _ = run_real(name, impl=cluster_impl, out=out, seed=seed, truncation=strategy)
                 explain = _explain(scenario_module.load(name), verdict)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from lab.messages import Event
+from lab.core.messages import Event
 
 FORMAT = "hwm-lab-trace"
 VERSION = 1

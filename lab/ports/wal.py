@@ -30,8 +30,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from lab.interface import SegmentInfo
-from lab.messages import Entry
+from lab.core.interface import SegmentInfo
+from lab.core.messages import Entry
 
 __all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "FSYNC_POLICIES", "MAX_PAYLOAD", "HEADER"]
 
@@ -141,7 +141,7 @@ class WriteAheadLog:
         if segment_bytes < 1:
             raise ValueError(f"segment_bytes must be positive, not {segment_bytes}")
         if impl is None:
-            from lab.impl import load
+            from lab.core.impl import load
 
             impl = load("solutions")
         self.directory = os.fspath(directory)

@@ -5,7 +5,7 @@ Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab e
 
 from __future__ import annotations
 
-from lab.messages import digest
+from lab.core.messages import digest
 
 
 def safety_violations(events: list[dict], status: dict | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """Messages between nodes, client requests and answers: plain frozen values, no I/O.
 
-The wire codec (`lab.codec`) is the only place that turns these into bytes.
+The wire codec (`lab.ports.codec`) is the only place that turns these into bytes.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Scenario scripts: the teaching scenarios as data, run on the simulator, as real processes, or step by step.
 
-A script (lab/scenarios/*.txt) has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then
+A script (lab/sim/scenarios/*.txt) has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then
 steps: `step "narration"` followed by commands. The same script drives any `Driver` (SimDriver below,
-lab.realdriver.RealDriver for processes). See docs/scenarios.md for the command reference.
+lab.sim.realdriver.RealDriver for processes). See docs/scenarios.md for the command reference.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from lab.invariants import safety_violations
-from lab.messages import Answer, digest
+from lab.core.invariants import safety_violations
+from lab.core.messages import Answer, digest
 
 SCENARIO_DIR = Path(__file__).with_name("scenarios")
 
@@ -152,7 +152,7 @@ class SimDriver:
     """Runs a scenario on the seeded simulator: waits advance simulated time, so runs are exact and fast."""
 
     def __init__(self, cluster):
-        from lab.sim import TICK_SECONDS
+        from lab.sim.cluster import TICK_SECONDS
 
         self.cluster = cluster
         self.names = cluster.names
@@ -552,7 +552,7 @@ COMMANDS: dict[str, Callable] = {
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
              impl: str = "solutions", out: str | Path | None = None) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there."""
-    from lab.sim import SimCluster
+    from lab.sim.cluster import SimCluster
 
     scenario = load(name)
     strategy = truncation or scenario.truncation
@@ -569,7 +569,7 @@ def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: 
 
 
 def _fsync(scenario: Scenario) -> dict[str, str]:
-    from lab.sim import node_names
+    from lab.sim.cluster import node_names
 
     return {n: scenario.fsync.get(n, "always") for n in node_names(scenario.nodes)}
 

@@ -37,7 +37,7 @@ _cache: dict[str, Impl] = {}
 
 
 def load(name: str = "solutions") -> Impl:
-    """Import `name` and check it offers every function of `lab.interface`.
+    """Import `name` and check it offers every function of `lab.core.interface`.
 
     `MODULE:f1,f2` takes f1 and f2 from MODULE and everything else from `solutions`, so one exercise can be
     checked in a running cluster before the others are written.
@@ -60,7 +60,7 @@ def load(name: str = "solutions") -> Impl:
         raise ImplError(f"cannot import implementation {name!r}: {exc}") from exc
     missing = [f for f in FUNCTIONS if not callable(getattr(module, f, None))]
     if missing:
-        raise ImplError(f"implementation {name!r} lacks {', '.join(missing)} (see lab/interface.py)")
+        raise ImplError(f"implementation {name!r} lacks {', '.join(missing)} (see lab/core/interface.py)")
     impl = Impl(name, *(getattr(module, f) for f in FUNCTIONS))
     _cache[name] = impl
     return impl

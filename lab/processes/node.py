@@ -1,7 +1,7 @@
 """A node process: one replica, its write-ahead log and durable state on disk, framed JSON on one TCP port.
 
 A thin single-threaded loop: read bytes -> decode -> replica step -> persist -> send -> answer.
-Run `python -m lab.node --id A --nodes A,B,C --data-dir DIR` (the supervisor does it for you); `--help` lists
+Run `python -m lab.processes.node --id A --nodes A,B,C --data-dir DIR` (the supervisor does it for you); `--help` lists
 the options. Port 0 (the default) picks a free port; the node prints it and writes it to its ready file.
 """
 
@@ -22,10 +22,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from lab import codec
-from lab import impl as impl_module
-from lab.codec import CodecError, Control, ControlReply, Hello
-from lab.messages import (
+from lab.ports import codec
+from lab.core import impl as impl_module
+from lab.ports.codec import CodecError, Control, ControlReply, Hello
+from lab.core.messages import (
     Answer,
     ClientRead,
     ClientWrite,
@@ -38,12 +38,12 @@ from lab.messages import (
     VoteRequest,
     VoteResponse,
 )
-from lab.replica import TRUNCATION_STRATEGIES, Replica
-from lab.state import FileState
-from lab.trace import VERSION, TraceWriter
-from lab.wal import FSYNC_POLICIES, WriteAheadLog
+from lab.core.replica import TRUNCATION_STRATEGIES, Replica
+from lab.ports.state import FileState
+from lab.ports.trace import VERSION, TraceWriter
+from lab.ports.wal import FSYNC_POLICIES, WriteAheadLog
 
-log = logging.getLogger("lab.node")
+log = logging.getLogger("lab.processes.node")
 
 RECV_BYTES = 1 << 20  # read into one buffer reused by every read: recv() of this size would map and
                       # unmap a fresh megabyte per call (about 15 us, a good part of a small request's hop)
@@ -406,7 +406,7 @@ class Node:
         self.wal.flush()
         os._exit(EXIT_REPLICA_FAILED)
 
-    # ---- applying a step: persist, then send, then answer (lab.messages.Ready) --------------------------
+    # ---- applying a step: persist, then send, then answer (lab.core.messages.Ready) --------------------------
 
     def _apply(self, readys: list[Ready]) -> None:
         wal = self.wal
@@ -839,7 +839,7 @@ def _peer(text: str) -> tuple[str, tuple[str, int]]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m lab.node", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab.processes.node", description=__doc__.split("\n\n")[0])
     p.add_argument("--id", required=True, help="this node's name, e.g. A")
     p.add_argument("--nodes", required=True, help="every node of the cluster, comma separated, e.g. A,B,C")
     p.add_argument("--data-dir", required=True, help="where the write-ahead log and durable state live")

@@ -15,7 +15,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from lab.messages import (
+from lab.core.messages import (
     Answer,
     ClientRead,
     ClientWrite,

@@ -1,8 +1,8 @@
-"""The scenario Driver (lab.scenario.Driver) for real processes: every step goes through the control API.
+"""The scenario Driver (lab.sim.scenario.Driver) for real processes: every step goes through the control API.
 
 `RealDriver(...)` starts its own supervisor in a trace directory (or attaches to a running cluster with
 `control_url=`); `run_real(name)` runs a teaching scenario on it and writes verdict.json, like
-`lab.scenario.simulate` does on the simulator.
+`lab.sim.scenario.simulate` does on the simulator.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lab.client import ApiError, ClusterUnavailable, ControlClient
-from lab.messages import Answer
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
+from lab.core.messages import Answer
 
 
 class RealDriver:
@@ -37,7 +37,7 @@ class RealDriver:
                  writeback_ms: float = 0.0, staged: bool = True, **supervisor_options: Any):
         self.supervisor = None
         if control_url is None:
-            from lab.supervisor import Supervisor
+            from lab.processes.supervisor import Supervisor
 
             # Writeback off by default: a `never` node loses exactly what was not flushed by an explicit step,
             # as the scripts expect, whatever the timing of the machine.
@@ -220,7 +220,7 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
     """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
     from dataclasses import replace
 
-    from lab import scenario as scenarios
+    from lab.sim import scenario as scenarios
 
     script = scenarios.load(name)
     strategy = truncation or script.truncation
