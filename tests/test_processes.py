@@ -18,7 +18,7 @@ from procutil import by_id, converged, running_cluster, track, wait_until
 
 from lab.ports import codec
 from lab.processes.client import ApiError, ControlClient, NodeClient
-from lab.core.messages import ClientWrite, digest
+from lab.core.messages import ClientWrite, Hello, digest
 from lab.ports.trace import read_trace
 
 pytestmark = pytest.mark.processes
@@ -146,7 +146,7 @@ def test_a_node_fed_garbage_keeps_serving(tmp_path):
             "not an object": codec.LENGTH.pack(5) + b"[1,2]",
             "peer message without hello": codec.encode(
                 codec.decode_frame(b'{"type":"VoteResponse","generation":9,"voter":"B","granted":true}')),
-            "hello from a stranger": codec.encode(codec.Hello(node="Z")),
+            "hello from a stranger": codec.encode(Hello(node="Z")),
             "answer sent to a node": codec.encode(codec.decode_frame(
                 b'{"type":"Answer","request":"x","ok":true,"index":1,"generation":1,"payload":"p",'
                 b'"high_water_mark":1,"leader":null,"error":""}')),

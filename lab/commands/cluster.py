@@ -17,6 +17,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+
 DEFAULT_DIR = ".hwm-lab"
 
 # Exit codes, the same for every command.
@@ -34,8 +36,6 @@ class CommandError(Exception):
 
 
 def register(subparsers) -> None:
-    from lab.core.replica import TRUNCATION_STRATEGIES
-    from lab.ports.wal import FSYNC_POLICIES
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
+from lab.core.config import TRUNCATION_STRATEGIES
+
 
 def register(subparsers) -> None:
-    from lab.core.replica import TRUNCATION_STRATEGIES
     from lab.sim.scenario import available
 
     parser = subparsers.add_parser(

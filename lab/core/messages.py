@@ -1,14 +1,18 @@
-"""Messages between nodes, client requests and answers: plain frozen values, no I/O.
+"""The values the replica takes and gives: log entries, messages between nodes, client requests, answers with
+typed refusals, control requests, and trace events. No I/O.
 
-The wire codec (`lab.ports.codec`) is the only place that turns these into bytes.
+Nobody changes a value after it is made. Wire messages are frozen dataclasses; the records a busy leader makes
+once per entry (Entry, Answer, the per-entry events) are NamedTuples, about three times cheaper to build.
+The wire codec (`lab.ports.codec`) is the only place that turns these into bytes, and the trace
+(`lab.ports.trace`) the only place that turns events into trace lines.
 """
 
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 frozen = dataclass(frozen=True, slots=True, kw_only=True)
 
@@ -19,8 +23,7 @@ def digest(payload: str) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-@frozen
-class Entry:
+class Entry(NamedTuple):
     index: int
     generation: int
     payload: str
@@ -97,19 +100,19 @@ class EpochAnswer:
     end_index: int
 
 
-MESSAGE_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (ReplicationRequest, ReplicationResponse, VoteRequest, VoteResponse, EpochQuery, EpochAnswer)
-}
-
-
-@frozen
-class Envelope:
+class Envelope(NamedTuple):
     """A message on its way: from `src` to `dst`."""
 
     src: str
     dst: str
     message: Any
+
+
+@frozen
+class Hello:
+    """First frame on a connection a node opens to a peer: says who is sending the peer messages that follow."""
+
+    node: str
 
 
 # ---- client -------------------------------------------------------------------------------------------------
@@ -127,9 +130,23 @@ class ClientRead:
     index: int
 
 
-@frozen
-class Answer:
-    """The reply to a client request. `ok` False carries a readable `error` (and `leader` when redirecting)."""
+# Why an answer is a refusal. Callers branch on these; the `error` sentence is for people.
+NOT_LEADER = "not_leader"  # `leader` holds the hint (None while an election is under way)
+ABOVE_HWM = "above_hwm"  # a read above the node's high-water mark; `high_water_mark` holds it
+NO_SUCH_INDEX = "no_such_index"  # a read of an index below 1 or beyond the log end
+READ_REFUSED = "read_refused"  # exercise 4 refused a read for another reason
+TIMEOUT = "timeout"  # a write not acknowledged within the write timeout; `index` and `high_water_mark` say where
+LEADERSHIP_LOST = "leadership_lost"  # the leader stepped down before the write was committed: it may or may not survive
+NODE_DOWN = "node_down"  # (supervisor, simulator) the node asked is not running
+UNREACHABLE = "unreachable"  # (supervisor) no answer from the node: the write may or may not be committed
+REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE)
+
+
+class Answer(NamedTuple):
+    """The reply to a client request. `ok` False carries a `refusal` kind (above) and a readable `error`.
+
+    holders: with TIMEOUT, the nodes the leader knew to hold the index (so the client can be told where it is).
+    """
 
     request: str
     ok: bool
@@ -139,9 +156,31 @@ class Answer:
     high_water_mark: int = 0
     leader: str | None = None
     error: str = ""
+    refusal: str = ""
+    holders: tuple[str, ...] = ()
 
 
-# ---- the replica's output ----------------------------------------------------------------------------------
+# ---- control (supervisor, tests and dashboard to a node) ------------------------------------------------------
+
+
+@frozen
+class Control:
+    """A request to a node's control side: `op` plus its arguments, flat on the wire."""
+
+    request: str
+    op: str
+    args: dict = field(default_factory=dict)
+
+
+@frozen
+class ControlReply:
+    request: str
+    ok: bool
+    result: dict = field(default_factory=dict)
+    error: str = ""
+
+
+# ---- durable state --------------------------------------------------------------------------------------------
 
 
 @frozen
@@ -152,42 +191,56 @@ class HardState:
     voted_for: str | None
 
 
-@frozen
-class Event:
-    """A trace event: `type` from docs/trace-format.md, `fields` its extra fields."""
+# ---- trace events ---------------------------------------------------------------------------------------------
+# An event is a value; lab.ports.trace writes it as one line of docs/trace-format.md. `gen` is the node's
+# generation when it happened. The four kinds a busy node makes once per entry have fixed fields (and a class
+# attribute `type`); every other kind is an `Event` with a dict of fields in the order they are written.
 
+
+class Event(NamedTuple):
     type: str
-    fields: dict = field(default_factory=dict)
+    fields: dict  # includes "gen" when the event is a node's
 
 
-@frozen
-class Ready:
-    """Everything one step of a replica asks its driver to do.
+class WriteRequested(NamedTuple):
+    gen: int
+    request: str
+    digest: str
+    payload: str
+    type = "write_requested"
 
-    The order of duties, for every driver (simulator and node process alike):
-      1. persist: truncate_from (remove that index and all later), then append, then hard_state;
-         then make it durable as the fsync policy says;
-         the high_water_mark checkpoint may be written lazily (it is a hint, never needed for safety);
-      2. send `messages` (only after step 1: a vote or an acknowledgement must never outrun the disk);
-      3. answer clients (only after step 2).
-    `events` go to the trace as they are.
-    """
 
-    truncate_from: int | None = None
-    append: tuple[Entry, ...] = ()
-    hard_state: HardState | None = None
-    high_water_mark: int | None = None
-    messages: tuple[Envelope, ...] = ()
-    answers: tuple[Answer, ...] = ()
-    events: tuple[Event, ...] = ()
+class LeaderAppend(NamedTuple):
+    gen: int
+    index: int
+    generation: int
+    digest: str
+    payload: str
+    request: str
+    type = "leader_append"
 
-    def is_empty(self) -> bool:
-        return not (
-            self.truncate_from is not None
-            or self.append
-            or self.hard_state
-            or self.high_water_mark is not None
-            or self.messages
-            or self.answers
-            or self.events
-        )
+
+class WriteAcked(NamedTuple):
+    gen: int
+    request: str
+    index: int
+    generation: int
+    digest: str
+    type = "write_acked"
+
+
+class FollowerAppend(NamedTuple):
+    gen: int
+    index: int
+    generation: int
+    digest: str
+    payload: str
+    type = "follower_append"
+
+
+ENTRY_EVENTS = (WriteRequested, LeaderAppend, WriteAcked, FollowerAppend)
+
+
+def event_fields(event) -> dict:
+    """An event's fields, "gen" included, in the order they are written."""
+    return event.fields if type(event) is Event else event._asdict()

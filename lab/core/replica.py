@@ -1,8 +1,8 @@
 """The replica: one node of the replicated log as a state machine with no I/O.
 
-Every input (a tick, a message, a client request) returns a `Ready` (lab.core.messages) that says what to persist,
-what to send, what to answer and what happened. The simulator and the node process drive it the same way.
-The pieces students write are called through `self.impl` (lab.core.interface).
+Every input (a tick, a message, a client request) returns a `Ready` (below) that says what to persist, what to
+send, what to answer and what happened. The simulator and the node process apply it with the same driver
+(lab.ports.driver). The pieces students write are called through `self.impl` (lab.core.interface).
 """
 
 from __future__ import annotations
@@ -10,9 +10,16 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
+from lab.core.config import TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.impl import Impl
 from lab.core.interface import AppendResult
 from lab.core.messages import (
+    ABOVE_HWM,
+    LEADERSHIP_LOST,
+    NO_SUCH_INDEX,
+    NOT_LEADER,
+    READ_REFUSED,
+    TIMEOUT,
     Answer,
     ClientRead,
     ClientWrite,
@@ -21,16 +28,18 @@ from lab.core.messages import (
     EpochAnswer,
     EpochQuery,
     Event,
+    FollowerAppend,
     HardState,
-    Ready,
+    LeaderAppend,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
     VoteResponse,
+    WriteAcked,
+    WriteRequested,
     digest,
 )
 
-TRUNCATION_STRATEGIES = ("generation", "high-water-mark", "leader-epoch")
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
 
 
@@ -76,12 +85,32 @@ class Log:
             raise ValueError(f"append at index {entry.index} but the log ends at {len(self._entries)}")
         self._entries.append(entry)
 
+    def extend(self, entries: Sequence[Entry]) -> None:
+        """Append entries already numbered from log_end + 1 on (the leader's own, made in order)."""
+        if entries and entries[0].index != len(self._entries) + 1:
+            raise ValueError(f"append at index {entries[0].index} but the log ends at {len(self._entries)}")
+        self._entries.extend(entries)
+
     def __iter__(self):
         return iter(self._entries)
 
 
-class _Out:
-    """Collects one step's output; `ready()` freezes it."""
+class Ready:
+    """Everything one step of a replica asks its driver to do. The replica fills it during the step; nobody
+    changes it after the step returns.
+
+    The order of duties, for every driver (lab.ports.driver, under the simulator and the node process alike):
+      1. persist: truncate_from (remove that index and all later), then append, then hard_state; then, when
+         `must_sync`, make them durable as the fsync policy says. The high_water_mark checkpoint may be written
+         lazily: it is a hint, never needed for safety.
+      2. send `messages`. No message that promises durability (a follower's success with its match index, a
+         granted vote) leaves before step 1 is done. A leader's replication requests promise nothing and may
+         leave while its own append is still being synced (Raft thesis 10.2.1).
+      3. write `events` to the trace, and flush it before step 4.
+      4. answer clients: an acknowledgement promises durability, so it always comes after step 1.
+    """
+
+    __slots__ = ("truncate_from", "append", "hard_state", "high_water_mark", "messages", "answers", "events")
 
     def __init__(self):
         self.truncate_from: int | None = None
@@ -90,7 +119,12 @@ class _Out:
         self.high_water_mark: int | None = None
         self.messages: list[Envelope] = []
         self.answers: list[Answer] = []
-        self.events: list[Event] = []
+        self.events: list = []
+
+    @property
+    def must_sync(self) -> bool:
+        """Whether step 1 changed anything durable (the lazy high-water mark hint does not count)."""
+        return bool(self.append) or self.truncate_from is not None or self.hard_state is not None
 
     def truncate(self, index: int) -> None:
         # A truncation after appends in the same step drops those pending appends first.
@@ -98,16 +132,11 @@ class _Out:
         if self.truncate_from is None or index < self.truncate_from:
             self.truncate_from = index
 
-    def ready(self) -> Ready:
-        return Ready(
-            truncate_from=self.truncate_from,
-            append=tuple(self.append),
-            hard_state=self.hard_state,
-            high_water_mark=self.high_water_mark,
-            messages=tuple(self.messages),
-            answers=tuple(self.answers),
-            events=tuple(self.events),
-        )
+    def done(self) -> "Ready":
+        """The step is over: from here on the lists are tuples, and nobody changes them."""
+        self.append, self.messages = tuple(self.append), tuple(self.messages)
+        self.answers, self.events = tuple(self.answers), tuple(self.events)
+        return self
 
 
 class Replica:
@@ -124,15 +153,14 @@ class Replica:
         log: Sequence[Entry] = (),
         high_water_mark: int = 0,
         truncation: str = "generation",
-        election_ticks: int = 10,
-        heartbeat_ticks: int = 2,
-        max_batch: int = 256,
-        write_timeout_ticks: int = 100,
+        election_ticks: int = TIMING.election_ticks,
+        heartbeat_ticks: int = TIMING.heartbeat_ticks,
+        max_batch: int = TIMING.max_batch,
+        write_timeout_ticks: int = TIMING.write_timeout_ticks,
     ):
         if node_id not in nodes:
             raise ValueError(f"node {node_id!r} is not one of the cluster's nodes {list(nodes)}")
-        if truncation not in TRUNCATION_STRATEGIES:
-            raise ValueError(f"unknown truncation strategy {truncation!r}; choose one of {TRUNCATION_STRATEGIES}")
+        check_choice("truncation strategy", truncation, TRUNCATION_STRATEGIES)
         self.node_id = node_id
         self.nodes = tuple(nodes)
         self.peers = tuple(n for n in nodes if n != node_id)
@@ -165,23 +193,9 @@ class Replica:
 
     # ---- inputs --------------------------------------------------------------------------------------------
 
-    def step(self, item: Any, src: str | None = None) -> Ready:
-        """Dispatch one input: "tick", "start", "campaign", a ClientWrite or ClientRead, or a message from src."""
-        if item == "tick":
-            return self.tick()
-        if item == "start":
-            return self.start()
-        if item == "campaign":
-            return self.campaign()
-        if isinstance(item, ClientWrite):
-            return self.propose([item])
-        if isinstance(item, ClientRead):
-            return self.read(item)
-        return self.receive(src, item)
-
     def start(self) -> Ready:
         """First step after construction: report the recovered state, apply the restart truncation strategy."""
-        out = _Out()
+        out = Ready()
         self._event(out, "node_started", log_end=self.log.log_end, last_generation=self.log.last_generation,
                     hwm=self.high_water_mark, truncation=self.truncation)
         if self.truncation == "high-water-mark" and self.log.log_end > self.high_water_mark:
@@ -194,10 +208,10 @@ class Replica:
             self.awaiting_epoch_answer = True
         if len(self.nodes) == 1:
             self._become_candidate(out, force=True)
-        return out.ready()
+        return out.done()
 
     def tick(self) -> Ready:
-        out = _Out()
+        out = Ready()
         self.ticks += 1
         self.leader_contact += 1
         if self.role == LEADER:
@@ -212,54 +226,55 @@ class Replica:
             self.election_elapsed += 1
             if self.election_elapsed >= self.election_timeout:
                 self._become_candidate(out, force=False)
-        return out.ready()
+        return out.done()
 
     def campaign(self) -> Ready:
         """Start an election now (scenario scripts and the dashboard use it to pick a leader)."""
-        out = _Out()
+        out = Ready()
         self._become_candidate(out, force=True)
-        return out.ready()
+        return out.done()
 
     def propose(self, writes: Sequence[ClientWrite]) -> Ready:
         """Client writes: the leader appends them all, then sends one replication request per follower."""
-        out = _Out()
+        out = Ready()
         generation, events = self.generation, out.events
-        # The per-entry events are built here directly rather than through _event: this is a busy leader's
-        # hot path, and so are write_acked and follower_append.
         for write in writes:
-            events.append(Event(type="write_requested", fields={
-                "gen": generation, "request": write.request, "digest": digest(write.payload),
-                "payload": write.payload}))
+            events.append(WriteRequested(generation, write.request, digest(write.payload), write.payload))
         if self.role != LEADER:
             where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
             for write in writes:
                 error = f"not the leader: {where}"
-                out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error))
+                out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
+                                          refusal=NOT_LEADER))
                 self._event(out, "write_failed", request=write.request, reason=error)
-            return out.ready()
+            return out.done()
         deadline = self.ticks + self.write_timeout_ticks
+        index, pending, entries = self.log.log_end, self.pending_writes, out.append
         for write in writes:
-            entry = Entry(index=self.log.log_end + 1, generation=generation, payload=write.payload)
-            self.log.append(entry)
-            out.append.append(entry)
-            self.pending_writes[entry.index] = (write.request, deadline)
-            events.append(Event(type="leader_append", fields={
-                "gen": generation, "index": entry.index, "generation": generation, "digest": digest(entry.payload),
-                "payload": entry.payload, "request": write.request}))
+            index += 1
+            payload = write.payload
+            entry = Entry(index, generation, payload)
+            entries.append(entry)
+            pending[index] = (write.request, deadline)
+            events.append(LeaderAppend(generation, index, generation, digest(payload), payload, write.request))
+        self.log.extend(entries)
         self._acknowledge(out, self.node_id, self.log.log_end)
         for peer in self.peers:
             self._send_replication(out, peer)
-        return out.ready()
+        return out.done()
 
     def read(self, request: ClientRead) -> Ready:
         """Serve an entry only if it lies at or below this node's high-water mark."""
-        out = _Out()
-        refusal = self.impl.check_read(request.index, self.high_water_mark)
-        if refusal is None and request.index > self.log.log_end:
-            refusal = f"not available: index {request.index} is beyond this node's log end {self.log.log_end}"
+        out = Ready()
+        index, hwm = request.index, self.high_water_mark
+        refusal = self.impl.check_read(index, hwm)
+        kind = ABOVE_HWM if index > hwm else NO_SUCH_INDEX if index < 1 else READ_REFUSED
+        if refusal is None and index > self.log.log_end:
+            refusal, kind = f"not available: index {index} is beyond this node's log end {self.log.log_end}", \
+                NO_SUCH_INDEX
         if refusal is not None:
-            out.answers.append(Answer(request=request.request, ok=False, index=request.index,
-                                      high_water_mark=self.high_water_mark, error=refusal))
+            out.answers.append(Answer(request=request.request, ok=False, index=index, high_water_mark=hwm,
+                                      error=refusal, refusal=kind))
             self._event(out, "read_refused", index=request.index, hwm=self.high_water_mark, reason=refusal)
         else:
             entry = self.log.entry_at(request.index)
@@ -268,10 +283,10 @@ class Replica:
                                       high_water_mark=self.high_water_mark))
             self._event(out, "read_served", index=entry.index, hwm=self.high_water_mark, entry=entry.as_trace(),
                         payload=entry.payload)
-        return out.ready()
+        return out.done()
 
     def receive(self, src: str | None, message: Any) -> Ready:
-        out = _Out()
+        out = Ready()
         handler = _HANDLERS.get(type(message))
         if handler is None:
             raise TypeError(f"replica {self.node_id} cannot handle {type(message).__name__}")
@@ -280,11 +295,11 @@ class Replica:
         ):
             self._become_follower(out, message.generation, None)
         handler(self, out, src, message)
-        return out.ready()
+        return out.done()
 
     # ---- message handlers, named after the message they handle -------------------------------------------
 
-    def on_vote_request(self, out: _Out, src: str, req: VoteRequest) -> None:
+    def on_vote_request(self, out: Ready, src: str, req: VoteRequest) -> None:
         up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
         if req.generation < self.generation:
             reason = f"candidate's generation {req.generation} is older than {self.generation}"
@@ -309,14 +324,14 @@ class Replica:
         out.messages.append(Envelope(src=self.node_id, dst=src, message=VoteResponse(
             generation=self.generation, voter=self.node_id, granted=True)))
 
-    def on_vote_response(self, out: _Out, src: str, resp: VoteResponse) -> None:
+    def on_vote_response(self, out: Ready, src: str, resp: VoteResponse) -> None:
         if self.role != CANDIDATE or resp.generation != self.generation or not resp.granted:
             return
         self.votes.add(resp.voter)
         if len(self.votes) >= self._majority():
             self._become_leader(out)
 
-    def on_replication_request(self, out: _Out, src: str, req: ReplicationRequest) -> None:
+    def on_replication_request(self, out: Ready, src: str, req: ReplicationRequest) -> None:
         if req.generation < self.generation:
             out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
                 generation=self.generation, follower=self.node_id, success=False, log_end=self.log.log_end,
@@ -350,20 +365,19 @@ class Replica:
             leaders = {e.index: e.generation for e in req.entries}
             self._truncate(out, result.truncate_from, reason="conflict",
                            conflicting_generation=leaders.get(result.truncate_from))
-        generation = self.generation
+        generation, events = self.generation, out.events
         for entry in result.append:
             self.log.append(entry)
             out.append.append(entry)
-            out.events.append(Event(type="follower_append", fields={
-                "gen": generation, "index": entry.index, "generation": entry.generation,
-                "digest": digest(entry.payload), "payload": entry.payload}))
+            events.append(FollowerAppend(generation, entry.index, entry.generation, digest(entry.payload),
+                                         entry.payload))
         # A follower's mark: what the leader says is committed, but never beyond what it knows matches the leader.
         self._set_high_water_mark(out, min(req.high_water_mark, result.match_index))
         out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
             generation=self.generation, follower=self.node_id, success=True, match_index=result.match_index,
             log_end=self.log.log_end, prev_index=req.prev_index)))
 
-    def on_replication_response(self, out: _Out, src: str, resp: ReplicationResponse) -> None:
+    def on_replication_response(self, out: Ready, src: str, resp: ReplicationResponse) -> None:
         if self.role != LEADER or resp.generation != self.generation:
             return
         follower = resp.follower
@@ -385,7 +399,7 @@ class Replica:
             self._event(out, "next_index_backed_up", follower=follower, next_index=retry_from)
             self._send_replication(out, follower)
 
-    def on_epoch_query(self, out: _Out, src: str, query: EpochQuery) -> None:
+    def on_epoch_query(self, out: Ready, src: str, query: EpochQuery) -> None:
         if self.role != LEADER or query.generation != self.generation:
             return
         end = self.impl.leader_epoch_end(self.log, query.of_generation)
@@ -398,7 +412,7 @@ class Replica:
         out.messages.append(Envelope(src=self.node_id, dst=src, message=EpochAnswer(
             generation=self.generation, leader=self.node_id, of_generation=query.of_generation, end_index=end)))
 
-    def on_epoch_answer(self, out: _Out, src: str, answer: EpochAnswer) -> None:
+    def on_epoch_answer(self, out: Ready, src: str, answer: EpochAnswer) -> None:
         if not self.awaiting_epoch_answer or answer.generation != self.generation:
             return
         self.awaiting_epoch_answer = False
@@ -409,7 +423,7 @@ class Replica:
 
     # ---- roles ---------------------------------------------------------------------------------------------
 
-    def _become_follower(self, out: _Out, generation: int, leader: str | None) -> None:
+    def _become_follower(self, out: Ready, generation: int, leader: str | None) -> None:
         if generation != self.generation:
             self._event(out, "generation_changed", from_generation=self.generation, generation=generation)
             self.generation = generation
@@ -424,7 +438,7 @@ class Replica:
             self._fail_pending(out, "leadership lost before the entry was committed; it may or may not survive")
         self._event(out, "became_follower", generation=generation, leader=leader)
 
-    def _become_candidate(self, out: _Out, *, force: bool) -> None:
+    def _become_candidate(self, out: Ready, *, force: bool) -> None:
         if self.role == LEADER:
             self._fail_pending(out, "leadership given up for a new election; the entry may or may not survive")
         self._event(out, "generation_changed", from_generation=self.generation, generation=self.generation + 1)
@@ -445,7 +459,7 @@ class Replica:
         for peer in self.peers:
             out.messages.append(Envelope(src=self.node_id, dst=peer, message=request))
 
-    def _become_leader(self, out: _Out) -> None:
+    def _become_leader(self, out: Ready) -> None:
         self.role = LEADER
         self.leader = self.node_id
         self.leader_contact = 0
@@ -460,7 +474,7 @@ class Replica:
 
     # ---- helpers -------------------------------------------------------------------------------------------
 
-    def _send_replication(self, out: _Out, peer: str) -> None:
+    def _send_replication(self, out: Ready, peer: str) -> None:
         next_index = min(self.next_index.get(peer, self.log.log_end + 1), self.log.log_end + 1)
         prev_index = next_index - 1
         last = min(self.log.log_end, prev_index + self.max_batch)
@@ -474,7 +488,7 @@ class Replica:
         self._event(out, "replication_sent", to=peer, prev_index=prev_index, prev_generation=request.prev_generation,
                     first=next_index, last=last, hwm=self.high_water_mark)
 
-    def _acknowledge(self, out: _Out, node: str, acknowledged: int) -> None:
+    def _acknowledge(self, out: Ready, node: str, acknowledged: int) -> None:
         """Record that `node` holds the leader's log up to `acknowledged`; advance the mark if a majority does."""
         self._set_high_water_mark(out, self._count_acknowledgement(node, acknowledged))
 
@@ -487,7 +501,7 @@ class Replica:
             raise AssertionError(f"high-water mark {new} beyond the leader's log end {self.log.log_end}")
         return new
 
-    def _set_high_water_mark(self, out: _Out, new: int) -> None:
+    def _set_high_water_mark(self, out: Ready, new: int) -> None:
         if new <= self.high_water_mark:
             return
         old, self.high_water_mark = self.high_water_mark, new
@@ -502,16 +516,14 @@ class Replica:
                 if index > new:
                     break
                 acknowledged.append(index)
+            answers, events, generation, node = out.answers, out.events, self.generation, self.node_id
             for index in acknowledged:
                 request, _ = self.pending_writes.pop(index)
                 entry = self.log.entry_at(index)
-                out.answers.append(Answer(request=request, ok=True, index=index, generation=entry.generation,
-                                          payload=entry.payload, high_water_mark=new, leader=self.node_id))
-                out.events.append(Event(type="write_acked", fields={
-                    "gen": self.generation, "request": request, "index": index, "generation": entry.generation,
-                    "digest": digest(entry.payload)}))
+                answers.append(Answer(request, True, index, entry.generation, entry.payload, new, node))
+                events.append(WriteAcked(generation, request, index, entry.generation, digest(entry.payload)))
 
-    def _truncate(self, out: _Out, index: int, *, reason: str, conflicting_generation: int | None) -> None:
+    def _truncate(self, out: Ready, index: int, *, reason: str, conflicting_generation: int | None) -> None:
         removed = self.log.truncate_from(index)
         out.truncate(index)
         self.high_water_mark = min(self.high_water_mark, self.log.log_end)
@@ -536,7 +548,7 @@ class Replica:
         # so a node cut off one way cannot depose a working leader (Raft dissertation 4.2.3).
         return not req.force and self.leader_contact < self.election_ticks and self.leader is not None
 
-    def _expire_writes(self, out: _Out) -> None:
+    def _expire_writes(self, out: Ready) -> None:
         # Deadlines grow with the index (pending_writes is in index order): stop at the first not yet due.
         expired = []
         for index, (_request, deadline) in self.pending_writes.items():
@@ -545,15 +557,17 @@ class Replica:
             expired.append(index)
         for index in expired:
             request, _ = self.pending_writes.pop(index)
-            error = (f"timeout: index {index} was not acknowledged by a majority within "
-                     f"{self.write_timeout_ticks} ticks (high-water mark {self.high_water_mark})")
-            out.answers.append(Answer(request=request, ok=False, index=index, error=error, leader=self.node_id))
+            holders = tuple(sorted(n for n, m in self.match_index.items() if m >= index))
+            error = (f"timeout: index {index} is on {_names(holders)} only, not on a majority; the high-water mark "
+                     f"stayed at {self.high_water_mark}")
+            out.answers.append(Answer(request=request, ok=False, index=index, high_water_mark=self.high_water_mark,
+                                      leader=self.node_id, error=error, refusal=TIMEOUT, holders=holders))
             self._event(out, "write_failed", request=request, reason=error)
 
-    def _fail_pending(self, out: _Out, error: str) -> None:
+    def _fail_pending(self, out: Ready, error: str) -> None:
         for index in sorted(self.pending_writes):
             request, _ = self.pending_writes.pop(index)
-            out.answers.append(Answer(request=request, ok=False, index=index, error=error))
+            out.answers.append(Answer(request=request, ok=False, index=index, error=error, refusal=LEADERSHIP_LOST))
             self._event(out, "write_failed", request=request, reason=error)
 
     def _majority(self) -> int:
@@ -562,8 +576,8 @@ class Replica:
     def _new_election_timeout(self) -> int:
         return self.election_ticks + self.rng.randrange(self.election_ticks)
 
-    def _event(self, out: _Out, kind: str, **fields) -> None:
-        out.events.append(Event(type=kind, fields={"gen": self.generation, **fields}))
+    def _event(self, out: Ready, kind: str, **fields) -> None:
+        out.events.append(Event(kind, {"gen": self.generation, **fields}))
 
     def status(self) -> dict:
         """A summary for the control API and the dashboard."""
@@ -577,6 +591,10 @@ class Replica:
             "match_index": dict(self.match_index) if self.role == LEADER else {},
             "next_index": dict(self.next_index) if self.role == LEADER else {},
         }
+
+
+def _names(nodes: Sequence[str]) -> str:
+    return " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes) or "no node"
 
 
 _HANDLERS = {

@@ -9,19 +9,23 @@ raise `CodecError`: the connection that sent them is closed, and nothing else is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import json.scanner
 import struct
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from lab.core.messages import (
+    REFUSALS,
     Answer,
     ClientRead,
     ClientWrite,
+    Control,
+    ControlReply,
     Entry,
     EpochAnswer,
     EpochQuery,
+    Hello,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -29,42 +33,13 @@ from lab.core.messages import (
 )
 
 __all__ = [
-    "MAX_FRAME", "Hello", "Control", "ControlReply", "CodecError", "FrameTooLarge", "MalformedFrame",
-    "UnknownMessage", "encode", "encode_answer", "encode_many", "decode_frame", "FrameDecoder", "PEER_MESSAGES",
+    "MAX_FRAME", "CodecError", "FrameTooLarge", "MalformedFrame", "UnknownMessage", "encode", "encode_answer",
+    "encode_many", "decode_frame", "FrameDecoder",
 ]
 
 MAX_FRAME = 8 * 1024 * 1024
 LENGTH = struct.Struct(">I")
 _INT_LIMIT = 1 << 63
-
-frozen = dataclass(frozen=True, slots=True, kw_only=True)
-
-
-@frozen
-class Hello:
-    """First frame on a connection a node opens to a peer: says who is sending the peer messages that follow."""
-
-    node: str
-
-
-@frozen
-class Control:
-    """A request to a node's control side (the supervisor, tests): `op` plus its arguments, flat on the wire."""
-
-    request: str
-    op: str
-    args: dict = field(default_factory=dict)
-
-
-@frozen
-class ControlReply:
-    request: str
-    ok: bool
-    result: dict = field(default_factory=dict)
-    error: str = ""
-
-
-PEER_MESSAGES = (ReplicationRequest, ReplicationResponse, VoteRequest, VoteResponse, EpochQuery, EpochAnswer)
 
 
 class CodecError(Exception):
@@ -102,7 +77,7 @@ _dumps = (lambda obj: "".join(_c_encode(obj, 0))) if _c_encode else \
 
 
 def _fields(obj) -> dict:
-    return {name: getattr(obj, name) for name in type(obj).__slots__}
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 def _encode_replication_request(m: ReplicationRequest) -> dict:
@@ -121,7 +96,8 @@ def _encode_control(m: Control) -> dict:
 
 def _encode_answer(m: Answer) -> dict:
     return {"type": "Answer", "request": m.request, "ok": m.ok, "index": m.index, "generation": m.generation,
-            "payload": m.payload, "high_water_mark": m.high_water_mark, "leader": m.leader, "error": m.error}
+            "payload": m.payload, "high_water_mark": m.high_water_mark, "leader": m.leader, "error": m.error,
+            "refusal": m.refusal, "holders": list(m.holders)}
 
 
 def _encode_client_write(m: ClientWrite) -> dict:
@@ -168,16 +144,18 @@ def encode(message, max_frame: int = MAX_FRAME) -> bytes:
 
 _escape = json.encoder.encode_basestring  # what the encoder above uses for strings (ensure_ascii=False)
 _ANSWER = ('{"type":"Answer","request":%s,"ok":%s,"index":%d,"generation":%d,"payload":%s,'
-           '"high_water_mark":%d,"leader":%s,"error":%s}')
+           '"high_water_mark":%d,"leader":%s,"error":%s,"refusal":%s,"holders":[]}')
 
 
 def encode_answer(answer: Answer, max_frame: int = MAX_FRAME) -> bytes:
     """`encode` for an Answer, written by hand: a leader sends one per acknowledged write. Same bytes."""
     a = answer
+    if a.holders:
+        return encode(answer, max_frame)
     try:
         body = (_ANSWER % (_escape(a.request), "true" if a.ok is True else "false", a.index, a.generation,
                            _escape(a.payload), a.high_water_mark, "null" if a.leader is None else _escape(a.leader),
-                           _escape(a.error))).encode("utf-8")
+                           _escape(a.error), _escape(a.refusal))).encode("utf-8")
     except TypeError:
         return encode(answer, max_frame)
     if len(body) > max_frame or type(a.ok) is not bool or type(a.index) is not int:
@@ -245,13 +223,23 @@ def _check_dict(value) -> bool:
     return type(value) is dict
 
 
+def _check_refusal(value) -> bool:
+    return value == "" or value in REFUSALS
+
+
+def _check_names(value) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
+
+
 _MISSING = object()
 
 
 def _schema(cls, **checks: Callable[[Any], bool]) -> tuple:
-    """(class, [(field, check, required)]): fields with defaults in the dataclass may be left out."""
-    import dataclasses
-
+    """(class, [(field, check, required)]): fields with defaults in the class may be left out."""
+    if hasattr(cls, "_field_defaults"):  # a NamedTuple
+        names, defaults = cls._fields, cls._field_defaults
+        specs = [(name, checks[name], name not in defaults) for name in names if name in checks]
+        return cls, specs
     specs = []
     for f in dataclasses.fields(cls):
         if f.name not in checks:
@@ -274,7 +262,7 @@ _SCHEMAS: dict[str, tuple] = {
     "ClientRead": _schema(ClientRead, request=_check_str, index=_check_signed),
     "Answer": _schema(Answer, request=_check_str, ok=_check_bool, index=_check_signed, generation=_check_int,
                       payload=_check_text, high_water_mark=_check_int, leader=_check_optional_str,
-                      error=_check_str),
+                      error=_check_str, refusal=_check_refusal, holders=_check_names),
     "Hello": _schema(Hello, node=_check_str),
     "ControlReply": _schema(ControlReply, request=_check_str, ok=_check_bool, result=_check_dict,
                             error=_check_str),
@@ -299,6 +287,8 @@ def _decode_generic(kind: str, data: dict):
     if len(values) + 1 != len(data):
         extra = sorted(set(data) - {"type"} - set(values))
         raise MalformedFrame(f"{kind} has unknown fields {extra}")
+    if "holders" in values:
+        values["holders"] = tuple(values["holders"])
     return cls(**values)
 
 

@@ -44,6 +44,7 @@ class FileState:
         os.makedirs(self.directory, exist_ok=True)
         self.path = os.path.join(self.directory, STATE_FILE)
         self.high_water_mark_path = os.path.join(self.directory, HIGH_WATER_MARK_FILE)
+        self._hint: int | None = None  # the newest mark, not yet checkpointed
 
     def load(self) -> HardState:
         """The saved hard state; generation 0 and no vote when nothing was saved yet."""
@@ -72,6 +73,17 @@ class FileState:
         """Checkpoint the high-water mark: atomic but not fsynced, it is only a hint for a restart."""
         _check_high_water_mark(n)
         self._replace(self.high_water_mark_path, str(n).encode(), durable=False)
+
+    def hint_high_water_mark(self, n: int) -> None:
+        """Remember the newest mark; `checkpoint()` writes it (a busy node moves its mark far more often than it
+        is worth writing a file)."""
+        self._hint = n
+
+    def checkpoint(self) -> None:
+        """Write the remembered mark, if it changed since the last checkpoint."""
+        if self._hint is not None:
+            self.save_high_water_mark(self._hint)
+            self._hint = None
 
     def load_high_water_mark(self) -> int:
         """The checkpointed high-water mark; 0 if there is none or it cannot be read."""
@@ -125,6 +137,12 @@ class MemoryState:
 
     def load_high_water_mark(self) -> int:
         return self._high_water_mark
+
+    def hint_high_water_mark(self, n: int) -> None:
+        self.save_high_water_mark(n)
+
+    def checkpoint(self) -> None:
+        pass
 
     def __repr__(self) -> str:
         return f"MemoryState({self._hard_state!r}, high_water_mark={self._high_water_mark})"

@@ -28,16 +28,17 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
+from lab.core.config import FSYNC_POLICIES, check_choice
 from lab.core.interface import SegmentInfo
 from lab.core.messages import Entry
 
-__all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "FSYNC_POLICIES", "MAX_PAYLOAD", "HEADER"]
+__all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "Truncation", "PlanLeftEntries", "MAX_PAYLOAD", "HEADER"]
 
 log = logging.getLogger(__name__)
 
-FSYNC_POLICIES = ("always", "batch", "never")
+SEGMENT_BYTES = 4 * 1024 * 1024
 HEADER = struct.Struct("<IIQQ")  # payload length, crc32, index, generation
 _CRC_PREFIX = struct.Struct("<QQ")  # index, generation, as covered by the CRC
 MAX_PAYLOAD = 16 * 1024 * 1024  # guards the scan against garbage lengths
@@ -57,6 +58,25 @@ class Recovery:
     dropped_bytes: int
     first_bad_index: int | None
     reason: str
+
+
+class Truncation(NamedTuple):
+    """What a truncation did to the log storage (traced as `wal_truncated`): the plan asked to remove from_index
+    and everything after it; log_end is where the plan left the log (from_index - 1 when it was right);
+    segments and deleted are the first indexes of the segments left and of those deleted."""
+
+    from_index: int
+    log_end: int
+    segments: list
+    deleted: list
+
+
+class PlanLeftEntries(RuntimeError):
+    """A truncation plan (exercise 5) left entries at or after the index it was to remove."""
+
+    def __init__(self, message: str, truncation: Truncation):
+        super().__init__(message)
+        self.truncation = truncation
 
 
 class _Bad(Exception):
@@ -135,9 +155,8 @@ def _write_all(fd: int, data) -> None:
 class WriteAheadLog:
     """A node's log on disk. Indexes start at 1 and are contiguous; `log_end` is 0 when the log is empty."""
 
-    def __init__(self, directory, *, fsync: str = "always", segment_bytes: int = 4 * 1024 * 1024, impl=None):
-        if fsync not in FSYNC_POLICIES:
-            raise ValueError(f"fsync policy must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
+    def __init__(self, directory, *, fsync: str = "always", segment_bytes: int = SEGMENT_BYTES, impl=None):
+        check_choice("fsync policy", fsync, FSYNC_POLICIES)
         if segment_bytes < 1:
             raise ValueError(f"segment_bytes must be positive, not {segment_bytes}")
         if impl is None:
@@ -354,13 +373,16 @@ class WriteAheadLog:
             os.fsync(self._fd)
         self._unsynced = False
 
-    def truncate_from(self, index: int) -> None:
-        """Remove `index` and every later entry, planned by the implementation's `plan_truncation`."""
+    def truncate_from(self, index: int) -> Truncation | None:
+        """Remove `index` and every later entry, planned by the implementation's `plan_truncation`; None when
+        there was nothing to remove. PlanLeftEntries if the plan left entries behind (the log then believes the
+        disk, rescanned)."""
         self._check_open()
         if index < 1:
             raise ValueError(f"cannot truncate from index {index}: indexes start at 1")
         if index > self._log_end:
-            return
+            return None
+        firsts = {segment.path: segment.first_index for segment in self._segments}
         self.flush()
         infos = [segment.info() for segment in self._segments]
         plan = self._impl.plan_truncation(infos, index)
@@ -399,13 +421,16 @@ class WriteAheadLog:
         self._log_end = self._segments[-1].last_index if self._segments else 0
         self._unsynced = False
         self._open_last()
+        report = Truncation(index, self._log_end, [s.first_index for s in self._segments],
+                            sorted(firsts[path] for path in deleted))
         if self._log_end != index - 1 or (self._segments and self._segments[-1].first_index > index):
             # The plan left entries behind: say so, and believe the disk (rescanned) rather than the plan.
             problem = (
                 f"truncation plan of {self._impl.name!r} from index {index} left the log ending at {self._log_end}"
             )
             self._reopen()
-            raise RuntimeError(problem)
+            raise PlanLeftEntries(problem, report)
+        return report
 
     def _reopen(self) -> None:
         if self._fd is not None:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from lab.ports import codec
-from lab.ports.codec import Control, ControlReply
+from lab.core.messages import Control, ControlReply
 from lab.core.messages import Answer, ClientRead, ClientWrite
 
 CLUSTER_FILE = "cluster.json"
@@ -41,8 +41,10 @@ class ApiError(Exception):
 
 
 class ControlClient:
-    """The control API of one cluster. Operations raise ApiError when refused; write and read return the
-    answer (a dict with `ok`) either way, because a refused read or a timed-out write is an answer too."""
+    """The control API of one cluster, and the remote proxy of its fault vocabulary (lab.cluster.Cluster): the
+    CLI, the dashboard and the scenario driver all use it. Operations raise ApiError when refused; write and read
+    return the answer (a dict with `ok`, and `refusal` when not ok) either way, because a refused read or a
+    timed-out write is an answer too."""
 
     def __init__(self, url: str, timeout: float = 10.0):
         parts = urlsplit(url)
@@ -117,7 +119,7 @@ class ControlClient:
         return self.call("POST", "/api/read", body)[1]
 
     # -- faults --
-    def kill(self, node: str, lose_unsynced: bool = True) -> dict:
+    def kill(self, node: str, *, lose_unsynced: bool = False) -> dict:
         return self._op("POST", f"/api/nodes/{node}/kill", {"lose_unsynced": lose_unsynced})
 
     def restart(self, node: str) -> dict:
@@ -135,18 +137,21 @@ class ControlClient:
     def flush(self, node: str) -> dict:
         return self._op("POST", f"/api/nodes/{node}/flush", {})
 
-    def cut(self, src: str, dst: str, one_way: bool = False) -> dict:
+    def cut(self, src: str, dst: str, *, one_way: bool = False) -> dict:
         return self._op("POST", "/api/links/cut", {"src": src, "dst": dst, "one_way": one_way})
 
     def isolate(self, node: str) -> dict:
         return self._op("POST", "/api/links/isolate", {"node": node})
 
-    def heal(self, src: str | None = None, dst: str | None = None, one_way: bool = False) -> dict:
+    def heal(self, src: str | None = None, dst: str | None = None, *, one_way: bool = False) -> dict:
         body = {"src": src, "dst": dst, "one_way": one_way} if src else {}
         return self._op("POST", "/api/links/heal", body)
 
     def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> dict:
         return self._op("POST", "/api/links/delay", {"ms": ms, "src": src, "dst": dst})
+
+    def drop(self, rate: float, src: str | None = None, dst: str | None = None) -> dict:
+        return self._op("POST", "/api/links/drop", {"rate": rate, "src": src, "dst": dst})
 
     def settings(self, **settings) -> dict:
         return self._op("POST", "/api/settings", settings)

@@ -1,5 +1,6 @@
-"""The supervisor: starts one process per node, injects faults (kill, pause, cut links, delay) and serves the
-control API (docs/control-api.md) that the CLI and the dashboard use.
+"""The supervisor: starts one process per node, injects faults (the vocabulary of lab.cluster: kill, pause, cut
+links, delay, drop) and serves the control API (docs/control-api.md, lab.processes.control_api) that the CLI, the
+dashboard and the scenario driver use.
 
 In-process: `Supervisor(run_dir, nodes=3).start()` returns it with `.control_url`; `.stop()` ends the run.
 As a daemon: `python -m lab.processes.supervisor --dir RUN_DIR ...` (what `hwm-lab up` starts in the background).
@@ -19,47 +20,39 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
+from lab.cluster import check_delay, check_rate
+from lab.core import impl as impl_module
+from lab.core.config import FSYNC_POLICIES, TIMING, TRUNCATION_STRATEGIES, check_choice
+from lab.core.config import node_names as _node_names
+from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Event, digest
 from lab.ports import codec
+from lab.ports.state import FileState
+from lab.ports.trace import CLUSTER, TraceFile, write_meta
+from lab.ports.wal import WriteAheadLog
+from lab.processes import control_api
 from lab.processes.client import CLUSTER_FILE, NodeClient, NodeError
-from lab.core.messages import Event, digest
-from lab.core.replica import TRUNCATION_STRATEGIES
-from lab.ports.trace import CLUSTER, TraceWriter, write_meta
-from lab.ports.wal import FSYNC_POLICIES
+from lab.processes.errors import BadRequest, NotFound, SupervisorError
+
+__all__ = ["Supervisor", "SupervisorError", "NotFound", "BadRequest", "node_names"]
 
 log = logging.getLogger("lab.processes.supervisor")
 
-MAX_NODES = 7
 NETWORK_FILE = "network.json"
 READY_SECONDS = 20.0  # a node process must be listening within this (python start-up on a busy machine)
 STOP_SECONDS = 5.0
-MAX_BODY = 16 * 1024 * 1024  # control API request bodies (a write's payload is at most a frame, 8 MiB)
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
 _REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
-class SupervisorError(Exception):
-    status = 409
-
-
-class NotFound(SupervisorError):
-    status = 404
-
-
-class BadRequest(SupervisorError):
-    status = 400
-
-
 def node_names(count: int) -> list[str]:
-    if not 1 <= count <= MAX_NODES:
-        raise BadRequest(f"a cluster has 1 to {MAX_NODES} nodes, not {count}")
-    return [chr(ord("A") + i) for i in range(count)]
+    try:
+        return _node_names(count)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 @dataclass
@@ -91,11 +84,12 @@ class Supervisor:
         seed: int = 0,
         host: str = "127.0.0.1",
         control_port: int = 0,
-        tick_ms: float = 10.0,
-        election_ticks: int = 30,
-        heartbeat_ticks: int = 5,
-        write_timeout_ticks: int = 300,
+        tick_ms: float = TIMING.tick_ms,
+        election_ticks: int = TIMING.election_ticks,
+        heartbeat_ticks: int = TIMING.heartbeat_ticks,
+        write_timeout_ticks: int = TIMING.write_timeout_ticks,
         writeback_ms: float = 500.0,
+        segment_bytes: int | None = None,
         hold_ticks: bool = False,
         max_frame: int = codec.MAX_FRAME,
         meta: dict | None = None,
@@ -104,12 +98,15 @@ class Supervisor:
     ):
         self.run_dir = Path(run_dir).resolve()
         self.names = node_names(nodes)
-        if truncation not in TRUNCATION_STRATEGIES:
-            raise BadRequest(f"truncation must be one of {', '.join(TRUNCATION_STRATEGIES)}, not {truncation!r}")
         policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
-        for name, policy in policies.items():
-            if policy not in FSYNC_POLICIES:
-                raise BadRequest(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {policy!r}")
+        try:
+            check_choice("truncation", truncation, TRUNCATION_STRATEGIES)
+            for policy in policies.values():
+                check_choice("fsync", policy, FSYNC_POLICIES)
+            delay_ms = check_delay(delay_ms)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        self.segment_bytes = segment_bytes
         self.settings = {"delay_ms": float(delay_ms), "fsync": {n: policies.get(n, "always") for n in self.names},
                          "truncation": truncation, "impl": impl, "writeback_ms": float(writeback_ms),
                          "hold_ticks": hold_ticks}
@@ -125,6 +122,8 @@ class Supervisor:
         self.nodes = {n: NodeProc(n, self.run_dir / "data" / n, self.settings["fsync"][n]) for n in self.names}
         self.cuts: set[tuple[str, str]] = set()
         self.link_delays: dict[tuple[str, str], float] = {}
+        self.drop_rate = 0.0
+        self.link_drops: dict[tuple[str, str], float] = {}
         self.lock = threading.RLock()
         self._reap_lock = threading.Lock()
         self._trace_lock = threading.Lock()
@@ -135,8 +134,8 @@ class Supervisor:
         self._requests = itertools.count(1)
         self._token = os.urandom(3).hex()
         self._leader_hint: str | None = None
-        self._writer: TraceWriter | None = None
-        self._server: ThreadingHTTPServer | None = None
+        self._writer: TraceFile | None = None
+        self._server = None
         self._stopped = threading.Event()
         self._started = False
         self.start_time = 0.0
@@ -145,8 +144,6 @@ class Supervisor:
     # ---- life cycle ------------------------------------------------------------------------------------------
 
     def start(self) -> "Supervisor":
-        from lab.core import impl as impl_module
-
         try:
             impl_module.load(self.settings["impl"])  # a clear error here rather than N dead node processes
         except impl_module.ImplError as exc:
@@ -171,7 +168,7 @@ class Supervisor:
             **self.meta, "started": _iso(self.start_time),
         }
         write_meta(self.run_dir, **self.meta)
-        self._writer = TraceWriter(self.run_dir, CLUSTER, flush_each=True)
+        self._writer = TraceFile(self.run_dir, CLUSTER)
         self._started = True
         atexit.register(self._atexit)
         self.cluster_event("cluster_started", nodes=self.names, truncation=self.settings["truncation"],
@@ -291,6 +288,8 @@ class Supervisor:
         ]
         if self.settings["hold_ticks"]:
             command.append("--hold-ticks")
+        if self.segment_bytes:
+            command += ["--segment-bytes", str(self.segment_bytes)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
@@ -359,9 +358,9 @@ class Supervisor:
                 node.client.close()
                 node.client = None
 
-    def kill(self, name: str, lose_unsynced: bool = True) -> None:
-        """SIGKILL. With lose_unsynced False the node first writes out its fsync-`never` buffer and its mark,
-        so only the process dies (the simulator's plain crash); True is a power cut for an fsync-`never` node."""
+    def kill(self, name: str, *, lose_unsynced: bool = False) -> None:
+        """SIGKILL. Without lose_unsynced the node first writes out its fsync-`never` buffer and its mark, so only
+        the process dies (a crash); with it, what the node had not synced is lost too (a power cut)."""
         with self.lock:
             node = self._node(name)
             if node.state in ("killed", "exited", "stopped"):
@@ -389,10 +388,6 @@ class Supervisor:
             self._leader_hint = None
 
     def _disk_status(self, node: NodeProc) -> dict:
-        from lab.core import impl as impl_module
-        from lab.ports.state import FileState
-        from lab.ports.wal import WriteAheadLog
-
         try:
             wal = WriteAheadLog(node.data_dir / "wal", fsync="never", impl=impl_module.load(self.settings["impl"]))
             try:
@@ -484,7 +479,7 @@ class Supervisor:
 
     # ---- links and settings ----------------------------------------------------------------------------------
 
-    def cut(self, src: str, dst: str, one_way: bool = False) -> None:
+    def cut(self, src: str, dst: str, *, one_way: bool = False) -> None:
         with self.lock:
             self._node(src), self._node(dst)
             if src == dst:
@@ -506,7 +501,7 @@ class Supervisor:
                             self.cluster_event("link_cut", src=a, dst=b)
             self._publish_network()
 
-    def heal(self, src: str | None = None, dst: str | None = None, one_way: bool = False) -> None:
+    def heal(self, src: str | None = None, dst: str | None = None, *, one_way: bool = False) -> None:
         with self.lock:
             if src is not None:
                 self._node(src), self._node(dst)
@@ -516,10 +511,11 @@ class Supervisor:
                     self.cluster_event("link_healed", src=a, dst=b)
             self._publish_network()
 
-    def set_delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
-        ms = float(ms)
-        if ms < 0:
-            raise BadRequest(f"a delay cannot be negative ({ms:g} ms)")
+    def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
+        try:
+            ms = check_delay(ms)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
         with self.lock:
             if src is None and dst is None:
                 self.settings["delay_ms"] = ms
@@ -533,6 +529,24 @@ class Supervisor:
                 self.cluster_event("delay_set", ms=ms, src=src, dst=dst)
             self._publish_network()
 
+    def drop(self, rate: float, src: str | None = None, dst: str | None = None) -> None:
+        try:
+            rate = check_rate(rate)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        with self.lock:
+            if src is None and dst is None:
+                self.drop_rate = rate
+                self.link_drops.clear()
+                self.cluster_event("drop_set", rate=rate)
+            else:
+                if src is None or dst is None:
+                    raise BadRequest("a per-link drop rate needs both src and dst")
+                self._node(src), self._node(dst)
+                self.link_drops[(src, dst)] = rate
+                self.cluster_event("drop_set", rate=rate, src=src, dst=dst)
+            self._publish_network()
+
     def update_settings(self, body: dict) -> dict:
         with self.lock:
             unknown = set(body) - {"delay_ms", "fsync", "truncation", "writeback_ms"}
@@ -544,12 +558,10 @@ class Supervisor:
                 policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
                 for name, policy in policies.items():
                     self._node(name)
-                    if policy not in FSYNC_POLICIES:
-                        raise BadRequest(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {policy!r}")
+                    self._choice("fsync", policy, FSYNC_POLICIES)
                 self.settings["fsync"].update(policies)
             if "truncation" in body:
-                if body["truncation"] not in TRUNCATION_STRATEGIES:
-                    raise BadRequest(f"truncation must be one of {', '.join(TRUNCATION_STRATEGIES)}")
+                self._choice("truncation", body["truncation"], TRUNCATION_STRATEGIES)
                 self.settings["truncation"] = body["truncation"]
             if "writeback_ms" in body:
                 self.settings["writeback_ms"] = float(body["writeback_ms"])
@@ -557,8 +569,15 @@ class Supervisor:
             if changed:
                 self.cluster_event("settings_changed", **changed)
             if "delay_ms" in body:
-                self.set_delay(body["delay_ms"])
+                self.delay(body["delay_ms"])
             return self.public_settings()
+
+    @staticmethod
+    def _choice(what: str, value, choices: tuple[str, ...]) -> None:
+        try:
+            check_choice(what, value, choices)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
 
     def public_settings(self) -> dict:
         fsync = self.settings["fsync"]
@@ -571,6 +590,8 @@ class Supervisor:
             "cuts": sorted([list(c) for c in self.cuts]),
             "delay_ms": self.settings["delay_ms"],
             "link_delay_ms": {f"{a}>{b}": ms for (a, b), ms in self.link_delays.items()},
+            "drop": self.drop_rate,
+            "link_drop": {f"{a}>{b}": rate for (a, b), rate in self.link_drops.items()},
         }
         _write_json(self.run_dir / NETWORK_FILE, network)
 
@@ -603,12 +624,11 @@ class Supervisor:
         deadline = time.monotonic() + timeout
         target = node or self._leader_hint or self._any_running()
         why = "no node is running"
-        hops = 0
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return self._write_failed(request, f"timeout: the write was not acknowledged within {timeout:g}s "
-                                                   f"({why})")
+                return self._write_failed(request, TIMEOUT, f"timeout: the write was not acknowledged within "
+                                                            f"{timeout:g}s ({why})")
             proc = self.nodes.get(target) if target else None
             if proc is None or proc.state != "running" or not proc.port:
                 why = f"node {target} is {proc.state}" if proc else "no node is running"
@@ -625,17 +645,17 @@ class Supervisor:
                     target = self._any_running(exclude=target)
                     time.sleep(0.02)
                     continue
-                kind = "timeout" if isinstance(exc, TimeoutError) else "connection lost"
-                return self._write_failed(request, f"{kind}: node {target} did not answer ({exc}); the write may "
-                                                   f"or may not be committed")
+                if isinstance(exc, TimeoutError):
+                    return self._write_failed(request, TIMEOUT, self._where_is(request, target, timeout))
+                return self._write_failed(request, UNREACHABLE, f"connection lost: node {target} did not answer "
+                                                                f"({exc}); the write may or may not be committed")
             finally:
                 client.close()
             if answer.ok:
                 self._leader_hint = target
                 return {"ok": True, "index": answer.index, "generation": answer.generation, "node": target,
                         "hwm": answer.high_water_mark, "request": request}
-            if answer.error.startswith("not the leader"):
-                hops += 1
+            if answer.refusal == NOT_LEADER:
                 why = answer.error
                 if answer.leader and answer.leader != target:
                     target = answer.leader
@@ -645,12 +665,24 @@ class Supervisor:
                 continue
             if self._leader_hint == target:
                 self._leader_hint = None
-            return self._write_failed(request, answer.error, index=answer.index, node=target)
+            return self._write_failed(request, answer.refusal, answer.error, index=answer.index, node=target,
+                                      hwm=answer.high_water_mark, holders=list(answer.holders))
 
-    def _write_failed(self, request: str, error: str, **extra) -> dict:
+    def _where_is(self, request: str, target: str, timeout: float) -> str:
+        """Why a write sent to `target` got no answer in time, from what the nodes know: where its index is."""
+        appended = [e for e in self.events(0)[0] if e.get("type") == "leader_append" and e.get("request") == request]
+        if not appended:
+            return f"timeout: node {target} did not answer within {timeout:g}s; the write may or may not be committed"
+        index = appended[-1]["index"]
+        state = self.state(log=0)
+        holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
+        hwm = max((n.get("hwm", 0) for n in state["nodes"] if n["id"] == appended[-1]["node"]), default=0)
+        return (f"timeout: index {index} is on {' and '.join(holders) or 'no running node'} only, not on a majority; "
+                f"the high-water mark stayed at {hwm} (the write may still be committed later)")
+
+    def _write_failed(self, request: str, refusal: str, error: str, **extra) -> dict:
         self.cluster_event("client_write_failed", request=request, reason=error)
-        status = 504 if error.startswith("timeout") else 409
-        return {"ok": False, "error": error, "request": request, "status": status, **extra}
+        return {"ok": False, "refusal": refusal, "error": error, "request": request, **extra}
 
     def _any_running(self, exclude: str | None = None) -> str | None:
         running = [n.id for n in self.nodes.values() if n.state == "running" and n.id != exclude]
@@ -668,17 +700,18 @@ class Supervisor:
         proc = self._node(target)
         self.cluster_event("client_read", index=index, target=target)
         if proc.state != "running":
-            return {"ok": False, "error": f"node {target} is {proc.state}", "node": target, "status": 503}
+            return {"ok": False, "refusal": NODE_DOWN, "error": f"node {target} is {proc.state}", "node": target}
         try:
             with NodeClient(self.host, proc.port, timeout=3.0, max_frame=self.max_frame) as client:
                 answer = client.read(index)
         except (TimeoutError, OSError, codec.CodecError) as exc:
-            return {"ok": False, "error": f"node {target} did not answer: {exc}", "node": target, "status": 504}
+            return {"ok": False, "refusal": UNREACHABLE, "error": f"node {target} did not answer: {exc}",
+                    "node": target}
         if answer.ok:
             return {"ok": True, "index": answer.index, "generation": answer.generation, "payload": answer.payload,
                     "hwm": answer.high_water_mark, "node": target}
-        return {"ok": False, "error": answer.error, "index": index, "hwm": answer.high_water_mark, "node": target,
-                "status": 409}
+        return {"ok": False, "refusal": answer.refusal, "error": answer.error, "index": index,
+                "hwm": answer.high_water_mark, "node": target}
 
     # ---- observation -----------------------------------------------------------------------------------------
 
@@ -727,9 +760,11 @@ class Supervisor:
         node = self._running(name)
         return self._control(node, "log", timeout=10.0)["entries"]
 
-    def cluster_event(self, kind: str, **fields) -> dict:
+    def cluster_event(self, kind: str, **fields) -> None:
+        """A line of the cluster's own (a fault, a client request, a scenario's note) in the trace, at once."""
         with self._trace_lock:
-            return self._writer.emit(Event(type=kind, fields=fields), time=time.time() - self.start_time, boot=0)
+            self._writer.emit([Event(kind, fields)], time=time.time() - self.start_time, boot=0)
+            self._writer.flush()
 
     def events(self, after: int = 0, limit: int | None = None) -> tuple[list[dict], int]:
         """Trace events of every emitter, in the order this supervisor read them, numbered from 1: those after
@@ -761,135 +796,8 @@ class Supervisor:
     # ---- HTTP ------------------------------------------------------------------------------------------------
 
     def _serve(self) -> None:
-        supervisor = self
-
-        class Handler(_Handler):
-            pass
-
-        Handler.supervisor = supervisor
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.control_port), Handler)
-        self._server.daemon_threads = True
-        port = self._server.server_address[1]
-        self.control_url = f"http://127.0.0.1:{port}"
-        threading.Thread(target=self._server.serve_forever, name="control-api", daemon=True).start()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    supervisor: Supervisor
-    protocol_version = "HTTP/1.0"
-
-    def log_message(self, fmt, *args) -> None:
-        log.debug("api: " + fmt, *args)
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def _reply(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _dispatch(self, method: str) -> None:
-        url = urlsplit(self.path)
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        try:
-            body = {}
-            if method == "POST":
-                length = int(self.headers.get("Content-Length") or 0)
-                if not 0 <= length <= MAX_BODY:
-                    raise BadRequest(f"a request body is at most {MAX_BODY} bytes")
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw) if raw.strip() else {}
-                except ValueError:
-                    raise BadRequest("the request body is not JSON") from None
-                if not isinstance(body, dict):
-                    raise BadRequest("the request body must be a JSON object")
-            status, answer = self._route(method, url.path.rstrip("/"), query, body)
-        except SupervisorError as exc:
-            status, answer = exc.status, {"ok": False, "error": str(exc)}
-        except (KeyError, TypeError, ValueError) as exc:
-            status, answer = 400, {"ok": False, "error": f"bad request: {exc}"}
-        except Exception as exc:  # the API stays up; the cause goes to the log
-            log.error("api %s %s failed:\n%s", method, self.path, traceback.format_exc())
-            status, answer = 500, {"ok": False, "error": f"internal error: {exc}"}
-        try:
-            self._reply(status, answer)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict]:
-        s = self.supervisor
-        if s.stopped and path != "/api/state":
-            raise SupervisorError("the cluster has stopped")
-        parts = path.split("/")
-        if method == "GET":
-            if path == "/api/state":
-                log_arg = query.get("log", "20")
-                return 200, s.state(log="all" if log_arg == "all" else int(log_arg))
-            if path == "/api/events":
-                limit = int(query["limit"]) if query.get("limit") else None
-                events, after = s.events(int(query.get("after", 0)), limit)
-                return 200, {"events": events, "next": after}
-            if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
-                return 200, {"ok": True, "entries": s.node_log(parts[3])}
-            raise NotFound(f"no such resource: GET {path}")
-        if path == "/api/write":
-            answer = s.write(body["payload"], body.get("node"), float(body.get("timeout", 5.0)),
-                             bool(body.get("wait", True)))
-            return answer.pop("status", 200), answer
-        if path == "/api/read":
-            answer = s.read(body["index"], body.get("node"))
-            return answer.pop("status", 200), answer
-        if len(parts) == 5 and parts[:3] == ["", "api", "nodes"]:
-            name, action = parts[3], parts[4]
-            if action == "kill":
-                s.kill(name, lose_unsynced=bool(body.get("lose_unsynced", True)))
-            elif action == "restart":
-                s.restart(name)
-            elif action == "pause":
-                s.pause(name)
-            elif action == "resume":
-                s.resume(name)
-            elif action == "campaign":
-                s.campaign(name)
-            elif action == "flush":
-                return 200, {"ok": True, **s.flush(name)}
-            else:
-                raise NotFound(f"no such action {action!r} (kill, restart, pause, resume, campaign, flush)")
-            return 200, {"ok": True}
-        if path == "/api/links/cut":
-            s.cut(body["src"], body["dst"], one_way=bool(body.get("one_way", False)))
-        elif path == "/api/links/isolate":
-            s.isolate(body["node"])
-        elif path == "/api/links/heal":
-            s.heal(body.get("src"), body.get("dst"), one_way=bool(body.get("one_way", False)))
-        elif path == "/api/links/delay":
-            s.set_delay(body["ms"], body.get("src"), body.get("dst"))
-        elif path == "/api/settings":
-            return 200, {"ok": True, "settings": s.update_settings(body)}
-        elif path == "/api/ticks":
-            s.hold_ticks(bool(body.get("hold", False)))
-        elif path == "/api/snapshot":
-            return 200, {"ok": True, "nodes": s.snapshot()}
-        elif path == "/api/note":
-            fields = dict(body)
-            kind = fields.pop("type")
-            if not isinstance(kind, str) or not kind:
-                raise BadRequest("a note needs a type")
-            s.cluster_event(kind, **fields)
-        elif path == "/api/shutdown":
-            threading.Thread(target=s.stop, name="shutdown", daemon=True).start()
-        else:
-            raise NotFound(f"no such resource: POST {path}")
-        return 200, {"ok": True}
+        self._server = control_api.serve(self, self.control_port)
+        self.control_url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
 
 # ---- small helpers -----------------------------------------------------------------------------------------

@@ -1,64 +1,61 @@
 """A seeded, tick-driven cluster that drives real `Replica` objects over a simulated network.
 
-Faults: per-link delay, drop, duplicate, reorder, one-way and two-way cuts, drop the Nth message of a type to
-a node, pause, crash (volatile state lost) and restart from the durable twin, optionally losing the unsynced tail.
-Same seed, same run, byte for byte (trace files included).
+Each node is a replica and the same driver as a node process (lab.ports.driver), with in-memory twins for its
+ports: a MemoryLog (the write-ahead log's segments, and what a power cut loses), a MemoryState, a transport onto
+the simulated network, and the trace kept in memory (and written to a trace directory when asked).
+Faults (lab.cluster): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and two-way
+cuts, delay and drop per link; and, the simulator's own, duplicate, reorder and drop the Nth message of a type.
+A node whose step raises (a student's function, a truncation plan that leaves entries) stops, as a node process
+would. Same seed, same run, byte for byte (trace files included).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import random
-from dataclasses import dataclass, field
+import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
+from lab.cluster import check_delay, check_rate
 from lab.core import impl as impl_module
-from lab.core.messages import Answer, ClientRead, ClientWrite, Entry, Event, HardState, Ready, digest
-from lab.core.replica import Replica
-from lab.ports.trace import CLUSTER, TraceWriter, write_meta
+from lab.core.config import FSYNC_POLICIES, TIMING, Timing, check_choice, node_names
+from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
+from lab.core.replica import Ready, Replica
+from lab.ports.driver import Driver
+from lab.ports.memlog import MemoryLog
+from lab.ports.state import MemoryState
+from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
+from lab.ports.wal import SEGMENT_BYTES
 
-TICK_SECONDS = 0.01
-FSYNC_POLICIES = ("always", "batch", "never")
-
-
-def node_names(count: int) -> list[str]:
-    if not 1 <= count <= 26:
-        raise ValueError(f"a cluster has 1 to 26 nodes, not {count}")
-    return [chr(ord("A") + i) for i in range(count)]
+log = logging.getLogger("lab.sim")
 
 
-@dataclass
-class Disk:
-    """The durable twin of a node's write-ahead log and state file."""
+class SimTransport:
+    """The transport port of one simulated node: onto the cluster's network queue and answer book."""
 
-    fsync: str = "always"
-    entries: list[Entry] = field(default_factory=list)
-    synced: int = 0  # entries[:synced] survive a power loss
-    hard_state: HardState = HardState(generation=0, voted_for=None)
-    high_water_mark: int = 0
+    def __init__(self, cluster: "SimCluster", node: str):
+        self.cluster = cluster
+        self.node = node
 
-    def apply(self, ready: Ready) -> None:
-        if ready.truncate_from is not None:
-            del self.entries[ready.truncate_from - 1 :]
-            self.synced = min(self.synced, len(self.entries))
-        self.entries.extend(ready.append)
-        if ready.hard_state is not None:
-            self.hard_state = ready.hard_state  # written atomically and fsynced whatever the policy
-        if ready.high_water_mark is not None:
-            self.high_water_mark = ready.high_water_mark
-        if self.fsync != "never":
-            self.synced = len(self.entries)
+    def send(self, dst: str, message) -> None:
+        self.cluster._send(self.node, dst, message)
+
+    def answer(self, answer: Answer) -> None:
+        self.cluster.answers[answer.request] = answer
 
     def flush(self) -> None:
-        """The OS writing back on its own (fsync `never`): everything so far is now on disk."""
-        self.synced = len(self.entries)
+        pass
 
-    def lose_unsynced_tail(self) -> int:
-        lost = len(self.entries) - self.synced
-        del self.entries[self.synced :]
-        return lost
+
+class SimClock:
+    def __init__(self, cluster: "SimCluster"):
+        self.cluster = cluster
+
+    def now(self) -> float:
+        return self.cluster.now * self.cluster.tick_seconds
 
 
 class SimCluster:
@@ -71,11 +68,10 @@ class SimCluster:
         fsync: str | dict[str, str] = "always",
         impl: str = "solutions",
         trace_dir: str | Path | None = None,
-        election_ticks: int = 10,
-        heartbeat_ticks: int = 2,
-        delay: int = 1,
+        timing: Timing = TIMING,
+        delay_ms: float = 0.0,
         flush_ticks: int = 50,
-        write_timeout_ticks: int = 100,
+        segment_bytes: int = SEGMENT_BYTES,
         meta: dict | None = None,
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
@@ -83,16 +79,18 @@ class SimCluster:
         self.rng = random.Random(f"{seed}-network")
         self.truncation = truncation
         self.impl = impl_module.load(impl)
-        self.election_ticks = election_ticks
-        self.heartbeat_ticks = heartbeat_ticks
-        self.write_timeout_ticks = write_timeout_ticks
+        self.timing = timing
+        self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
+        self.segment_bytes = segment_bytes
         policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
         for name, policy in policies.items():
-            if policy not in FSYNC_POLICIES:
-                raise ValueError(f"unknown fsync policy {policy!r} for {name}; choose one of {FSYNC_POLICIES}")
-        self.disks = {n: Disk(fsync=policies.get(n, "always")) for n in self.names}
+            check_choice(f"fsync policy of {name}", policy, FSYNC_POLICIES)
+        self.logs = {n: MemoryLog(fsync=policies.get(n, "always"), segment_bytes=segment_bytes, impl=self.impl)
+                     for n in self.names}
+        self.states_on_disk = {n: MemoryState() for n in self.names}
         self.replicas: dict[str, Replica | None] = {n: None for n in self.names}
+        self.drivers: dict[str, Driver] = {}
         self.states = {n: "killed" for n in self.names}
         self.boots = {n: 0 for n in self.names}
         self.now = 0
@@ -101,7 +99,8 @@ class SimCluster:
         self._order = itertools.count()
         self.cuts: set[tuple[str, str]] = set()
         self.delays: dict[tuple[str, str], int] = {}
-        self.default_delay = delay
+        self.default_delay = self._ticks(check_delay(delay_ms))
+        self.drops: dict[tuple[str, str], float] = {}
         self.drop_rate = 0.0
         self.duplicate_rate = 0.0
         self.reorder_ticks = 0
@@ -111,7 +110,7 @@ class SimCluster:
         self.events: list[dict] = []
         self.listeners: list[Callable[[dict], None]] = []
         self.trace_dir = Path(trace_dir) if trace_dir else None
-        self._writers: dict[str, TraceWriter] = {}
+        self._traces: dict[str, object] = {}
         self.meta = {
             "run": (meta or {}).get("run", f"sim-seed{seed}"), "source": "sim", "scenario": None, "seed": seed,
             "nodes": self.names, "truncation": truncation, "fsync": policies, "impl": impl,
@@ -126,61 +125,84 @@ class SimCluster:
 
     # ---- nodes -----------------------------------------------------------------------------------------------
 
+    def _trace(self, who: str):
+        if who not in self._traces:
+            memory = TraceMemory(who, self.events, self.listeners)
+            self._traces[who] = TraceTee(memory, TraceFile(self.trace_dir, who, to_os=False)) if self.trace_dir else memory
+        return self._traces[who]
+
     def _boot(self, name: str) -> None:
-        disk = self.disks[name]
+        storage, state = self.logs[name], self.states_on_disk[name]
         self.boots[name] += 1
+        timing = self.timing
         self.replicas[name] = Replica(
             node_id=name, nodes=self.names, impl=self.impl,
             rng=random.Random(f"{self.seed}-{name}-{self.boots[name]}"),
-            hard_state=disk.hard_state, log=list(disk.entries), high_water_mark=disk.high_water_mark,
-            truncation=self.truncation, election_ticks=self.election_ticks, heartbeat_ticks=self.heartbeat_ticks,
-            write_timeout_ticks=self.write_timeout_ticks,
+            hard_state=state.load(), log=list(storage.entries()), high_water_mark=state.load_high_water_mark(),
+            truncation=self.truncation, election_ticks=timing.election_ticks,
+            heartbeat_ticks=timing.heartbeat_ticks, write_timeout_ticks=timing.write_timeout_ticks,
+            max_batch=timing.max_batch,
         )
+        self.drivers[name] = Driver(name, log=storage, state=state, transport=SimTransport(self, name),
+                                    trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])
         self.states[name] = "running"
-        self._apply(name, self.replicas[name].start())
+        self._step(name, self.replicas[name].start)
 
-    def kill(self, name: str, *, lose_unsynced: bool = False) -> None:
-        """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never flushed."""
-        self._check(name)
-        lost = self.disks[name].lose_unsynced_tail() if lose_unsynced else 0
-        self.replicas[name] = None
-        self.states[name] = "killed"
-        self._held[name].clear()
-        self._cluster_event("node_killed", target=name, lost_entries=lost)
+    def _step(self, name: str, step, *args) -> None:
+        """One step of a node's replica, applied by its driver. A step that raises stops the node (fail-stop)."""
+        try:
+            ready = step(*args)
+            self.drivers[name].apply([ready])
+        except Exception as exc:  # what a node process does: say why, and stop
+            reason = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            log.debug("node %s stopped: %s", name, reason, exc_info=True)
+            self.replicas[name] = None
+            self.states[name] = "exited"
+            self._held[name].clear()
+            self._cluster_event("node_exited", target=name, code=70, reason=reason)
 
-    def restart(self, name: str) -> None:
-        self._check(name)
-        if self.states[name] != "killed":
-            self.kill(name)
-        self._cluster_event("node_restarted", target=name)
-        self._boot(name)
+    def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
+        """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
+        self._check(node)
+        lost = self.logs[node].lose_unsynced_tail() if lose_unsynced else 0
+        self.replicas[node] = None
+        self.states[node] = "killed"
+        self._held[node].clear()
+        self._cluster_event("node_killed", target=node, lost_entries=lost)
 
-    def pause(self, name: str) -> None:
-        self._check(name)
-        if self.states[name] == "running":
-            self.states[name] = "paused"
-            self._cluster_event("node_paused", target=name)
+    def restart(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] not in ("killed", "exited"):
+            self.kill(node)
+        self._cluster_event("node_restarted", target=node)
+        self._boot(node)
 
-    def resume(self, name: str) -> None:
-        self._check(name)
-        if self.states[name] == "paused":
-            self.states[name] = "running"
-            self._cluster_event("node_resumed", target=name)
-            held, self._held[name] = self._held[name], []
-            for envelope in held:
-                self._deliver(envelope)
+    def pause(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "running":
+            self.states[node] = "paused"
+            self._cluster_event("node_paused", target=node)
 
-    def campaign(self, name: str) -> None:
-        self._check(name)
-        if self.states[name] == "running":
-            self._apply(name, self.replicas[name].campaign())
+    def resume(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "paused":
+            self.states[node] = "running"
+            self._cluster_event("node_resumed", target=node)
+            held, self._held[node] = self._held[node], []
+            for src, dst, message in held:
+                self._deliver(src, dst, message)
 
-    def flush(self, name: str) -> None:
-        self.disks[name].flush()
+    def campaign(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "running":
+            self._step(node, self.replicas[node].campaign)
+
+    def flush(self, node: str) -> None:
+        self.logs[node].flush()
 
     # ---- network ---------------------------------------------------------------------------------------------
 
-    def cut(self, src: str, dst: str, *, one_way: bool = True) -> None:
+    def cut(self, src: str, dst: str, *, one_way: bool = False) -> None:
         pairs = [(src, dst)] if one_way else [(src, dst), (dst, src)]
         for a, b in pairs:
             self._check(a), self._check(b)
@@ -188,53 +210,69 @@ class SimCluster:
                 self.cuts.add((a, b))
                 self._cluster_event("link_cut", src=a, dst=b)
 
-    def isolate(self, name: str) -> None:
+    def isolate(self, node: str) -> None:
         for other in self.names:
-            if other != name:
-                self.cut(name, other, one_way=False)
+            if other != node:
+                self.cut(node, other)
 
     def heal(self, src: str | None = None, dst: str | None = None, *, one_way: bool = False) -> None:
         for a, b in sorted(self.cuts):
-            if (src is None or {a, b} == {src, dst} and (not one_way or (a, b) == (src, dst))):
+            if src is None or (a, b) == (src, dst) or (not one_way and (a, b) == (dst, src)):
                 self.cuts.discard((a, b))
                 self._cluster_event("link_healed", src=a, dst=b)
 
-    def set_delay(self, ticks: int, src: str | None = None, dst: str | None = None) -> None:
+    def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
+        ticks = self._ticks(check_delay(ms))
         if src is None:
             self.default_delay = ticks
             self.delays.clear()
         else:
+            self._check(src), self._check(dst)
             self.delays[(src, dst)] = ticks
 
+    def drop(self, rate: float, src: str | None = None, dst: str | None = None) -> None:
+        rate = check_rate(rate)
+        if src is None:
+            self.drop_rate = rate
+            self.drops.clear()
+        else:
+            self._check(src), self._check(dst)
+            self.drops[(src, dst)] = rate
+
     def set_faults(self, *, drop: float = 0.0, duplicate: float = 0.0, reorder: int = 0) -> None:
-        self.drop_rate, self.duplicate_rate, self.reorder_ticks = drop, duplicate, reorder
+        """The simulator's own faults, on every link: drop and duplicate rates, reorder by up to N ticks."""
+        self.drop(drop)
+        self.duplicate_rate, self.reorder_ticks = duplicate, reorder
 
     def drop_nth(self, message_type: str, dst: str, n: int) -> None:
         """Drop the n-th message of that type (e.g. "ReplicationRequest") sent to dst from now on."""
         self._drop_nth[(message_type, dst)] = n
 
-    def _send(self, envelope) -> None:
-        key = (type(envelope.message).__name__, envelope.dst)
+    def _ticks(self, ms: float) -> int:
+        return round(ms / 1000.0 / self.tick_seconds)
+
+    def _send(self, src: str, dst: str, message) -> None:
+        key = (type(message).__name__, dst)
         if key in self._drop_nth:
             self._drop_nth[key] -= 1
             if self._drop_nth[key] == 0:
                 del self._drop_nth[key]
                 return
-        if (envelope.src, envelope.dst) in self.cuts or self.rng.random() < self.drop_rate:
+        if (src, dst) in self.cuts or self.rng.random() < self.drops.get((src, dst), self.drop_rate):
             return
         copies = 2 if self.rng.random() < self.duplicate_rate else 1
         for _ in range(copies):
-            delay = self.delays.get((envelope.src, envelope.dst), self.default_delay)
+            delay = self.delays.get((src, dst), self.default_delay)
             if self.reorder_ticks:
                 delay += self.rng.randrange(self.reorder_ticks + 1)
-            heapq.heappush(self._queue, (self.now + max(delay, 1), next(self._order), envelope))
+            heapq.heappush(self._queue, (self.now + max(delay, 1), next(self._order), (src, dst, message)))
 
-    def _deliver(self, envelope) -> None:
-        state = self.states[envelope.dst]
+    def _deliver(self, src: str, dst: str, message) -> None:
+        state = self.states[dst]
         if state == "paused":
-            self._held[envelope.dst].append(envelope)
-        elif state == "running" and (envelope.src, envelope.dst) not in self.cuts:
-            self._apply(envelope.dst, self.replicas[envelope.dst].receive(envelope.src, envelope.message))
+            self._held[dst].append((src, dst, message))
+        elif state == "running" and (src, dst) not in self.cuts:
+            self._step(dst, self.replicas[dst].receive, src, message)
 
     # ---- clients ---------------------------------------------------------------------------------------------
 
@@ -244,31 +282,33 @@ class SimCluster:
         request = f"w{next(self._requests)}"
         self._cluster_event("client_write", payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
-            self.answers[request] = Answer(request=request, ok=False, error=f"node {target} is {self.states[target]}")
+            self.answers[request] = Answer(request=request, ok=False, error=f"node {target} is {self.states[target]}",
+                                           refusal=NODE_DOWN)
         else:
-            self._apply(target, self.replicas[target].propose([ClientWrite(request=request, payload=payload)]))
+            self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
         return request
 
     def read(self, index: int, node: str) -> Answer:
         request = f"r{next(self._requests)}"
         self._cluster_event("client_read", index=index, target=node, request=request)
         if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}")
-        self._apply(node, self.replicas[node].read(ClientRead(request=request, index=index)))
-        return self.answers[request]
+            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
+        return self.answers.get(request) or Answer(request=request, ok=False, error=f"node {node} stopped",
+                                                   refusal=NODE_DOWN)
 
     # ---- time ------------------------------------------------------------------------------------------------
 
     def tick(self) -> None:
         self.now += 1
         while self._queue and self._queue[0][0] <= self.now:
-            _, _, envelope = heapq.heappop(self._queue)
-            self._deliver(envelope)
+            _, _, (src, dst, message) = heapq.heappop(self._queue)
+            self._deliver(src, dst, message)
         for name in self.names:
             if self.states[name] == "running":
-                self._apply(name, self.replicas[name].tick())
-            if self.disks[name].fsync == "never" and self.now % self.flush_ticks == 0:
-                self.disks[name].flush()
+                self._step(name, self.replicas[name].tick)
+            if self.logs[name].fsync == "never" and self.now % self.flush_ticks == 0:
+                self.logs[name].flush()
 
     def run(self, ticks: int) -> None:
         for _ in range(ticks):
@@ -290,55 +330,37 @@ class SimCluster:
         return max(leaders)[1] if leaders else None
 
     def node(self, name: str) -> Replica | None:
-        return self.replicas[name] if self.states[name] != "killed" else None
+        return self.replicas[name] if self.states[name] not in ("killed", "exited") else None
 
     def log_of(self, name: str) -> list[Entry]:
         replica = self.node(name)
-        return list(replica.log) if replica else list(self.disks[name].entries)
+        return list(replica.log) if replica else list(self.logs[name].entries())
 
     def status(self) -> dict:
         nodes = []
         for name in self.names:
             replica = self.node(name)
-            info = replica.status() if replica else {"id": name, "role": None, "generation":
-                                                     self.disks[name].hard_state.generation, "leader": None,
-                                                     "log_end": len(self.disks[name].entries),
-                                                     "hwm": self.disks[name].high_water_mark,
-                                                     "match_index": {}, "next_index": {}}
+            state = self.states_on_disk[name]
+            info = replica.status() if replica else {
+                "id": name, "role": None, "generation": state.load().generation, "leader": None,
+                "log_end": self.logs[name].log_end,
+                "hwm": min(state.load_high_water_mark(), self.logs[name].log_end),
+                "match_index": {}, "next_index": {}}
             info["state"] = self.states[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
             nodes.append(info)
-        return {"nodes": nodes, "leader": self.leader(), "time": self.now * TICK_SECONDS,
+        return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,
                 "links": [{"src": a, "dst": b, "cut": True} for a, b in sorted(self.cuts)]}
 
     # ---- plumbing --------------------------------------------------------------------------------------------
 
-    def _apply(self, name: str, ready: Ready) -> None:
-        """The order of duties (lab.core.messages.Ready): persist, then send, then answer."""
-        self.disks[name].apply(ready)
-        for event in ready.events:
-            self._record(name, event, self.boots[name])
-        for envelope in ready.messages:
-            self._send(envelope)
-        for answer in ready.answers:
-            self.answers[answer.request] = answer
-
     def _cluster_event(self, kind: str, **fields) -> None:
-        self._record(CLUSTER, Event(type=kind, fields=fields), 0)
+        trace = self._trace(CLUSTER)
+        trace.emit([Event(kind, fields)], time=self.now * self.tick_seconds, boot=0)
 
-    def _record(self, who: str, event: Event, boot: int) -> None:
-        time = self.now * TICK_SECONDS
-        if self.trace_dir:
-            if who not in self._writers:
-                self._writers[who] = TraceWriter(self.trace_dir, who, flush_each=False)
-            record = self._writers[who].emit(event, time=time, boot=boot)
-        else:
-            fields = dict(event.fields)
-            record = {"time": time, "node": who, "boot": boot, "gen": fields.pop("gen", 0), "type": event.type,
-                      **fields}
-        self.events.append(record)
-        for listener in self.listeners:
-            listener(record)
+    def note(self, kind: str, **fields) -> None:
+        """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
+        self._cluster_event(kind, **fields)
 
     def _check(self, name: str) -> None:
         if name not in self.names:
@@ -349,12 +371,12 @@ class SimCluster:
         for name in self.names:
             replica = self.node(name)
             if replica is not None:
-                self._record(name, Event(type="log_snapshot", fields={
+                self.drivers[name].emit(Event("log_snapshot", {
                     "gen": replica.generation, "hwm": replica.high_water_mark, "log_end": replica.log.log_end,
-                    "entries": [e.as_trace() for e in replica.log]}), self.boots[name])
+                    "entries": [e.as_trace() for e in replica.log]}))
         self._cluster_event("cluster_stopped")
-        for writer in self._writers.values():
-            writer.close()
+        for trace in self._traces.values():
+            trace.close()
         if self.trace_dir:
             self.meta.update(extra_meta or {})
             write_meta(self.trace_dir, **self.meta)

@@ -13,19 +13,20 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
+from lab.core.config import node_names
 from lab.core.messages import Answer
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
+from lab.processes.supervisor import Supervisor
 
 
 class RealDriver:
-    """Drives a cluster of node processes through the control API.
+    """Drives a cluster of node processes through the control API; its `cluster` is the control client.
 
-    Staged time (`staged=True`, the default for scenario runs): as on the simulator, time passes only while
-    the script waits. The nodes' clocks (election timeouts, heartbeats, write timeouts) are held between
-    commands and run inside `wait_for` and inside a waiting `write`; everything that does not need a clock
-    (client writes, replication, acknowledgements, campaigns, kills, cuts, fsync) happens for real at once.
-    Without it a script's "cut B -> A right after A appends" races a heartbeat that arrives 50 ms later.
-    With `staged=False` the clocks run freely after the first command (a live demo).
+    Staged time, as on the simulator: time passes only while the script waits. The nodes' clocks (election
+    timeouts, heartbeats, write timeouts) are held between commands and run inside `wait_for` and inside a
+    waiting `write`; everything that does not need a clock (client writes, replication, acknowledgements,
+    campaigns, kills, cuts, fsync) happens for real at once. Without it a script's "cut B -> A right after A
+    appends" races a heartbeat that arrives 50 ms later.
     """
 
     poll_seconds = 0.02
@@ -34,11 +35,9 @@ class RealDriver:
     def __init__(self, nodes: int = 3, *, seed: int = 0, truncation: str = "generation",
                  fsync: str | dict[str, str] = "always", impl: str = "solutions",
                  trace_dir: str | Path | None = None, meta: dict | None = None, control_url: str | None = None,
-                 writeback_ms: float = 0.0, staged: bool = True, **supervisor_options: Any):
+                 writeback_ms: float = 0.0, **supervisor_options: Any):
         self.supervisor = None
         if control_url is None:
-            from lab.processes.supervisor import Supervisor
-
             # Writeback off by default: a `never` node loses exactly what was not flushed by an explicit step,
             # as the scripts expect, whatever the timing of the machine.
             trace_dir = trace_dir or tempfile.mkdtemp(prefix="hwm-real-")
@@ -47,13 +46,11 @@ class RealDriver:
                                          fresh=True, cluster_file=False, **supervisor_options).start()
             control_url = self.supervisor.control_url
         self.trace_dir = Path(trace_dir) if trace_dir else None
-        self.api = ControlClient(control_url, timeout=30.0)
+        self.api = self.cluster = ControlClient(control_url, timeout=30.0)
         state = self.api.state(log=0)
         self.names = [n["id"] for n in state["nodes"]]
-        self.staged = staged
         self._held = bool(state["settings"].get("hold_ticks"))
-        if staged and not self._held:
-            self._hold()
+        self._hold()
         self._stream: threading.Thread | None = None
         self._streaming = threading.Event()
         self.stream_acked = 0
@@ -71,68 +68,26 @@ class RealDriver:
             self.api.ticks(hold=False)
             self._held = False
 
-    def _start(self) -> None:
-        """A command that does not wait: free-running time starts here; staged time stays held."""
-        if not self.staged:
-            self._release()
-
     # ---- the Driver protocol ---------------------------------------------------------------------------------
-
-    def campaign(self, node: str) -> None:
-        self.api.campaign(node)
-        self._start()
 
     def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None:
         if not wait:
-            self._start()
             self.api.write(payload, node, timeout=timeout, wait=False)
             return None
         self._release()  # an election may be needed before the write can commit
         try:
             answer = self.api.write(payload, node, timeout=timeout)
         finally:
-            if self.staged:
-                self._hold()
+            self._hold()
         return _answer(answer, payload)
 
     def read(self, index: int, node: str) -> Answer:
         answer = self.api.read(index, node)
         return _answer(answer, answer.get("payload", ""))
 
-    def kill(self, node: str, lose_unsynced: bool = False) -> None:
-        self._start()
-        self.api.kill(node, lose_unsynced=lose_unsynced)
-
-    def restart(self, node: str) -> None:
-        self._start()
-        self.api.restart(node)
-
-    def pause(self, node: str) -> None:
-        self._start()
-        self.api.pause(node)
-
-    def resume(self, node: str) -> None:
-        self.api.resume(node)
-
-    def cut(self, src: str, dst: str, one_way: bool = True) -> None:
-        self.api.cut(src, dst, one_way=one_way)
-
-    def isolate(self, node: str) -> None:
-        self.api.isolate(node)
-
-    def heal(self) -> None:
-        self.api.heal()
-
-    def flush(self, node: str) -> None:
-        self.api.flush(node)
-
-    def set_delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
-        self.api.delay(ms, src, dst)
-
     def stream(self, on: bool) -> None:
         """A client writing continuously (s1, s2, ...), one write at a time, until stream(False)."""
         if on and self._stream is None:
-            self._start()
             self._streaming.set()
             self._stream = threading.Thread(target=self._stream_writes, name="stream", daemon=True)
             self._stream.start()
@@ -161,18 +116,17 @@ class RealDriver:
     def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool:
         """Poll the status until the predicate holds (True) or `timeout` seconds pass (False).
 
-        Staged: first a short grace with the clocks still held, for what needs no clock (a replication in
-        flight); only then do the clocks run, until the predicate holds.
+        First a short grace with the clocks still held, for what needs no clock (a replication in flight); only
+        then do the clocks run, until the predicate holds.
         """
         deadline = time.monotonic() + timeout
         if predicate(self.status()):
             return True
-        if self.staged:
-            grace = time.monotonic() + min(self.grace_seconds, timeout / 4)
-            while time.monotonic() < grace:
-                time.sleep(0.005)
-                if predicate(self.status()):
-                    return True
+        grace = time.monotonic() + min(self.grace_seconds, timeout / 4)
+        while time.monotonic() < grace:
+            time.sleep(0.005)
+            if predicate(self.status()):
+                return True
         self._release()
         try:
             while True:
@@ -183,11 +137,7 @@ class RealDriver:
                 if predicate(self.status()):
                     return True
         finally:
-            if self.staged:
-                self._hold()
-
-    def sleep(self, seconds: float) -> None:
-        self.wait_for(lambda _status: False, seconds)
+            self._hold()
 
     def events(self) -> list[dict]:
         return self.api.all_events()
@@ -226,7 +176,7 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
     strategy = truncation or script.truncation
     count = nodes or script.nodes
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"hwm-{script.name}-"))
-    fsync = {n: script.fsync.get(n, "always") for n in [chr(ord("A") + i) for i in range(count)]}
+    fsync = {n: script.fsync.get(n, "always") for n in node_names(count)}
     driver = RealDriver(count, seed=seed, truncation=strategy, fsync=fsync, impl=impl, trace_dir=out,
                         meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
                               "liveness_bound": script.liveness_bound})

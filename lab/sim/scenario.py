@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from lab.cluster import Cluster
+from lab.core.config import node_names
 from lab.core.invariants import safety_violations
-from lab.core.messages import Answer, digest
+from lab.core.messages import TIMEOUT, Answer, digest
 
 SCENARIO_DIR = Path(__file__).with_name("scenarios")
 
@@ -127,19 +129,13 @@ def load(name_or_path: str) -> Scenario:
 
 
 class Driver(Protocol):
-    names: list[str]
+    """What a scenario runs on: a cluster for the faults (lab.cluster), plus clients and the passing of time."""
 
-    def campaign(self, node: str) -> None: ...
+    names: list[str]
+    cluster: Cluster
+
     def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None: ...
     def read(self, index: int, node: str) -> Answer: ...
-    def kill(self, node: str, lose_unsynced: bool = False) -> None: ...
-    def restart(self, node: str) -> None: ...
-    def pause(self, node: str) -> None: ...
-    def resume(self, node: str) -> None: ...
-    def cut(self, src: str, dst: str, one_way: bool = True) -> None: ...
-    def isolate(self, node: str) -> None: ...
-    def heal(self) -> None: ...
-    def flush(self, node: str) -> None: ...
     def stream(self, on: bool) -> None: ...
     def status(self) -> dict: ...
     def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool: ...
@@ -152,11 +148,8 @@ class SimDriver:
     """Runs a scenario on the seeded simulator: waits advance simulated time, so runs are exact and fast."""
 
     def __init__(self, cluster):
-        from lab.sim.cluster import TICK_SECONDS
-
         self.cluster = cluster
         self.names = cluster.names
-        self.tick_seconds = TICK_SECONDS
         self._streaming = False
         self._stream_count = 0
 
@@ -169,14 +162,11 @@ class SimDriver:
         self.cluster.tick()
 
     def _run_until(self, done: Callable[[], bool], timeout: float) -> bool:
-        for _ in range(max(1, round(timeout / self.tick_seconds))):
+        for _ in range(max(1, round(timeout / self.cluster.tick_seconds))):
             if done():
                 return True
             self._tick()
         return done()
-
-    def campaign(self, node):
-        self.cluster.campaign(node)
 
     def write(self, payload, node=None, wait=True, timeout=5.0):
         request = self.cluster.write(payload, node)
@@ -184,35 +174,11 @@ class SimDriver:
             self._tick()
             return None
         self._run_until(lambda: request in self.cluster.answers, timeout)
-        return self.cluster.answers.get(request) or Answer(request=request, ok=False,
+        return self.cluster.answers.get(request) or Answer(request=request, ok=False, refusal=TIMEOUT,
                                                            error=f"timeout: no answer within {timeout}s")
 
     def read(self, index, node):
         return self.cluster.read(index, node)
-
-    def kill(self, node, lose_unsynced=False):
-        self.cluster.kill(node, lose_unsynced=lose_unsynced)
-
-    def restart(self, node):
-        self.cluster.restart(node)
-
-    def pause(self, node):
-        self.cluster.pause(node)
-
-    def resume(self, node):
-        self.cluster.resume(node)
-
-    def cut(self, src, dst, one_way=True):
-        self.cluster.cut(src, dst, one_way=one_way)
-
-    def isolate(self, node):
-        self.cluster.isolate(node)
-
-    def heal(self):
-        self.cluster.heal()
-
-    def flush(self, node):
-        self.cluster.flush(node)
 
     def stream(self, on):
         self._streaming = on
@@ -223,14 +189,11 @@ class SimDriver:
     def wait_for(self, predicate, timeout):
         return self._run_until(lambda: predicate(self.cluster.status()), timeout)
 
-    def sleep(self, seconds):
-        self._run_until(lambda: False, seconds)
-
     def events(self):
         return self.cluster.events
 
     def note(self, kind, **fields):
-        self.cluster._cluster_event(kind, **fields)
+        self.cluster.note(kind, **fields)
 
     def close(self):
         self.cluster.close()
@@ -369,7 +332,7 @@ def _on(args: list[str]) -> tuple[list[str], str]:
 
 
 def cmd_campaign(run: Run, command, step, args):
-    run.driver.campaign(args[0])
+    run.driver.cluster.campaign(args[0])
 
 
 def cmd_write(run: Run, command, step, args):
@@ -388,14 +351,14 @@ def cmd_write(run: Run, command, step, args):
 
 def cmd_kill(run: Run, command, step, args):
     for name in run._nodes(args[0]):
-        run.driver.kill(name, lose_unsynced="lose-unsynced" in args)
+        run.driver.cluster.kill(name, lose_unsynced="lose-unsynced" in args)
         run.last_killed = name
 
 
 def _each(action: str):
     def command(run: Run, command, step, args):
         for name in run._nodes(args[0]):
-            getattr(run.driver, action)(name)
+            getattr(run.driver.cluster, action)(name)
     return command
 
 
@@ -403,16 +366,16 @@ def cmd_cut(run: Run, command, step, args):
     for spec in args:
         if "<->" in spec:
             a, b = spec.split("<->")
-            run.driver.cut(a, b, one_way=False)
+            run.driver.cluster.cut(a, b, one_way=False)
         elif "->" in spec:
             a, b = spec.split("->")
-            run.driver.cut(a, b, one_way=True)
+            run.driver.cluster.cut(a, b, one_way=True)
         else:
             raise ScenarioError(f"line {command.line}: write a cut as A->B (one way) or A<->B (both ways)")
 
 
 def cmd_heal(run: Run, command, step, args):
-    run.driver.heal()
+    run.driver.cluster.heal()
 
 
 def cmd_stream(run: Run, command, step, args):
@@ -569,8 +532,6 @@ def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: 
 
 
 def _fsync(scenario: Scenario) -> dict[str, str]:
-    from lab.sim.cluster import node_names
-
     return {n: scenario.fsync.get(n, "always") for n in node_names(scenario.nodes)}
 
 

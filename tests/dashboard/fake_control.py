@@ -91,7 +91,7 @@ class FakeControl:
                 if path == "/api/settings":
                     self.settings.update(body)
                     if "delay_ms" in body:
-                        sim.set_delay(max(1, body["delay_ms"] // 10))
+                        sim.delay(body["delay_ms"])
                         sim._cluster_event("delay_set", ms=body["delay_ms"])
                     return 200, {"ok": True, "settings": dict(self.settings)}
                 if path == "/api/read":
