@@ -29,6 +29,10 @@ class _Segment:
     def path(self) -> str:
         return segment_name(self.first_index)
 
+    @property
+    def last_index(self) -> int:
+        return self.first_index + len(self.entries) - 1
+
     def info(self) -> SegmentInfo:
         return SegmentInfo(path=self.path, first_index=self.first_index,
                            offsets={e.index: o for e, o in zip(self.entries, self.offsets)}, size=self.size)
@@ -102,8 +106,7 @@ class MemoryLog:
             keep = sum(1 for offset in cut.offsets if offset < plan.cut_offset)
             del cut.entries[keep:], cut.offsets[keep:]
             cut.size = plan.cut_offset
-        self._segments = [s for s in self._segments if s.entries]
-        left = self._segments[-1].entries[-1].index if self._segments else 0
+        left = self._segments[-1].last_index if self._segments else 0  # a segment cut to nothing stays, empty
         report = Truncation(index, left, [s.first_index for s in self._segments],
                             sorted(by_path[path].first_index for path in deleted))
         self._keep_contiguous_prefix()
@@ -120,7 +123,7 @@ class MemoryLog:
             if segment.first_index != expected:
                 break
             kept.append(segment)
-            expected = segment.entries[-1].index + 1
+            expected = segment.last_index + 1
         self._segments = kept
         self._log_end = expected - 1
 

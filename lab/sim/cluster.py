@@ -92,6 +92,7 @@ class SimCluster:
         self.replicas: dict[str, Replica | None] = {n: None for n in self.names}
         self.drivers: dict[str, Driver] = {}
         self.states = {n: "killed" for n in self.names}
+        self.exit_reasons: dict[str, str] = {}
         self.boots = {n: 0 for n in self.names}
         self.now = 0
         self._queue: list = []
@@ -118,6 +119,8 @@ class SimCluster:
         }
         if self.trace_dir:
             self.trace_dir.mkdir(parents=True, exist_ok=True)
+            for stale in self.trace_dir.glob("events-*.jsonl"):  # a simulated run is always a fresh one
+                stale.unlink()
             write_meta(self.trace_dir, **self.meta)
         self._cluster_event("cluster_started", nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
         for name in self.names:
@@ -158,6 +161,7 @@ class SimCluster:
             log.debug("node %s stopped: %s", name, reason, exc_info=True)
             self.replicas[name] = None
             self.states[name] = "exited"
+            self.exit_reasons[name] = reason
             self._held[name].clear()
             self._cluster_event("node_exited", target=name, code=70, reason=reason)
 
@@ -347,6 +351,8 @@ class SimCluster:
                 "hwm": min(state.load_high_water_mark(), self.logs[name].log_end),
                 "match_index": {}, "next_index": {}}
             info["state"] = self.states[name]
+            if name in self.exit_reasons and self.states[name] == "exited":
+                info["exit_reason"] = self.exit_reasons[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
             nodes.append(info)
         return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,

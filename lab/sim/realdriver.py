@@ -10,6 +10,7 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from lab.core.config import node_names
 from lab.core.messages import Answer
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.processes.supervisor import Supervisor
+from lab.sim import scenario as scenarios
 
 
 class RealDriver:
@@ -162,24 +164,22 @@ def _answer(answer: dict, payload: str) -> Answer:
     return Answer(request=answer.get("request", ""), ok=bool(answer.get("ok")), index=answer.get("index", 0) or 0,
                   generation=answer.get("generation", 0) or 0, payload=payload if answer.get("ok") else "",
                   high_water_mark=answer.get("hwm", 0) or 0, leader=answer.get("node"),
-                  error=answer.get("error", ""))
+                  error=answer.get("error", ""), refusal=answer.get("refusal", ""),
+                  holders=tuple(answer.get("holders", ())))
 
 
 def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = None, seed: int = 0,
-             truncation: str | None = None, nodes: int | None = None):
+             truncation: str | None = None, nodes: int | None = None, meta: dict | None = None):
     """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
-    from dataclasses import replace
-
-    from lab.sim import scenario as scenarios
-
     script = scenarios.load(name)
     strategy = truncation or script.truncation
     count = nodes or script.nodes
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"hwm-{script.name}-"))
     fsync = {n: script.fsync.get(n, "always") for n in node_names(count)}
     driver = RealDriver(count, seed=seed, truncation=strategy, fsync=fsync, impl=impl, trace_dir=out,
+                        segment_bytes=script.segment_bytes,
                         meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
-                              "liveness_bound": script.liveness_bound})
+                              "liveness_bound": script.liveness_bound, **(meta or {})})
     try:
         run = scenarios.Run(replace(script, truncation=strategy), driver, seed=seed)
         verdict = run.run_all()

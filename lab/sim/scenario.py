@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import random
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -18,6 +18,8 @@ from lab.cluster import Cluster
 from lab.core.config import node_names
 from lab.core.invariants import safety_violations
 from lab.core.messages import TIMEOUT, Answer, digest
+from lab.ports.wal import SEGMENT_BYTES
+from lab.sim.cluster import SimCluster
 
 SCENARIO_DIR = Path(__file__).with_name("scenarios")
 
@@ -54,13 +56,15 @@ class Scenario:
     fsync: dict[str, str]
     steps: tuple[Step, ...]
     liveness_bound: float = 5.0
+    segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.wal.SEGMENT_BYTES)
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes"}
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
+    segment_bytes = None
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -95,6 +99,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     fsync[words[1]] = words[2]
                 elif head == "liveness":
                     liveness = float(words[1].rstrip("s"))
+                elif head == "segment-bytes":
+                    segment_bytes = int(words[1])
             except (IndexError, ValueError) as exc:
                 raise ScenarioError(f"{name} line {number}: bad header {line!r}") from exc
         elif current is None:
@@ -109,7 +115,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
     if not steps:
         raise ScenarioError(f"{name}: no steps")
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
-                    truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness)
+                    truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
+                    segment_bytes=segment_bytes)
 
 
 def available() -> list[str]:
@@ -294,7 +301,10 @@ class Run:
 
     def _wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
-            raise WaitTimeout(f"waited {timeout or self.wait_timeout:g}s for {what}; it did not happen")
+            stopped = [f"node {n['id']} stopped: {n.get('exit_reason') or 'see its log'}"
+                       for n in self.driver.status()["nodes"] if n["state"] == "exited"]
+            raise WaitTimeout(f"waited {timeout or self.wait_timeout:g}s for {what}; it did not happen"
+                              + "".join(f"; {s}" for s in stopped))
 
     def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)
@@ -513,17 +523,15 @@ COMMANDS: dict[str, Callable] = {
 
 
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
-             impl: str = "solutions", out: str | Path | None = None) -> Verdict:
+             impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there."""
-    from lab.sim.cluster import SimCluster
-
     scenario = load(name)
     strategy = truncation or scenario.truncation
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
-                         impl=impl, trace_dir=out,
+                         impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
                          meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name,
-                               "liveness_bound": scenario.liveness_bound})
-    run = Run(_with_truncation(scenario, strategy), SimDriver(cluster), seed=seed)
+                               "liveness_bound": scenario.liveness_bound, **(meta or {})})
+    run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed)
     verdict = run.run_all()
     cluster.close({"passed": verdict.passed})
     if out:
@@ -533,12 +541,6 @@ def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: 
 
 def _fsync(scenario: Scenario) -> dict[str, str]:
     return {n: scenario.fsync.get(n, "always") for n in node_names(scenario.nodes)}
-
-
-def _with_truncation(scenario: Scenario, strategy: str) -> Scenario:
-    from dataclasses import replace
-
-    return replace(scenario, truncation=strategy)
 
 
 def write_verdict(out: str | Path, verdict: Verdict) -> None:

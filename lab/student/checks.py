@@ -6,7 +6,10 @@ and then its scenarios on the simulator (and, with --real, as processes), writin
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import itertools
+import shutil
 import tempfile
 import traceback
 from dataclasses import dataclass, field
@@ -18,6 +21,9 @@ from lab.core.impl import load as load_impl
 from lab.core.interface import AppendResult, SegmentInfo
 from lab.core.messages import Entry
 from lab.core.replica import Log
+from lab.ports.wal import WriteAheadLog
+from lab.sim import scenario as scenario_module
+from lab.sim.realdriver import run_real
 
 
 class NotStarted(Exception):
@@ -190,8 +196,6 @@ def _plan_case(index, must_delete, cut):
 
 
 def _wal_round_trip(impl):
-    from lab.ports.wal import WriteAheadLog
-
     with tempfile.TemporaryDirectory() as tmp:
         with WriteAheadLog(tmp, fsync="never", segment_bytes=120, impl=impl) as wal:
             wal.append(_entries(*([1] * 10)))
@@ -230,7 +234,7 @@ def _epoch_cut_case(log_end, end_index, want):
 
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(1, "the high-water mark from the match indexes", "exercises/high_water_mark.py",
-             "the article's 'computeHighwaterMark' and scenario N4 in docs/student-guide.md", (
+             "scenario N4: lab/sim/scenarios/n4.txt (docs/scenarios.md); the article's computeHighwaterMark", (
                  Rule("the HWM is the largest index a majority (n // 2 + 1) holds: odd cluster sizes",
                       _hwm_rule((1, 3, 5))),
                  Rule("the HWM is the largest index a majority (n // 2 + 1) holds: even cluster sizes (N4)",
@@ -238,7 +242,7 @@ EXERCISES: tuple[Exercise, ...] = (
                  Rule("computing the HWM does not modify the match indexes", _hwm_does_not_mutate),
              ), (("n4", "generation"),), ("high_water_mark",)),
     Exercise(2, "the leader's handling of a replication response", "exercises/leader.py",
-             "scenarios S1 and F8; Raft's figure 8", (
+             "scenarios S1 and F8: lab/sim/scenarios/s1.txt, f8.txt (docs/scenarios.md); Raft's figure 8", (
                  Rule("a match index never decreases (late or duplicated responses)",
                       _leader_case({"A": 3, "B": 3, "C": 0}, "B", 1, 3, 1, [1, 1, 1], 3, want_match=3)),
                  Rule("the HWM advances when a majority holds an entry of the current generation",
@@ -255,7 +259,7 @@ EXERCISES: tuple[Exercise, ...] = (
                       _leader_case({"A": 7, "B": 0, "C": 5, "D": 3}, "B", 7, 3, 1, [1] * 7, 5)),
              ), (("s1", "generation"), ("f8", "generation")), ("on_replication_response",)),
     Exercise(3, "the follower's handling of a replication request", "exercises/follower.py",
-             "the article's 'Log Truncation' section and scenario S1", (
+             "scenarios S1 and K2: lab/sim/scenarios/s1.txt, k2.txt; the article's 'Log Truncation'", (
                  Rule("refuse when prev_index is beyond the log, and retry from the log end + 1 at most",
                       _follower_case([1], 3, 1, [_e(4, 1)], lambda r: "" if not r.success and
                                      1 <= r.conflict_index <= 2 else "expected a refusal with conflict_index 2")),
@@ -282,7 +286,8 @@ EXERCISES: tuple[Exercise, ...] = (
                       _follower_case([1], 1, 1, [], lambda r: "" if r.success and r.match_index == 1
                                      else "expected success with match_index 1")),
              ), (("s1", "generation"), ("k2", "generation")), ("follower_append",)),
-    Exercise(4, "read gating", "exercises/reads.py", "the article's 'readEntry' and scenario S1", (
+    Exercise(4, "read gating", "exercises/reads.py",
+             "scenario S1, step 3: lab/sim/scenarios/s1.txt; the article's readEntry", (
         Rule("serve entries at or below the HWM", lambda impl: _read_case(3, 3, None)(impl) or
              _read_case(1, 3, None)(impl)),
         Rule("refuse above the HWM, naming the index and the HWM",
@@ -290,16 +295,16 @@ EXERCISES: tuple[Exercise, ...] = (
         Rule("refuse an index below 1", _read_case(0, 3, "not available")),
     ), (("s1", "generation"),), ("check_read",)),
     Exercise(5, "write-ahead log truncation across segments", "exercises/wal_truncation.py",
-             "the article's 'WALSegment.truncate' and lab/ports/wal.py", (
+             "scenario S2: lab/sim/scenarios/s2.txt; lab/ports/wal.py; the article's WALSegment.truncate", (
                  Rule("cut the segment that holds the index at that entry's offset, delete every later segment",
                       _plan_case(2, ["seg-4", "seg-6"], ("seg-1", 30))),
                  Rule("an index at a segment's start removes that segment whole",
                       _plan_case(4, ["seg-6"], ("seg-4", 0))),
                  Rule("segments before the index are kept", _plan_case(5, ["seg-6"], ("seg-4", 30))),
                  Rule("reopening the log after truncation shows the same entries", _wal_round_trip),
-             ), (("s1", "generation"),), ("plan_truncation",)),
+             ), (("s2", "generation"),), ("plan_truncation",)),
     Exercise(6, "restart recovery with leader epochs (KIP-101)", "exercises/leader_epoch.py",
-             "scenarios K1 and K2 under --truncation high-water-mark, then KIP-101", (
+             "scenarios K1, K2: lab/sim/scenarios/k1.txt, k2.txt (try --truncation high-water-mark); KIP-101", (
                  Rule("the leader answers the last index of a generation <= the one asked",
                       lambda impl: _epoch_end_case([1, 1, 2, 2, 4], 2, 4)(impl)
                       or _epoch_end_case([1, 1, 2, 2, 4], 3, 4)(impl)
@@ -342,13 +347,27 @@ def check_rules(ex: Exercise, impl: Impl) -> tuple[str, list[RuleResult]]:
     return ("passing" if all(r.ok for r in results) else "failing"), results
 
 
+def package_dir(impl_name: str) -> Path:
+    """Where the code of an implementation (`exercises`, `solutions`, `MODULE:f1,f2`) lives."""
+    module = importlib.import_module(impl_name.split(":", 1)[0])
+    return Path(module.__file__).parent
+
+
+def files_sha256(impl_name: str, exercises=None) -> dict[str, str]:
+    """sha256 of each exercise's file in that implementation, keyed by its handout path (exercises/NAME.py)."""
+    root = package_dir(impl_name)
+    hashes = {}
+    for ex in exercises or EXERCISES:
+        path = root / Path(ex.module).name
+        if path.exists():
+            hashes[ex.module] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
 def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 7, real: bool = False,
               scenarios: bool = True, progress: Callable[[str], None] = lambda s: None) -> CheckReport:
-    from lab.core import impl as impl_module
-    from lab.sim import scenario as scenario_module
-
     ex = exercise(number)
-    impl = impl_module.load(impl_name)
+    impl = load_impl(impl_name)
     status, rules = check_rules(ex, impl)
     report = CheckReport(ex, status, rules)
     if status == "not started" or not scenarios:
@@ -356,25 +375,29 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
     sources = ["sim"] + (["real"] if real else [])
     # The cluster runs this exercise's functions from the student's code and the rest from `solutions`.
     cluster_impl = impl_name if impl_name == "solutions" else f"{impl_name}:{','.join(ex.functions)}"
+    # Each run records the exercise file it was made from, so that a submission packs no stale run.
+    meta = {"exercise": number, "files_sha256": files_sha256(impl_name, [ex])}
     for name, strategy in ex.scenarios:
         for source in sources:
             out = Path(out_root) / f"ex{number}-{name}-{strategy}-{source}-seed{seed}"
             progress(f"exercise {number}: scenario {name} ({strategy}) on the {source}ulator"
                      if source == "sim" else f"exercise {number}: scenario {name} ({strategy}) as real processes")
-            _clear(out)
+            if out.exists():
+                shutil.rmtree(out)
             try:
                 if source == "sim":
-                    verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=cluster_impl, out=out)
+                    verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=cluster_impl,
+                                                       out=out, meta=meta)
                 else:
-                    from lab.sim.realdriver import run_real
-
-                    verdict, _ = run_real(name, impl=cluster_impl, out=out, seed=seed, truncation=strategy)
+                    verdict, _ = run_real(name, impl=cluster_impl, out=out, seed=seed, truncation=strategy,
+                                          meta=meta)
                 explain = _explain(scenario_module.load(name), verdict)
                 passed = verdict.passed
             except Exception as exc:  # the student's code crashed inside the cluster
                 passed, explain = False, f"the run crashed: {type(exc).__name__}: {exc}"
             report.scenarios.append({"scenario": name, "truncation": strategy, "source": source, "seed": seed,
-                                     "passed": passed, "out": str(out), "explain": explain, "exercise": number})
+                                     "passed": passed, "out": str(out), "explain": explain, "exercise": number,
+                                     "files_sha256": meta["files_sha256"]})
     if any(not s["passed"] for s in report.scenarios):
         report.status = "failing"
     return report
@@ -392,9 +415,3 @@ def _explain(script, verdict) -> str:
         lines.append(f"  {number}. {step.text}")
     return "\n".join(lines)
 
-
-def _clear(out: Path) -> None:
-    import shutil
-
-    if out.exists():
-        shutil.rmtree(out)
