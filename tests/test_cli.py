@@ -81,6 +81,11 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
         restarted = next(n for n in state["nodes"] if n["id"] == leader)
         assert restarted["state"] == "running" and restarted["boot"] == 2
         track(restarted["pid"])
+        # a power cut rather than a crash: said so, and on to the trace
+        killed = hwm(tmp_path, "kill", leader, "--lose-unsynced")
+        assert killed.returncode == OK and "losing what it had not synced" in killed.stdout
+        assert hwm(tmp_path, "restart", leader, "--json").returncode == OK
+        track(next(n for n in as_json(hwm(tmp_path, "status", "--json"))["nodes"] if n["id"] == leader)["pid"])
 
         # partitions, both ways and one way, and healing
         assert hwm(tmp_path, "partition", "A", "B", "--json").returncode == OK
@@ -114,6 +119,7 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
     assert snapshots == {"A", "B", "C"}
     assert {"node_killed", "node_restarted", "link_cut", "link_healed", "node_paused", "node_resumed",
             "cluster_stopped"} <= {e["type"] for e in trace.events}
+    assert [e["lose_unsynced"] for e in trace.of_type("node_killed")] == [False, True]
     assert (tmp_path / ".hwm-lab" / "data" / "A" / "wal").is_dir()
 
 

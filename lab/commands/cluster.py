@@ -79,7 +79,7 @@ def register(subparsers) -> None:
     p.add_argument("index", type=int, help="log index, from 1")
     p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
 
-    for name, help_text in (("kill", "kill a node with SIGKILL (its fsync-never buffer is lost)"),
+    for name, help_text in (("kill", "kill a node with SIGKILL (what it wrote survives; see --lose-unsynced)"),
                             ("restart", "restart a node on its data directory (a running node is killed first)"),
                             ("pause", "pause a node (SIGSTOP)"),
                             ("resume", "resume a paused node (SIGCONT)"),
@@ -87,6 +87,9 @@ def register(subparsers) -> None:
         p = add(name, help_text, func=cmd_node_action)
         p.add_argument("node", metavar="ID", help="node name, e.g. A")
         p.set_defaults(action=name)
+        if name == "kill":
+            p.add_argument("--lose-unsynced", action="store_true",
+                           help="a power cut: what the node had not synced (an fsync never node's tail) is lost too")
 
     p = add("partition", "cut the link between two nodes (both ways unless --one-way)", func=cmd_partition)
     p.add_argument("a", metavar="A")
@@ -353,8 +356,12 @@ def cmd_read(args) -> int:
 
 def cmd_node_action(args) -> int:
     client, _ = _client(args)
-    getattr(client, args.action)(args.node)
-    done = {"kill": "killed (SIGKILL)", "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
+    if args.action == "kill":
+        client.kill(args.node, lose_unsynced=args.lose_unsynced)
+    else:
+        getattr(client, args.action)(args.node)
+    done = {"kill": "killed (SIGKILL)" + (", losing what it had not synced" if args.action == "kill" and
+                                          args.lose_unsynced else ""), "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
             "resume": "resumed (SIGCONT)", "campaign": "started an election"}[args.action]
     return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
 
