@@ -118,8 +118,7 @@ class Hello:
 # ---- client -------------------------------------------------------------------------------------------------
 
 
-@frozen
-class ClientWrite:
+class ClientWrite(NamedTuple):  # one per write: a NamedTuple, like Entry and Answer
     request: str
     payload: str
 

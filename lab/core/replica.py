@@ -8,6 +8,7 @@ send, what to answer and what happened. The simulator and the node process apply
 from __future__ import annotations
 
 import random
+from collections import deque
 from typing import Any, Sequence
 
 from lab.core.config import TIMING, TRUNCATION_STRATEGIES, check_choice
@@ -41,6 +42,10 @@ from lab.core.messages import (
 )
 
 FOLLOWER, CANDIDATE, LEADER = "follower", "candidate", "leader"
+
+# Per-entry values on a busy leader's path are built with tuple.__new__, every field given, in the field order of
+# their NamedTuple: the same value as calling the class, without a Python-level __new__ per entry.
+_new = tuple.__new__
 
 
 class Log:
@@ -183,13 +188,17 @@ class Replica:
         self.votes: set[str] = set()
         self.match_index: dict[str, int] = {}
         self.next_index: dict[str, int] = {}
-        self.pending_writes: dict[int, tuple[str, int]] = {}  # index -> (request, deadline tick)
+        # Client writes the leader appended and has not answered: (index, request, digest) in index order, and
+        # (last index, deadline tick) per proposal, so that committing and expiring both pop from the left.
+        self.pending_writes: deque[tuple[int, str, str]] = deque()
+        self.write_deadlines: deque[tuple[int, int]] = deque()
         self.ticks = 0
         self.election_elapsed = 0
         self.leader_contact = election_ticks  # ticks since we last heard from a live leader
         self.heartbeat_elapsed = 0
         self.election_timeout = self._new_election_timeout()
         self.awaiting_epoch_answer = False
+        self._last_request: ReplicationRequest | None = None
 
     # ---- inputs --------------------------------------------------------------------------------------------
 
@@ -238,8 +247,8 @@ class Replica:
         """Client writes: the leader appends them all, then sends one replication request per follower."""
         out = Ready()
         generation, events = self.generation, out.events
-        for write in writes:
-            events.append(WriteRequested(generation, write.request, digest(write.payload), write.payload))
+        for request, payload in writes:
+            events.append(_new(WriteRequested, (generation, request, digest(payload), payload)))
         if self.role != LEADER:
             where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
             for write in writes:
@@ -248,15 +257,14 @@ class Replica:
                                           refusal=NOT_LEADER))
                 self._event(out, "write_failed", request=write.request, reason=error)
             return out.done()
-        deadline = self.ticks + self.write_timeout_ticks
         index, pending, entries = self.log.log_end, self.pending_writes, out.append
-        for write in writes:
+        for request, payload in writes:
             index += 1
-            payload = write.payload
-            entry = Entry(index, generation, payload)
-            entries.append(entry)
-            pending[index] = (write.request, deadline)
-            events.append(LeaderAppend(generation, index, generation, digest(payload), payload, write.request))
+            entry_digest = digest(payload)
+            entries.append(_new(Entry, (index, generation, payload)))
+            pending.append((index, request, entry_digest))
+            events.append(_new(LeaderAppend, (generation, index, generation, entry_digest, payload, request)))
+        self.write_deadlines.append((index, self.ticks + self.write_timeout_ticks))
         self.log.extend(entries)
         self._acknowledge(out, self.node_id, self.log.log_end)
         for peer in self.peers:
@@ -461,6 +469,7 @@ class Replica:
 
     def _become_leader(self, out: Ready) -> None:
         self.role = LEADER
+        self._last_request = None
         self.leader = self.node_id
         self.leader_contact = 0
         self.heartbeat_elapsed = 0
@@ -478,10 +487,16 @@ class Replica:
         next_index = min(self.next_index.get(peer, self.log.log_end + 1), self.log.log_end + 1)
         prev_index = next_index - 1
         last = min(self.log.log_end, prev_index + self.max_batch)
-        entries = self.log.slice(next_index, last)
-        request = ReplicationRequest(generation=self.generation, leader=self.node_id, prev_index=prev_index,
-                                     prev_generation=self.log.generation_at(prev_index), entries=entries,
-                                     high_water_mark=self.high_water_mark)
+        # Followers that are level get the very same request value (so a transport encodes it once).
+        request = self._last_request
+        if request is None or (request.prev_index, request.generation, request.high_water_mark,
+                               request.prev_index + len(request.entries)) != \
+                (prev_index, self.generation, self.high_water_mark, last) or \
+                request.prev_generation != self.log.generation_at(prev_index):
+            request = self._last_request = ReplicationRequest(
+                generation=self.generation, leader=self.node_id, prev_index=prev_index,
+                prev_generation=self.log.generation_at(prev_index), entries=self.log.slice(next_index, last),
+                high_water_mark=self.high_water_mark)
         # Optimistic: pipeline the next request after this one; a refusal backs next_index up again.
         self.next_index[peer] = last + 1
         out.messages.append(Envelope(src=self.node_id, dst=peer, message=request))
@@ -508,22 +523,23 @@ class Replica:
         out.high_water_mark = new
         committed = self.log.slice(old + 1, new)
         self._event(out, "hwm_changed", from_hwm=old, hwm=new, role=self.role,
-                    entry_generation=self.log.generation_at(new), committed=[e.as_trace() for e in committed])
-        if self.role == LEADER:
-            # pending_writes is in index order (a leader appends in order): stop at the first not committed.
-            acknowledged = []
-            for index in self.pending_writes:
-                if index > new:
-                    break
-                acknowledged.append(index)
+                    entry_generation=self.log.generation_at(new),
+                    committed=[[index, generation, digest(payload)] for index, generation, payload in committed])
+        pending = self.pending_writes
+        if self.role == LEADER and pending:
             answers, events, generation, node = out.answers, out.events, self.generation, self.node_id
-            for index in acknowledged:
-                request, _ = self.pending_writes.pop(index)
-                entry = self.log.entry_at(index)
-                answers.append(Answer(request, True, index, entry.generation, entry.payload, new, node))
-                events.append(WriteAcked(generation, request, index, entry.generation, digest(entry.payload)))
+            # pending_writes is in index order (a leader appends in order): stop at the first not committed.
+            while pending and pending[0][0] <= new:
+                index, request, entry_digest = pending.popleft()
+                _, entry_generation, payload = committed[index - old - 1] if index > old else self.log.entry_at(index)
+                answers.append(_new(Answer, (request, True, index, entry_generation, payload, new, node, "", "", ())))
+                events.append(_new(WriteAcked, (generation, request, index, entry_generation, entry_digest)))
+            deadlines = self.write_deadlines
+            while deadlines and deadlines[0][0] <= new:
+                deadlines.popleft()
 
     def _truncate(self, out: Ready, index: int, *, reason: str, conflicting_generation: int | None) -> None:
+        self._last_request = None
         removed = self.log.truncate_from(index)
         out.truncate(index)
         self.high_water_mark = min(self.high_water_mark, self.log.log_end)
@@ -550,13 +566,13 @@ class Replica:
 
     def _expire_writes(self, out: Ready) -> None:
         # Deadlines grow with the index (pending_writes is in index order): stop at the first not yet due.
+        deadlines, pending = self.write_deadlines, self.pending_writes
         expired = []
-        for index, (_request, deadline) in self.pending_writes.items():
-            if deadline > self.ticks:
-                break
-            expired.append(index)
-        for index in expired:
-            request, _ = self.pending_writes.pop(index)
+        while deadlines and deadlines[0][1] <= self.ticks:
+            last, _ = deadlines.popleft()
+            while pending and pending[0][0] <= last:
+                expired.append(pending.popleft())
+        for index, request, _ in expired:
             holders = tuple(sorted(n for n, m in self.match_index.items() if m >= index))
             error = (f"timeout: index {index} is on {_names(holders)} only, not on a majority; the high-water mark "
                      f"stayed at {self.high_water_mark}")
@@ -565,8 +581,8 @@ class Replica:
             self._event(out, "write_failed", request=request, reason=error)
 
     def _fail_pending(self, out: Ready, error: str) -> None:
-        for index in sorted(self.pending_writes):
-            request, _ = self.pending_writes.pop(index)
+        pending, self.pending_writes, self.write_deadlines = self.pending_writes, deque(), deque()
+        for index, request, _ in pending:
             out.answers.append(Answer(request=request, ok=False, index=index, error=error, refusal=LEADERSHIP_LOST))
             self._event(out, "write_failed", request=request, reason=error)
 

@@ -51,9 +51,9 @@ SENDER_FIELD = {
     EpochAnswer: "leader",
 }
 
-# What poll() returns, one tuple per input: (PEER, sender, message), (WRITE, None, ClientWrite),
-# (READ, None, ClientRead), (CONTROL, connection, Control).
-PEER, WRITE, READ, CONTROL = "peer", "write", "read", "control"
+# What poll() returns, one tuple per input: (PEER, sender, message), (READ, None, ClientRead),
+# (CONTROL, connection, Control). Client writes, the many, gather in `writes` instead.
+PEER, READ, CONTROL = "peer", "read", "control"
 
 
 class ProtocolError(Exception):
@@ -136,6 +136,8 @@ class TcpTransport:
         self.dropped = 0
         self._received = memoryview(bytearray(RECV_BYTES))
         self._inputs: list = []
+        self.writes: list[ClientWrite] = []  # client writes read and not yet taken by the node
+        self._last_message, self._last_frame = None, None
 
     # ---- configuration ---------------------------------------------------------------------------------------
 
@@ -214,7 +216,7 @@ class TcpTransport:
                 message = ClientWrite(request=request, payload=message.payload)
             else:
                 self.requests[request] = (conn, request)
-            self._inputs.append((WRITE, None, message))
+            self.writes.append(message)
         elif kind in SENDER_FIELD:
             if conn.kind != "peer":
                 raise ProtocolError(f"a {kind.__name__} arrived before any Hello naming the sending node")
@@ -254,7 +256,11 @@ class TcpTransport:
         if drop and self.rng.random() < drop:
             self.dropped += 1
             return
-        frame = self._encode(message)
+        if message is self._last_message:  # the same request to every follower that is level: encoded once
+            frame = self._last_frame
+        else:
+            frame = self._encode(message)
+            self._last_message, self._last_frame = message, frame
         if frame is None:
             return
         delay = network.link_delay_ms.get((self.node, dst), network.delay_ms)

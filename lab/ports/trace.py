@@ -44,68 +44,59 @@ def record(event, *, seq: int, time: float, node: str, boot: int) -> dict:
             "type": event.type, **fields}
 
 
-def _generic(seq: int, shared: str, node: str, time: float, boot: int, event) -> str:
-    return _encode(record(event, seq=seq, time=time, node=node, boot=boot))
-
-
-# Each takes the line's number, what the lines of one moment share (time, node, boot, up to the value of "gen")
-# and the event. A field of an unexpected type (TypeError) falls back to the generic encoder.
-def _write_requested(seq, shared, e: WriteRequested) -> str:
-    if type(e.gen) is not int:
-        raise TypeError(e.gen)
-    return (f'{_HEAD}{seq}{shared}{e.gen},"type":"write_requested","request":{_escape(e.request)},'
-            f'"digest":{_escape(e.digest)},"payload":{_escape(e.payload)}}}')
-
-
-def _ints(*values) -> None:
-    for value in values:
-        if type(value) is not int:
-            raise TypeError(value)
-
-
-def _leader_append(seq, shared, e: LeaderAppend) -> str:
-    _ints(e.gen, e.index, e.generation)
-    return (f'{_HEAD}{seq}{shared}{e.gen},"type":"leader_append","index":{e.index},"generation":{e.generation},'
-            f'"digest":{_escape(e.digest)},"payload":{_escape(e.payload)},"request":{_escape(e.request)}}}')
-
-
-def _write_acked(seq, shared, e: WriteAcked) -> str:
-    _ints(e.gen, e.index, e.generation)
-    return (f'{_HEAD}{seq}{shared}{e.gen},"type":"write_acked","request":{_escape(e.request)},"index":{e.index},'
-            f'"generation":{e.generation},"digest":{_escape(e.digest)}}}')
-
-
-def _follower_append(seq, shared, e: FollowerAppend) -> str:
-    _ints(e.gen, e.index, e.generation)
-    return (f'{_HEAD}{seq}{shared}{e.gen},"type":"follower_append","index":{e.index},"generation":{e.generation},'
-            f'"digest":{_escape(e.digest)},"payload":{_escape(e.payload)}}}')
-
-
-_BY_HAND: dict[type, Callable] = {
-    WriteRequested: _write_requested,
-    LeaderAppend: _leader_append,
-    WriteAcked: _write_acked,
-    FollowerAppend: _follower_append,
-}
-
-
 def format_lines(events: Iterable, *, first_seq: int, time: float, node: str, boot: int) -> list[str]:
-    """The lines of `events`, which happened at the same moment, numbered from first_seq."""
+    """The lines of `events`, which happened at the same moment, numbered from first_seq.
+
+    The per-entry kinds are written by hand from their fixed fields; a field of an unexpected type (TypeError)
+    falls back to the generic encoder, so the bytes are always json.dumps's.
+    """
     lines = []
+    append = lines.append
     seq = first_seq
     shared = (f',"time":{time!r},"node":{_escape(node)},"boot":{boot},"gen":'
               if type(time) is float and type(boot) is int and type(node) is str else None)
+    head = _HEAD
     for event in events:
-        by_hand = _BY_HAND.get(type(event)) if shared is not None else None
-        line = None
-        if by_hand is not None:
+        kind = type(event)
+        if shared is not None and kind in _BY_HAND:
             try:
-                line = by_hand(seq, shared, event)
+                if kind is LeaderAppend:
+                    gen, index, generation, digest, payload, request = event
+                    if type(gen) is int and type(index) is int and type(generation) is int:
+                        append(f'{head}{seq}{shared}{gen},"type":"leader_append","index":{index},"generation":'
+                               f'{generation},"digest":{_escape(digest)},"payload":{_escape(payload)},"request":'
+                               f'{_escape(request)}}}')
+                        seq += 1
+                        continue
+                elif kind is WriteAcked:
+                    gen, request, index, generation, digest = event
+                    if type(gen) is int and type(index) is int and type(generation) is int:
+                        append(f'{head}{seq}{shared}{gen},"type":"write_acked","request":{_escape(request)},"index":'
+                               f'{index},"generation":{generation},"digest":{_escape(digest)}}}')
+                        seq += 1
+                        continue
+                elif kind is WriteRequested:
+                    gen, request, digest, payload = event
+                    if type(gen) is int:
+                        append(f'{head}{seq}{shared}{gen},"type":"write_requested","request":{_escape(request)},'
+                               f'"digest":{_escape(digest)},"payload":{_escape(payload)}}}')
+                        seq += 1
+                        continue
+                else:  # FollowerAppend
+                    gen, index, generation, digest, payload = event
+                    if type(gen) is int and type(index) is int and type(generation) is int:
+                        append(f'{head}{seq}{shared}{gen},"type":"follower_append","index":{index},"generation":'
+                               f'{generation},"digest":{_escape(digest)},"payload":{_escape(payload)}}}')
+                        seq += 1
+                        continue
             except TypeError:
-                line = None
-        lines.append(line if line is not None else _generic(seq, shared, node, time, boot, event))
+                pass
+        append(_encode(record(event, seq=seq, time=time, node=node, boot=boot)))
         seq += 1
     return lines
+
+
+_BY_HAND = frozenset((WriteRequested, LeaderAppend, WriteAcked, FollowerAppend))
 
 
 # ---- sinks ----------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from lab.core.replica import Replica
 from lab.ports import codec
 from lab.ports.driver import Driver
 from lab.ports.state import FileState
-from lab.ports.tcp import CONTROL, PEER, READ, WRITE, Network, TcpTransport
+from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport
 from lab.ports.trace import TraceFile, TraceOff
 from lab.ports.wal import SEGMENT_BYTES, WriteAheadLog
 
@@ -114,7 +114,6 @@ class Node:
         self.base_tick = cfg.tick_ms / 1000.0
         self.tick_seconds = self.base_tick
         self.stopping: str | None = None
-        self._writes: list = []
 
     # ---- life cycle ------------------------------------------------------------------------------------------
 
@@ -164,24 +163,27 @@ class Node:
 
     def _iterate(self) -> None:
         now = time.monotonic()
+        transport = self.transport
         deadline = min(self.next_tick if not self.hold_ticks else now + 0.05, self.next_network_check)
-        if self._writes:
+        if transport.writes:
             deadline = now  # writes are waiting: poll, do not sleep
         # Back-pressure: with a long queue of writes, leave client bytes in the socket for later.
-        saturated = len(self._writes) > BACKLOG_LIMIT * MAX_WRITES_PER_STEP
+        saturated = len(transport.writes) > BACKLOG_LIMIT * MAX_WRITES_PER_STEP
         readys = []
         replica = self.replica
-        for kind, src, item in self.transport.poll(deadline - now, read_clients=not saturated):
-            if kind == WRITE:
-                self._writes.append(item)
-            elif kind == CONTROL:
+        for kind, src, item in transport.poll(deadline - now, read_clients=not saturated):
+            if kind == CONTROL:
                 self._control(src, item)
             elif kind == PEER:
                 readys.append(self._step(replica.receive, src, item))
             elif kind == READ:
                 readys.append(self._step(replica.read, item))
-        if self._writes:
-            writes, self._writes = self._writes[:MAX_WRITES_PER_STEP], self._writes[MAX_WRITES_PER_STEP:]
+        if transport.writes:
+            writes = transport.writes
+            if len(writes) <= MAX_WRITES_PER_STEP:
+                transport.writes = []
+            else:
+                writes, transport.writes = writes[:MAX_WRITES_PER_STEP], writes[MAX_WRITES_PER_STEP:]
             readys.append(self._step(replica.propose, writes))
         now = time.monotonic()
         if not self.hold_ticks and now >= self.next_tick:
