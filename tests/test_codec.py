@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.ports import codec
-from lab.core.messages import Control, ControlReply, Hello
+from lab.core.messages import Challenge, Control, ControlReply, Hello
 from lab.ports.codec import FrameDecoder, FrameTooLarge, MalformedFrame, UnknownMessage
 from lab.core.messages import (
     Answer,
@@ -40,7 +40,8 @@ EXAMPLES = [
     ClientRead(request="r1", index=-1),
     Answer(request="w1", ok=True, index=4, generation=2, payload="e5", high_water_mark=4, leader="B"),
     Answer(request="r2", ok=False, index=9, high_water_mark=4, error="not available: index 9 is above ..."),
-    Hello(node="A"),
+    Hello(node="A", proof="0f" * 32),
+    Challenge(nonce="ab" * 16, node="B"),
     Control(request="k1", op="status", args={"log": "all"}),
     ControlReply(request="k1", ok=True, result={"role": "leader", "log": [[1, 1, "x"]]}),
     ControlReply(request="k2", ok=False, error="unknown control op 'x'"),

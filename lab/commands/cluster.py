@@ -17,6 +17,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from lab.cluster import check_delay
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
 
 DEFAULT_DIR = ".hwm-lab"
@@ -65,6 +66,8 @@ def register(subparsers) -> None:
     p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
                    "(otherwise the nodes restart on their data and the traces continue)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a leader (default 30)")
+    p.add_argument("--no-pre-vote", action="store_true",
+                   help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
 
     add("status", "show the nodes, roles, generations, log ends, high-water marks and links", func=cmd_status)
 
@@ -90,6 +93,10 @@ def register(subparsers) -> None:
         if name == "kill":
             p.add_argument("--lose-unsynced", action="store_true",
                            help="a power cut: what the node had not synced (an fsync never node's tail) is lost too")
+        if name == "restart":
+            p.add_argument("--repair", action="store_true",
+                           help="start even on a write-ahead log damaged in the middle: keep the valid prefix; "
+                                "the node catches up before it votes again")
 
     p = add("partition", "cut the link between two nodes (both ways unless --one-way)", func=cmd_partition)
     p.add_argument("a", metavar="A")
@@ -174,7 +181,7 @@ def _client(args):
     if info is None:
         raise CommandError(f"no cluster is running in {args.dir}: start one with `hwm-lab up`"
                            + ("" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"), NO_CLUSTER)
-    return ControlClient(info["control_url"]), info
+    return ControlClient(info["control_url"], token=info.get("token")), info
 
 
 # ---- up and down ---------------------------------------------------------------------------------------------
@@ -189,7 +196,7 @@ def cmd_up(args) -> int:
     info = cluster_info(run_dir)
     if info is not None:
         try:
-            ControlClient(info["control_url"], timeout=5.0).state(log=0)
+            ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
             raise CommandError(f"a cluster is already running in {run_dir} (supervisor pid {info['pid']}, control "
                                f"{info['control_url']}); stop it first with `hwm-lab down`", NO_CLUSTER,
                                control_url=info["control_url"])
@@ -202,6 +209,8 @@ def cmd_up(args) -> int:
                "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host]
     if args.fresh:
         command.append("--fresh")
+    if args.no_pre_vote:
+        command.append("--no-pre-vote")
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
@@ -219,13 +228,13 @@ def cmd_up(args) -> int:
         info = cluster_info(run_dir)
         if info and info.get("pid") == proc.pid:
             try:
-                state = ControlClient(info["control_url"], timeout=5.0).state(log=0)
+                state = ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
             except ClusterUnavailable:
                 state = None
             if state and state["leader"]:
                 # Nodes that cannot run (an exercise not written yet) die on their first message: look again.
                 time.sleep(0.5)
-                state = ControlClient(info["control_url"], timeout=5.0).state(log=0)
+                state = ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
                 dead = [n for n in state["nodes"] if n["state"] == "exited"]
                 if dead:
                     _stop_process(proc)
@@ -358,6 +367,8 @@ def cmd_node_action(args) -> int:
     client, _ = _client(args)
     if args.action == "kill":
         client.kill(args.node, lose_unsynced=args.lose_unsynced)
+    elif args.action == "restart":
+        client.restart(args.node, repair=args.repair)
     else:
         getattr(client, args.action)(args.node)
     done = {"kill": "killed (SIGKILL)" + (", losing what it had not synced" if args.action == "kill" and
@@ -387,6 +398,10 @@ def cmd_heal(args) -> int:
 def cmd_delay(args) -> int:
     if bool(args.src) != bool(args.dst):
         raise CommandError("a per-link delay needs both --from and --to", USAGE)
+    try:
+        check_delay(args.ms)
+    except ValueError as exc:
+        raise CommandError(str(exc), USAGE) from None
     client, _ = _client(args)
     client.delay(args.ms, args.src, args.dst)
     where = f"on {args.src} -> {args.dst}" if args.src else "on every link"

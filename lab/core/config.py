@@ -15,6 +15,10 @@ TRUNCATION_STRATEGIES = ("generation", "high-water-mark", "leader-epoch")
 
 MAX_NODES = 7
 
+# Pre-vote (Raft thesis 9.6): a node whose election timer fires first asks whether it could win, so a node that was
+# cut off does not raise its generation and depose a working leader when it comes back.
+PRE_VOTE = True
+
 
 def node_names(count: int) -> list[str]:
     """The names of a cluster of `count` nodes: A, B, C, ..."""

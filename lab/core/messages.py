@@ -65,6 +65,7 @@ class ReplicationResponse:
     log_end: int = 0
     conflict_index: int = 0
     prev_index: int = 0
+    counts: bool = True  # False while a repaired node catches up: its match index is not counted for the HWM
 
 
 @frozen
@@ -79,6 +80,24 @@ class VoteRequest:
 @frozen
 class VoteResponse:
     generation: int
+    voter: str
+    granted: bool
+
+
+@frozen
+class PreVoteRequest:
+    """Pre-vote (Raft thesis 9.6): "would you vote for me in `generation`?", asked before a candidate raises its
+    generation. Nobody persists or changes anything for it, so a node that was cut off cannot depose a leader."""
+
+    generation: int  # the generation the candidate would campaign in
+    candidate: str
+    last_index: int
+    last_generation: int
+
+
+@frozen
+class PreVoteResponse:
+    generation: int  # the generation asked about
     voter: str
     granted: bool
 
@@ -109,10 +128,22 @@ class Envelope(NamedTuple):
 
 
 @frozen
+class Challenge:
+    """First frame a node sends on every connection it accepts: a fresh nonce, for a peer to prove it knows the
+    cluster's secret (clients ignore it)."""
+
+    nonce: str
+    node: str  # who is asking
+
+
+@frozen
 class Hello:
-    """First frame on a connection a node opens to a peer: says who is sending the peer messages that follow."""
+    """The answer to a Challenge on a connection a node opens to a peer (or the supervisor to a node): who is
+    sending, and proof = HMAC-SHA256(cluster secret, "nonce|node|receiver"). Peer messages, and control requests
+    that change a node, are accepted only after it."""
 
     node: str
+    proof: str
 
 
 # ---- client -------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import random
 from collections import deque
 from typing import Any, Sequence
 
-from lab.core.config import TIMING, TRUNCATION_STRATEGIES, check_choice
+from lab.core.config import PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.impl import Impl
 from lab.core.interface import AppendResult
 from lab.core.messages import (
@@ -32,6 +32,8 @@ from lab.core.messages import (
     FollowerAppend,
     HardState,
     LeaderAppend,
+    PreVoteRequest,
+    PreVoteResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -162,6 +164,8 @@ class Replica:
         heartbeat_ticks: int = TIMING.heartbeat_ticks,
         max_batch: int = TIMING.max_batch,
         write_timeout_ticks: int = TIMING.write_timeout_ticks,
+        pre_vote: bool = PRE_VOTE,
+        catching_up_to: int = 0,
     ):
         if node_id not in nodes:
             raise ValueError(f"node {node_id!r} is not one of the cluster's nodes {list(nodes)}")
@@ -176,16 +180,25 @@ class Replica:
         self.heartbeat_ticks = heartbeat_ticks
         self.max_batch = max_batch
         self.write_timeout_ticks = write_timeout_ticks
+        self.pre_vote = pre_vote
+        # A node repaired after losing part of its log (lab.ports.wal, --repair) neither votes nor counts toward
+        # the HWM until it holds again everything up to the mark it had before: its log may lack committed entries.
+        self.catching_up_to = catching_up_to
 
         self.generation = hard_state.generation
         self.voted_for = hard_state.voted_for
         self.log = Log(log)
         # The checkpoint is a hint written lazily: never trust it beyond what the log holds.
         self.high_water_mark = min(high_water_mark, self.log.log_end)
+        # The mark this node has seen confirmed since it started (by a leader, or by counting as one): nothing at or
+        # below it is ever truncated. The hint recovered from disk does not count: after a node acknowledged
+        # before its fsync (K2), entries under it may be the ones the cluster lost.
+        self.confirmed_hwm = 0
 
         self.role = FOLLOWER
         self.leader: str | None = None
         self.votes: set[str] = set()
+        self.prevotes: set[str] | None = None  # while asking for pre-votes: who said yes
         self.match_index: dict[str, int] = {}
         self.next_index: dict[str, int] = {}
         # Client writes the leader appended and has not answered: (index, request, digest) in index order, and
@@ -233,8 +246,11 @@ class Replica:
             self._expire_writes(out)
         else:
             self.election_elapsed += 1
-            if self.election_elapsed >= self.election_timeout:
-                self._become_candidate(out, force=False)
+            if self.election_elapsed >= self.election_timeout and not self._catching_up():
+                if self.pre_vote and len(self.nodes) > 1:
+                    self._start_prevote(out)
+                else:
+                    self._become_candidate(out, force=False)
         return out.done()
 
     def campaign(self) -> Ready:
@@ -298,7 +314,7 @@ class Replica:
         handler = _HANDLERS.get(type(message))
         if handler is None:
             raise TypeError(f"replica {self.node_id} cannot handle {type(message).__name__}")
-        if message.generation > self.generation and not (
+        if message.generation > self.generation and type(message) not in (PreVoteRequest, PreVoteResponse) and not (
             isinstance(message, VoteRequest) and self._leader_is_alive(message)
         ):
             self._become_follower(out, message.generation, None)
@@ -313,6 +329,8 @@ class Replica:
             reason = f"candidate's generation {req.generation} is older than {self.generation}"
         elif self._leader_is_alive(req):
             reason = f"a leader ({self.leader}) is alive in generation {self.generation}"
+        elif self._catching_up():
+            reason = f"this node was repaired and holds its log up to index {self.catching_up_to} no more"
         elif self.voted_for not in (None, req.candidate):
             reason = f"already voted for {self.voted_for} in generation {self.generation}"
         elif not up_to_date:
@@ -332,6 +350,32 @@ class Replica:
         out.messages.append(Envelope(src=self.node_id, dst=src, message=VoteResponse(
             generation=self.generation, voter=self.node_id, granted=True)))
 
+    def on_prevote_request(self, out: Ready, src: str, req: PreVoteRequest) -> None:
+        """Would this node vote for the candidate in req.generation? It answers, and changes nothing."""
+        up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
+        if req.generation <= self.generation:
+            reason = f"generation {req.generation} is not above this node's {self.generation}"
+        elif self.leader_contact < self.election_ticks and self.leader is not None:
+            reason = f"a leader ({self.leader}) is alive in generation {self.generation}"
+        elif self._catching_up():
+            reason = f"this node was repaired and holds its log up to index {self.catching_up_to} no more"
+        elif not up_to_date:
+            reason = (f"candidate's log (last generation {req.last_generation}, index {req.last_index}) is behind "
+                      f"this node's (last generation {self.log.last_generation}, index {self.log.log_end})")
+        else:
+            reason = ""
+        self._event(out, "prevote_denied" if reason else "prevote_granted", candidate=req.candidate,
+                    generation=req.generation, **({"reason": reason} if reason else {}))
+        out.messages.append(Envelope(self.node_id, src, PreVoteResponse(
+            generation=req.generation, voter=self.node_id, granted=not reason)))
+
+    def on_prevote_response(self, out: Ready, src: str, resp: PreVoteResponse) -> None:
+        if self.prevotes is None or resp.generation != self.generation + 1 or not resp.granted:
+            return
+        self.prevotes.add(resp.voter)
+        if len(self.prevotes) >= self._majority():
+            self._become_candidate(out, force=False)
+
     def on_vote_response(self, out: Ready, src: str, resp: VoteResponse) -> None:
         if self.role != CANDIDATE or resp.generation != self.generation or not resp.granted:
             return
@@ -349,9 +393,16 @@ class Replica:
             self._become_follower(out, req.generation, req.leader)
         self.election_elapsed = 0
         self.leader_contact = 0
+        self.prevotes = None
         first, last = req.prev_index + 1, req.prev_index + len(req.entries)
         self._event(out, "replication_received", **{"from": src}, prev_index=req.prev_index,
                     prev_generation=req.prev_generation, first=first, last=last, hwm=req.high_water_mark)
+        beyond = next((e for e in req.entries if e.generation > req.generation), None)
+        if beyond is not None:
+            # No leader sends an entry of a generation after its own: the request is forged or broken.
+            self._refuse_replication(out, src, req, f"entry {beyond.index} is of generation {beyond.generation}, "
+                                                    f"after the request's own generation {req.generation}")
+            return
         if self.awaiting_epoch_answer:
             self._event(out, "epoch_query", generation=self.log.last_generation, end_index=None)
             out.messages.append(Envelope(src=self.node_id, dst=src, message=EpochQuery(
@@ -369,6 +420,15 @@ class Replica:
                 generation=self.generation, follower=self.node_id, success=False, log_end=self.log.log_end,
                 conflict_index=result.conflict_index, prev_index=req.prev_index)))
             return
+        if result.truncate_from is not None and result.truncate_from <= self.confirmed_hwm:
+            # Never below what this node has seen committed: whoever asks it (a forged leader, broken code), a
+            # committed entry does not change.
+            self._event(out, "truncation_refused", from_index=result.truncate_from, hwm=self.confirmed_hwm,
+                        reason="a committed entry would be removed")
+            self._refuse_replication(out, src, req, f"truncating from index {result.truncate_from} would remove "
+                                                    f"entries at or below this node's high-water mark "
+                                                    f"{self.confirmed_hwm}")
+            return
         if result.truncate_from is not None and result.truncate_from <= self.log.log_end:
             leaders = {e.index: e.generation for e in req.entries}
             self._truncate(out, result.truncate_from, reason="conflict",
@@ -383,12 +443,21 @@ class Replica:
         self._set_high_water_mark(out, min(req.high_water_mark, result.match_index))
         out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
             generation=self.generation, follower=self.node_id, success=True, match_index=result.match_index,
-            log_end=self.log.log_end, prev_index=req.prev_index)))
+            log_end=self.log.log_end, prev_index=req.prev_index, counts=not self._catching_up())))
 
     def on_replication_response(self, out: Ready, src: str, resp: ReplicationResponse) -> None:
         if self.role != LEADER or resp.generation != self.generation:
             return
         follower = resp.follower
+        if resp.success and resp.match_index > self.log.log_end:
+            self._event(out, "response_ignored", follower=follower, match_index=resp.match_index,
+                        reason=f"a match index beyond this leader's log end {self.log.log_end}")
+            return
+        if resp.success and not resp.counts:  # a repaired follower catching up: send on, but do not count it
+            self.next_index[follower] = max(self.next_index.get(follower, 1), resp.match_index + 1)
+            if self.next_index[follower] <= self.log.log_end:
+                self._send_replication(out, follower)
+            return
         if resp.success:
             before = self.match_index.get(follower, 0)
             new_hwm = self._count_acknowledgement(follower, resp.match_index)
@@ -446,7 +515,19 @@ class Replica:
             self._fail_pending(out, "leadership lost before the entry was committed; it may or may not survive")
         self._event(out, "became_follower", generation=generation, leader=leader)
 
+    def _start_prevote(self, out: Ready) -> None:
+        """Ask the others whether they would vote for us in the next generation, before raising ours."""
+        self.prevotes = {self.node_id}
+        self.election_elapsed = 0
+        self.election_timeout = self._new_election_timeout()
+        self._event(out, "prevote_started", generation=self.generation + 1)
+        request = PreVoteRequest(generation=self.generation + 1, candidate=self.node_id,
+                                 last_index=self.log.log_end, last_generation=self.log.last_generation)
+        for peer in self.peers:
+            out.messages.append(Envelope(self.node_id, peer, request))
+
     def _become_candidate(self, out: Ready, *, force: bool) -> None:
+        self.prevotes = None
         if self.role == LEADER:
             self._fail_pending(out, "leadership given up for a new election; the entry may or may not survive")
         self._event(out, "generation_changed", from_generation=self.generation, generation=self.generation + 1)
@@ -517,6 +598,10 @@ class Replica:
         return new
 
     def _set_high_water_mark(self, out: Ready, new: int) -> None:
+        self.confirmed_hwm = max(self.confirmed_hwm, new)
+        if self.catching_up_to and self.log.log_end >= self.catching_up_to:
+            self._event(out, "caught_up", index=self.catching_up_to)
+            self.catching_up_to = 0
         if new <= self.high_water_mark:
             return
         old, self.high_water_mark = self.high_water_mark, new
@@ -552,6 +637,16 @@ class Replica:
             return AppendResult(success=False, conflict_index=self.log.log_end + 1)
         new = tuple(e for e in req.entries if e.index > self.log.log_end)
         return AppendResult(success=True, append=new, match_index=req.prev_index + len(req.entries))
+
+    def _refuse_replication(self, out: Ready, src: str, req: ReplicationRequest, reason: str) -> None:
+        self._event(out, "replication_rejected", **{"from": src}, prev_index=req.prev_index, reason=reason,
+                    conflict_index=req.prev_index)
+        out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
+            generation=self.generation, follower=self.node_id, success=False, log_end=self.log.log_end,
+            conflict_index=req.prev_index or 1, prev_index=req.prev_index)))
+
+    def _catching_up(self) -> bool:
+        return self.log.log_end < self.catching_up_to
 
     def _rejection_reason(self, req: ReplicationRequest) -> str:
         if req.prev_index > self.log.log_end:
@@ -606,6 +701,7 @@ class Replica:
             "hwm": self.high_water_mark,
             "match_index": dict(self.match_index) if self.role == LEADER else {},
             "next_index": dict(self.next_index) if self.role == LEADER else {},
+            "catching_up_to": self.catching_up_to if self._catching_up() else None,
         }
 
 
@@ -616,6 +712,8 @@ def _names(nodes: Sequence[str]) -> str:
 _HANDLERS = {
     VoteRequest: Replica.on_vote_request,
     VoteResponse: Replica.on_vote_response,
+    PreVoteRequest: Replica.on_prevote_request,
+    PreVoteResponse: Replica.on_prevote_response,
     ReplicationRequest: Replica.on_replication_request,
     ReplicationResponse: Replica.on_replication_response,
     EpochQuery: Replica.on_epoch_query,

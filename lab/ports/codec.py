@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import json.scanner
+import math
 import re
 import struct
 from typing import Any, Callable
@@ -19,6 +20,7 @@ from typing import Any, Callable
 from lab.core.messages import (
     REFUSALS,
     Answer,
+    Challenge,
     ClientRead,
     ClientWrite,
     Control,
@@ -27,6 +29,8 @@ from lab.core.messages import (
     EpochAnswer,
     EpochQuery,
     Hello,
+    PreVoteRequest,
+    PreVoteResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -120,7 +124,7 @@ _ENCODERS: dict[type, Callable[[Any], dict]] = {
     Answer: _encode_answer,
     ClientWrite: _encode_client_write,
 }
-for _cls in (ReplicationResponse, VoteRequest, VoteResponse, EpochQuery, EpochAnswer, ClientRead, Hello,
+for _cls in (ReplicationResponse, VoteRequest, VoteResponse, PreVoteRequest, PreVoteResponse, EpochQuery, EpochAnswer, ClientRead, Hello, Challenge,
              ControlReply):
     _ENCODERS[_cls] = _generic(_cls)
 
@@ -185,8 +189,15 @@ def encode_many(messages, max_frame: int = MAX_FRAME) -> bytes:
 
 # ---- decoding -----------------------------------------------------------------------------------------------
 
-_slow_loads = json.JSONDecoder().decode
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # the C scanner, without decode()'s two regex passes
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number a frame may carry")
+
+
+# NaN, Infinity and -Infinity are refused where they are read; a literal too large for a float (1e400) becomes inf
+# and is refused by the field checks. Nesting is bounded by the decoder's recursion limit (RecursionError below).
+_decoder = json.JSONDecoder(parse_constant=_no_constant)
+_slow_loads = _decoder.decode
+_scan = json.scanner.make_scanner(_decoder)  # the C scanner, without decode()'s two regex passes
 
 
 def _loads(text: str):
@@ -210,7 +221,9 @@ def _check_signed(value) -> bool:
 
 
 def _check_str(value) -> bool:
-    return type(value) is str
+    """A string that can be written as UTF-8: every string of a frame, ids and names included (JSON escapes
+    can smuggle in lone surrogates, which no answer could then be encoded with)."""
+    return _check_text(value)
 
 
 def _check_text(value) -> bool:
@@ -231,7 +244,7 @@ def _check_bool(value) -> bool:
 
 
 def _check_optional_str(value) -> bool:
-    return value is None or type(value) is str
+    return value is None or _check_text(value)
 
 
 def _check_dict(value) -> bool:
@@ -267,10 +280,13 @@ def _schema(cls, **checks: Callable[[Any], bool]) -> tuple:
 _SCHEMAS: dict[str, tuple] = {
     "ReplicationResponse": _schema(ReplicationResponse, generation=_check_int, follower=_check_str,
                                    success=_check_bool, match_index=_check_int, log_end=_check_int,
-                                   conflict_index=_check_int, prev_index=_check_int),
+                                   conflict_index=_check_int, prev_index=_check_int, counts=_check_bool),
     "VoteRequest": _schema(VoteRequest, generation=_check_int, candidate=_check_str, last_index=_check_int,
                            last_generation=_check_int, force=_check_bool),
     "VoteResponse": _schema(VoteResponse, generation=_check_int, voter=_check_str, granted=_check_bool),
+    "PreVoteRequest": _schema(PreVoteRequest, generation=_check_int, candidate=_check_str, last_index=_check_int,
+                              last_generation=_check_int),
+    "PreVoteResponse": _schema(PreVoteResponse, generation=_check_int, voter=_check_str, granted=_check_bool),
     "EpochQuery": _schema(EpochQuery, generation=_check_int, follower=_check_str, of_generation=_check_int),
     "EpochAnswer": _schema(EpochAnswer, generation=_check_int, leader=_check_str, of_generation=_check_int,
                            end_index=_check_int),
@@ -278,7 +294,8 @@ _SCHEMAS: dict[str, tuple] = {
     "Answer": _schema(Answer, request=_check_str, ok=_check_bool, index=_check_signed, generation=_check_int,
                       payload=_check_text, high_water_mark=_check_int, leader=_check_optional_str,
                       error=_check_str, refusal=_check_refusal, holders=_check_names),
-    "Hello": _schema(Hello, node=_check_str),
+    "Hello": _schema(Hello, node=_check_str, proof=_check_str),
+    "Challenge": _schema(Challenge, nonce=_check_str, node=_check_str),
     "ControlReply": _schema(ControlReply, request=_check_str, ok=_check_bool, result=_check_dict,
                             error=_check_str),
 }
@@ -309,7 +326,7 @@ def _decode_generic(kind: str, data: dict):
 
 def _decode_client_write(data: dict) -> ClientWrite:
     request, payload = data.get("request"), data.get("payload")
-    if len(data) != 3 or type(request) is not str \
+    if len(data) != 3 or not _check_text(request) \
             or not ((type(payload) is str and payload.isascii()) or _check_text(payload)):  # ASCII: no call
         raise MalformedFrame(f"ClientWrite needs exactly a string request and a UTF-8 string payload, got "
                              f"{_short(data)}")
@@ -325,7 +342,7 @@ def _decode_replication_request(data: dict) -> ReplicationRequest:
                              f"{sorted(data)}")
     generation, leader, prev_index = data["generation"], data["leader"], data["prev_index"]
     prev_generation, hwm, raw = data["prev_generation"], data["high_water_mark"], data["entries"]
-    if not (_check_int(generation) and type(leader) is str and _check_int(prev_index)
+    if not (_check_int(generation) and _check_text(leader) and _check_int(prev_index)
             and _check_int(prev_generation) and _check_int(hwm) and type(raw) is list):
         raise MalformedFrame(f"ReplicationRequest has a field of the wrong type: {_short(data)}")
     entries = []
@@ -345,11 +362,35 @@ def _decode_replication_request(data: dict) -> ReplicationRequest:
                               prev_generation=prev_generation, entries=tuple(entries), high_water_mark=hwm)
 
 
+CONTROL_DEPTH = 4  # arguments of a control request are flat values, or small lists and objects of them
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """A control argument: a UTF-8 string, an int, a finite float, a bool, null, or a shallow list/object of them."""
+    kind = type(value)
+    if kind is str:
+        return _check_text(value)
+    if kind in (int, bool) or value is None:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if depth >= CONTROL_DEPTH:
+        return False
+    if kind is list:
+        return all(_plain(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(_check_text(key) and _plain(item, depth + 1) for key, item in value.items())
+    return False
+
+
 def _decode_control(data: dict) -> Control:
     request, op = data.get("request"), data.get("op")
-    if type(request) is not str or type(op) is not str:
+    if not _check_text(request) or not _check_text(op):
         raise MalformedFrame(f"Control needs a string request and op, got {_short(data)}")
     args = {k: v for k, v in data.items() if k not in ("type", "request", "op")}
+    if not _plain(args):
+        raise MalformedFrame(f"Control {_short(op)} has an argument that is not a plain, finite value: "
+                             f"{_short(args)}")
     return Control(request=request, op=op, args=args)
 
 
@@ -365,7 +406,10 @@ KNOWN_TYPES = tuple(sorted(_DECODERS))
 
 
 def _short(value, limit: int = 80) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"(a {type(value).__name__} nested too deep to show)"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -389,6 +433,8 @@ def decode_frame(body) -> Any:
         raise MalformedFrame(f"frame is not UTF-8: {exc}") from None
     except ValueError as exc:
         raise MalformedFrame(f"frame is not JSON: {exc}") from None
+    except RecursionError:
+        raise MalformedFrame("frame is nested too deep") from None
     if type(data) is not dict:
         raise MalformedFrame(f"frame is JSON but not an object: {_short(data)}")
     kind = data.get("type")

@@ -2,6 +2,11 @@
 (lab.ports.codec), non-blocking sockets under one selector, and the network faults a supervisor sets (cut links,
 delays, drops) applied to what this node sends.
 
+Peers are authenticated: every accepted connection gets a Challenge (a fresh nonce); a peer, or the supervisor,
+answers with a Hello carrying HMAC-SHA256(cluster secret, "nonce|sender|receiver"). Only then does the node take
+replication and vote frames from it (a peer) or control requests that change the node (the supervisor).
+Anyone may send client writes and reads, and read-only control requests; they can never be taken for peers.
+
 `poll(timeout)` reads what arrived and returns it as inputs for the node; `send`, `answer` and `reply` queue
 frames; `flush` writes what the sockets take. Any error on one connection closes that connection only.
 """
@@ -9,9 +14,12 @@ frames; `flush` writes what the sockets take. Any error on one connection closes
 from __future__ import annotations
 
 import errno
+import hashlib
 import heapq
+import hmac
 import logging
 import random
+import secrets
 import selectors
 import socket
 import time
@@ -19,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from lab.core.messages import (
     Answer,
+    Challenge,
     ClientRead,
     ClientWrite,
     Control,
@@ -26,6 +35,8 @@ from lab.core.messages import (
     EpochAnswer,
     EpochQuery,
     Hello,
+    PreVoteRequest,
+    PreVoteResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -47,6 +58,8 @@ SENDER_FIELD = {
     ReplicationResponse: "follower",
     VoteRequest: "candidate",
     VoteResponse: "voter",
+    PreVoteRequest: "candidate",
+    PreVoteResponse: "voter",
     EpochQuery: "follower",
     EpochAnswer: "leader",
 }
@@ -56,8 +69,16 @@ SENDER_FIELD = {
 PEER, READ, CONTROL = "peer", "read", "control"
 
 
+SUPERVISOR = "supervisor"  # the name the supervisor proves itself under, for control requests that change a node
+
+
 class ProtocolError(Exception):
     """A well-formed message that has no business on this connection."""
+
+
+def proof(secret: bytes, nonce: str, sender: str, receiver: str) -> str:
+    """What a sender answers to a receiver's challenge: HMAC-SHA256 of "nonce|sender|receiver" under the secret."""
+    return hmac.new(secret, f"{nonce}|{sender}|{receiver}".encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass
@@ -93,7 +114,8 @@ class Network:
 class Conn:
     """One TCP connection: inbound (a peer, a client or the supervisor) or outbound to a peer."""
 
-    __slots__ = ("sock", "cid", "decoder", "out", "kind", "peer", "addr", "connecting", "closed", "writing")
+    __slots__ = ("sock", "cid", "decoder", "out", "kind", "peer", "addr", "connecting", "closed", "writing", "nonce",
+                 "ready")
 
     def __init__(self, sock: socket.socket, cid: int, max_frame: int, *, kind: str = "unknown",
                  peer: str | None = None, addr=None):
@@ -101,12 +123,14 @@ class Conn:
         self.cid = cid
         self.decoder = codec.FrameDecoder(max_frame)
         self.out = bytearray()
-        self.kind = kind  # unknown | peer (inbound, after Hello) | client | outbound
+        self.kind = kind  # unknown | peer (inbound, proven) | supervisor (proven) | client | outbound
         self.peer = peer
         self.addr = addr
         self.connecting = False
         self.closed = False
         self.writing = False
+        self.nonce = ""  # the challenge this node sent on an accepted connection
+        self.ready = kind != "outbound"  # an outbound connection sends nothing before it has proven itself
 
     def describe(self) -> str:
         who = f"peer {self.peer}" if self.peer else self.kind
@@ -114,9 +138,10 @@ class Conn:
 
 
 class TcpTransport:
-    def __init__(self, node: str, names: list[str], *, host: str, port: int, max_frame: int = codec.MAX_FRAME,
-                 seed: int = 0):
+    def __init__(self, node: str, names: list[str], *, host: str, port: int, secret: bytes,
+                 max_frame: int = codec.MAX_FRAME, seed: int = 0):
         self.node = node
+        self.secret = secret
         self.names = list(names)
         self.max_frame = max_frame
         self.sel = selectors.DefaultSelector()
@@ -184,11 +209,6 @@ class TcpTransport:
         if not count:
             self.close(conn)
             return
-        if conn.kind == "outbound":
-            log.error("node %s: peer %s sent data on a connection it should only read; closing", self.node,
-                      conn.peer)
-            self.close(conn)
-            return
         error = None
         try:
             messages = conn.decoder.feed(self._received[:count])  # feed copies what it keeps
@@ -196,17 +216,33 @@ class TcpTransport:
             messages, error = exc.decoded, exc
         try:
             for message in messages:
-                self._classify(conn, message)
+                if conn.kind == "outbound":
+                    self._answer_challenge(conn, message)
+                else:
+                    self._classify(conn, message)
         except ProtocolError as exc:
             error = exc
+        except Exception as exc:  # whatever one connection sends, only that connection pays for it
+            error = f"{type(exc).__name__}: {exc}"
         if error is not None:
             log.error("node %s: %s: %s; closing that connection", self.node, conn.describe(), error)
             self.close(conn)
 
+    def _answer_challenge(self, conn: Conn, message) -> None:
+        """On a connection this node opened to a peer: the peer's challenge, answered before any queued frame."""
+        if type(message) is not Challenge or conn.ready:
+            raise ProtocolError(f"peer {conn.peer} sent a {type(message).__name__} on a connection it should only "
+                                f"read")
+        hello = codec.encode(Hello(node=self.node, proof=proof(self.secret, message.nonce, self.node, conn.peer)))
+        conn.out[:0] = hello
+        conn.ready = True
+        self.dirty.add(conn)
+
     def _classify(self, conn: Conn, message) -> None:
         kind = type(message)
         if kind is ClientWrite:
-            conn.kind = "client"
+            if conn.kind == "unknown":
+                conn.kind = "client"
             request = message.request
             if request in self.requests:  # two clients chose the same id: keep them apart
                 request = f"{conn.cid}.{request}"
@@ -219,7 +255,7 @@ class TcpTransport:
             self.writes.append(message)
         elif kind in SENDER_FIELD:
             if conn.kind != "peer":
-                raise ProtocolError(f"a {kind.__name__} arrived before any Hello naming the sending node")
+                raise ProtocolError(f"a {kind.__name__} arrived before any Hello proving its sender is a peer")
             sender = getattr(message, SENDER_FIELD[kind])
             if sender != conn.peer:
                 raise ProtocolError(f"a {kind.__name__} from {sender!r} on the connection of peer {conn.peer}")
@@ -228,20 +264,25 @@ class TcpTransport:
                 return
             self._inputs.append((PEER, conn.peer, message))
         elif kind is ClientRead:
-            conn.kind = "client"
+            if conn.kind == "unknown":
+                conn.kind = "client"
             request = f"{conn.cid}.{message.request}"
             self.requests[request] = (conn, message.request)
             self._inputs.append((READ, None, ClientRead(request=request, index=message.index)))
         elif kind is Control:
-            conn.kind = "client"
+            if conn.kind == "unknown":
+                conn.kind = "client"
             self._inputs.append((CONTROL, conn, message))
         elif kind is Hello:
             if conn.kind != "unknown":
                 raise ProtocolError("Hello must be the first frame on a connection")
-            if message.node not in self.names or message.node == self.node:
+            if (message.node not in self.names or message.node == self.node) and message.node != SUPERVISOR:
                 raise ProtocolError(f"Hello from {message.node!r}, which is not a peer of {self.node} "
                                     f"(cluster: {', '.join(self.names)})")
-            conn.kind, conn.peer = "peer", message.node
+            expected = proof(self.secret, conn.nonce, message.node, self.node)
+            if not hmac.compare_digest(expected, message.proof):
+                raise ProtocolError(f"Hello from {message.node!r} without proof of the cluster's secret")
+            conn.kind, conn.peer = ("supervisor", None) if message.node == SUPERVISOR else ("peer", message.node)
         else:
             raise ProtocolError(f"a node does not accept {kind.__name__} messages")
 
@@ -343,7 +384,11 @@ class TcpTransport:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.next_cid += 1
-            self.sel.register(sock, selectors.EVENT_READ, Conn(sock, self.next_cid, self.max_frame, addr=addr))
+            conn = Conn(sock, self.next_cid, self.max_frame, addr=addr)
+            conn.nonce = secrets.token_hex(16)
+            conn.out += codec.encode(Challenge(nonce=conn.nonce, node=self.node))
+            self.sel.register(sock, selectors.EVENT_READ, conn)
+            self.dirty.add(conn)
 
     def _connect(self, dst: str) -> Conn | None:
         now = time.monotonic()
@@ -363,10 +408,9 @@ class TcpTransport:
         self.next_cid += 1
         conn = Conn(sock, self.next_cid, self.max_frame, kind="outbound", peer=dst, addr=address)
         conn.connecting = code != 0
-        conn.out += codec.encode(Hello(node=self.node))
         self.outbound[dst] = conn
-        conn.writing = True
-        self.sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
+        conn.writing = conn.connecting
+        self.sel.register(sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.writing else 0), conn)
         return conn
 
     def _on_writable(self, conn: Conn) -> None:
@@ -381,7 +425,7 @@ class TcpTransport:
 
     def _flush(self, conn: Conn) -> None:
         out = conn.out
-        if out:
+        if out and conn.ready:
             try:
                 sent = conn.sock.send(out)
             except (BlockingIOError, InterruptedError):
@@ -391,7 +435,7 @@ class TcpTransport:
                 self.close(conn)
                 return
             del out[:sent]
-        want = bool(out)
+        want = bool(out) and conn.ready
         if want != conn.writing:
             conn.writing = want
             mask = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)

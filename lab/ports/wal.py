@@ -15,9 +15,13 @@ fsync policies (what `append` promises when it returns):
   like a power cut loses unsynced pages: that is how the lab stages scenario K2 with real processes.
 
 Recovery. Opening the log scans every segment in order and stops at the first bad record (short read, length
-beyond MAX_PAYLOAD, CRC mismatch, bad UTF-8, an index that does not follow the previous one): that record's
-file is cut there and every later segment is removed. What was dropped is logged and kept in `recovery`.
-A corrupt record is never returned as data: `read` and `entries` check the CRC again.
+beyond MAX_PAYLOAD, CRC mismatch, bad UTF-8, an index that does not follow the previous one). When nothing valid
+follows it, it is a torn tail (a write cut short by a crash): that record's file is cut there and every later
+segment is removed. When valid records follow it (the next record, or a later segment, checks out), the damage is
+in the middle of the log, and cutting there would silently drop entries the cluster may have counted on: the log
+refuses to open (WalCorruption, naming the file and offset) unless opened with `repair=True`, which keeps the
+valid prefix. What was dropped is logged and kept in `recovery`. A corrupt record is never returned as data:
+`read` and `entries` check the CRC again.
 """
 
 from __future__ import annotations
@@ -53,11 +57,13 @@ class WalCorruption(Exception):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recovery:
-    """What opening the log cut away. `first_bad_index` is the first index lost (None if no record bytes were)."""
+    """What opening the log cut away. `first_bad_index` is the first index lost (None if no record bytes were);
+    `mid_log` when valid records followed the damage (only opened with repair=True)."""
 
     dropped_bytes: int
     first_bad_index: int | None
     reason: str
+    mid_log: bool = False
 
 
 class Truncation(NamedTuple):
@@ -119,6 +125,30 @@ def _decode(data, pos: int, expected_index: int) -> tuple[Entry, int]:
     return Entry(index=index, generation=generation, payload=text), end
 
 
+def _valid_after(data, offset: int, expected: int, later: list) -> bool:
+    """Whether a valid record follows a bad one: the next record of the same file (when the bad one's length can be
+    trusted), or the first record of a later segment."""
+    if offset + HEADER.size <= len(data):
+        length = HEADER.unpack_from(data, offset)[0]
+        if length <= MAX_PAYLOAD:
+            try:
+                _decode(data, offset + HEADER.size + length, expected + 1)
+                return True
+            except _Bad:
+                pass
+    for first_index, path in later:
+        with open(path, "rb") as f:
+            header = f.read(HEADER.size)
+            if len(header) < HEADER.size or HEADER.unpack_from(header)[0] > MAX_PAYLOAD:
+                continue
+            try:
+                _decode(header + f.read(HEADER.unpack_from(header)[0]), 0, first_index)
+                return True
+            except _Bad:
+                continue
+    return False
+
+
 class _Segment:
     """One segment file as this log knows it. `size` counts the bytes still in the `never` buffer too."""
 
@@ -155,7 +185,8 @@ def _write_all(fd: int, data) -> None:
 class WriteAheadLog:
     """A node's log on disk. Indexes start at 1 and are contiguous; `log_end` is 0 when the log is empty."""
 
-    def __init__(self, directory, *, fsync: str = "always", segment_bytes: int = SEGMENT_BYTES, impl=None):
+    def __init__(self, directory, *, fsync: str = "always", segment_bytes: int = SEGMENT_BYTES, impl=None,
+                 repair: bool = False):
         check_choice("fsync policy", fsync, FSYNC_POLICIES)
         if segment_bytes < 1:
             raise ValueError(f"segment_bytes must be positive, not {segment_bytes}")
@@ -175,6 +206,7 @@ class WriteAheadLog:
         self._directory_dirty = False  # a segment file was created or removed since the last fsync
         self._log_end = 0
         self._closed = False
+        self._repair = repair
         os.makedirs(self.directory, exist_ok=True)
         self.recovery: Recovery | None = self._recover()
         self._open_last()
@@ -203,7 +235,8 @@ class WriteAheadLog:
             segment = _Segment(path, first_index)
             offset = 0
             reason = None
-            if first_index != expected:
+            gap = first_index != expected
+            if gap:
                 reason = f"segment starts at index {first_index} where {expected} was expected"
             else:
                 while offset < len(data):
@@ -219,12 +252,19 @@ class WriteAheadLog:
                 segment.size = len(data)
                 self._segments.append(segment)
                 continue
-            return self._cut_tail(segment, offset, len(data), reason, files[position + 1 :], expected)
+            later = files[position + 1 :]
+            mid_log = not gap and _valid_after(data, offset, expected, later)
+            if mid_log and not self._repair:
+                raise WalCorruption(
+                    f"{path} offset {offset} (index {expected}): {reason}, and valid records follow it: damage in "
+                    f"the middle of the log, not a torn tail. Nothing was changed. To go on, restart the node with "
+                    f"--repair: it keeps the {expected - 1} entries before the damage and catches up from the leader")
+            return self._cut_tail(segment, offset, len(data), reason, later, expected, mid_log)
         self._log_end = expected - 1
         self._firsts = [s.first_index for s in self._segments]
         return None
 
-    def _cut_tail(self, segment, offset, size, reason, later, expected) -> Recovery:
+    def _cut_tail(self, segment, offset, size, reason, later, expected, mid_log=False) -> Recovery:
         later_bytes = sum(os.path.getsize(path) for _, path in later)
         dropped = size - offset + later_bytes
         first_bad = expected if dropped else None
@@ -253,7 +293,7 @@ class WriteAheadLog:
             _fsync_directory(self.directory)
         self._log_end = expected - 1
         self._firsts = [s.first_index for s in self._segments]
-        return Recovery(dropped_bytes=dropped, first_bad_index=first_bad, reason=reason)
+        return Recovery(dropped_bytes=dropped, first_bad_index=first_bad, reason=reason, mid_log=mid_log)
 
     def _open_last(self) -> None:
         if self._fd is not None:

@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from lab.ports import codec
-from lab.core.messages import Control, ControlReply
-from lab.core.messages import Answer, ClientRead, ClientWrite
+from lab.core.messages import Answer, Challenge, ClientRead, ClientWrite, Control, ControlReply, Hello
+from lab.ports.tcp import SUPERVISOR, proof
 
 CLUSTER_FILE = "cluster.json"
 
@@ -46,23 +46,27 @@ class ControlClient:
     return the answer (a dict with `ok`, and `refusal` when not ok) either way, because a refused read or a
     timed-out write is an answer too."""
 
-    def __init__(self, url: str, timeout: float = 10.0):
+    def __init__(self, url: str, timeout: float = 10.0, *, token: str | None = None):
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"control URL must look like http://127.0.0.1:PORT, not {url!r}")
         self.url = url.rstrip("/")
         self.host, self.port = parts.hostname, parts.port or 80
         self.timeout = timeout
+        self.token = token  # the cluster's token (cluster.json): needed by every request that changes anything
 
     def call(self, method: str, path: str, body: dict | None = None, *, timeout: float | None = None,
              query: dict | None = None) -> tuple[int, dict]:
         if query:
             path = f"{path}?{urlencode({k: v for k, v in query.items() if v is not None})}"
         data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        if self.token and method != "GET":
+            headers["X-HWM-Token"] = self.token
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout or self.timeout)
         try:
             try:
-                conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+                conn.request(method, path, body=data, headers=headers)
                 response = conn.getresponse()
                 raw = response.read()
             except ConnectionRefusedError as exc:
@@ -122,8 +126,8 @@ class ControlClient:
     def kill(self, node: str, *, lose_unsynced: bool = False) -> dict:
         return self._op("POST", f"/api/nodes/{node}/kill", {"lose_unsynced": lose_unsynced})
 
-    def restart(self, node: str) -> dict:
-        return self._op("POST", f"/api/nodes/{node}/restart", {}, timeout=30.0)
+    def restart(self, node: str, *, repair: bool = False) -> dict:
+        return self._op("POST", f"/api/nodes/{node}/restart", {"repair": True} if repair else {}, timeout=30.0)
 
     def pause(self, node: str) -> dict:
         return self._op("POST", f"/api/nodes/{node}/pause", {})
@@ -170,7 +174,8 @@ class ControlClient:
 
 
 def cluster_info(run_dir: str | os.PathLike) -> dict | None:
-    """The running cluster recorded in RUN_DIR/cluster.json, or None if there is none (or its process is gone)."""
+    """The running cluster recorded in RUN_DIR/cluster.json (its control URL and token), or None if there is none
+    (or its process is gone)."""
     path = Path(run_dir) / CLUSTER_FILE
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
@@ -207,13 +212,18 @@ class NodeError(Exception):
 class NodeClient:
     """A blocking connection to one node's port: client writes and reads, control requests.
 
+    A node greets every connection with a Challenge; with the cluster's `secret` this client answers it as the
+    supervisor, which may then ask control requests that change the node (stop, ticks, network, flush...).
+
     Not thread-safe: one per thread, or guard it with a lock.
     """
 
-    def __init__(self, host: str, port: int, *, timeout: float = 5.0, max_frame: int = codec.MAX_FRAME):
+    def __init__(self, host: str, port: int, *, timeout: float = 5.0, max_frame: int = codec.MAX_FRAME,
+                 secret: bytes | None = None):
         self.address = (host, port)
         self.timeout = timeout
         self.max_frame = max_frame
+        self.secret = secret
         self._sock: socket.socket | None = None
         self._decoder = codec.FrameDecoder(max_frame)
         self._inbox: list = []
@@ -231,6 +241,13 @@ class NodeClient:
             self._sock = sock
             self._decoder = codec.FrameDecoder(self.max_frame)
             self._inbox = []
+            challenge = self.receive()
+            if not isinstance(challenge, Challenge):
+                self.close()
+                raise NodeError(f"node {self.address[0]}:{self.address[1]} opened with a "
+                                f"{type(challenge).__name__}, not a Challenge")
+            if self.secret is not None:
+                self.send(Hello(node=SUPERVISOR, proof=proof(self.secret, challenge.nonce, SUPERVISOR, challenge.node)))
 
     def close(self) -> None:
         if self._sock is not None:

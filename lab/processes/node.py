@@ -13,21 +13,22 @@ import json
 import logging
 import os
 import random
+import secrets
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 
 from lab.core import impl as impl_module
-from lab.core.config import FSYNC_POLICIES, TIMING, TRUNCATION_STRATEGIES, check_choice
+from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.messages import ControlReply, Event
 from lab.core.replica import Replica
 from lab.ports import codec
 from lab.ports.driver import Driver
-from lab.ports.state import FileState
+from lab.ports.state import FileState, StateError
 from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport
 from lab.ports.trace import TraceFile, TraceOff
-from lab.ports.wal import SEGMENT_BYTES, WriteAheadLog
+from lab.ports.wal import SEGMENT_BYTES, WalCorruption, WriteAheadLog
 
 log = logging.getLogger("lab.node")
 
@@ -38,6 +39,7 @@ HWM_CHECKPOINT_SECONDS = 0.1
 PARENT_CHECK_SECONDS = 0.5
 MAX_CATCHUP_TICKS = 3  # after a pause, a node does not replay every tick it missed
 EXIT_REPLICA_FAILED = 70
+READ_ONLY_OPS = ("status", "log", "ping")  # anyone may ask these; the rest change the node: the supervisor only
 
 
 @dataclass
@@ -67,6 +69,9 @@ class NodeConfig:
     parent_pid: int | None = None
     ready_file: str | None = None
     trace: bool = True
+    secret_file: str | None = None  # the cluster's secret (the supervisor writes it, mode 0600)
+    repair: bool = False  # start even on a log damaged in the middle (keeping the valid prefix), or a bad boot file
+    pre_vote: bool = PRE_VOTE
 
 
 class WallClock:
@@ -88,21 +93,26 @@ class Node:
         os.makedirs(cfg.data_dir, exist_ok=True)
         run_dir = cfg.run_dir or cfg.data_dir
         os.makedirs(run_dir, exist_ok=True)
-        self.boot = _next_boot(cfg.data_dir)
+        self.boot = _next_boot(cfg.data_dir, os.path.join(run_dir, f"events-{self.id}.jsonl") if cfg.repair else None)
         self.impl = impl_module.load(cfg.impl)
         self.wal = WriteAheadLog(os.path.join(cfg.data_dir, "wal"), fsync=cfg.fsync,
-                                 segment_bytes=cfg.segment_bytes, impl=self.impl)
+                                 segment_bytes=cfg.segment_bytes, impl=self.impl, repair=cfg.repair)
         self.state = FileState(cfg.data_dir)
+        hint = self.state.load_high_water_mark()
+        recovery = self.wal.recovery
+        # After losing entries from the middle of its log, the node may lack committed entries: it neither votes
+        # nor counts toward the mark until it holds again everything up to the mark it had.
+        self.catching_up_to = hint if recovery is not None and recovery.mid_log and hint > self.wal.log_end else 0
         self.replica = Replica(
             node_id=self.id, nodes=list(cfg.nodes), impl=self.impl,
             rng=random.Random(f"{cfg.seed}-{self.id}-{self.boot}"),
-            hard_state=self.state.load(), log=list(self.wal.entries()),
-            high_water_mark=self.state.load_high_water_mark(), truncation=cfg.truncation,
-            election_ticks=cfg.election_ticks, heartbeat_ticks=cfg.heartbeat_ticks, max_batch=cfg.max_batch,
-            write_timeout_ticks=cfg.write_timeout_ticks,
+            hard_state=self.state.load(), log=list(self.wal.entries()), high_water_mark=hint,
+            truncation=cfg.truncation, election_ticks=cfg.election_ticks, heartbeat_ticks=cfg.heartbeat_ticks,
+            max_batch=cfg.max_batch, write_timeout_ticks=cfg.write_timeout_ticks, pre_vote=cfg.pre_vote,
+            catching_up_to=self.catching_up_to,
         )
         self.transport = TcpTransport(self.id, list(cfg.nodes), host=cfg.host, port=cfg.port,
-                                      max_frame=cfg.max_frame, seed=cfg.seed)
+                                      secret=_read_secret(cfg.secret_file), max_frame=cfg.max_frame, seed=cfg.seed)
         self.transport.configure(Network(peers=dict(cfg.peers)))
         self.port = self.transport.port
         self.start_time = cfg.start_time if cfg.start_time is not None else time.time()
@@ -113,6 +123,7 @@ class Node:
         self.hold_ticks = cfg.hold_ticks
         self.base_tick = cfg.tick_ms / 1000.0
         self.tick_seconds = self.base_tick
+        self.next_tick = time.monotonic() + self.tick_seconds
         self.stopping: str | None = None
 
     # ---- life cycle ------------------------------------------------------------------------------------------
@@ -122,8 +133,14 @@ class Node:
         self._check_network(force=True)
         recovery = self.wal.recovery
         if recovery is not None and recovery.first_bad_index is not None:
-            log.warning("node %s: the write-ahead log lost its tail from index %s (%s)", self.id,
+            what = "was repaired: it lost the entries" if recovery.mid_log else "lost its torn tail"
+            log.warning("node %s: the write-ahead log %s from index %s (%s)", self.id, what,
                         recovery.first_bad_index, recovery.reason)
+        if recovery is not None:
+            self.driver.emit(Event("wal_recovered", {
+                "gen": self.replica.generation, "first_bad_index": recovery.first_bad_index,
+                "dropped_bytes": recovery.dropped_bytes, "reason": recovery.reason, "repaired": recovery.mid_log,
+                "log_end": self.wal.log_end, "catching_up_to": self.catching_up_to or None}))
         self._apply([self.replica.start()])
         self._write_ready_file()
         print(f"node {self.id} (boot {self.boot}) listening on {self.cfg.host}:{self.port}", flush=True)
@@ -222,6 +239,8 @@ class Node:
         op, args = message.op, message.args
         replica = self.replica
         try:
+            if op not in READ_ONLY_OPS and conn.kind != "supervisor":
+                raise PermissionError(f"control op {op!r} changes the node: only the supervisor may ask it")
             if op == "campaign":
                 self._apply([self._step(replica.campaign)])
                 result = {}
@@ -256,15 +275,18 @@ class Node:
                 raise ValueError(f"unknown control op {op!r} (known: campaign, status, log, flush, snapshot, "
                                  f"network, ticks, stop, ping)")
             reply = ControlReply(request=message.request, ok=True, result=result)
-        except (ValueError, TypeError) as exc:
-            reply = ControlReply(request=message.request, ok=False, error=str(exc))
+        except Exception as exc:  # a bad request is answered, never a reason to stop serving
+            log.warning("node %s: control %r refused: %s: %s", self.id, op, type(exc).__name__, exc)
+            reply = ControlReply(request=message.request, ok=False, error=f"{type(exc).__name__}: {exc}")
         self.transport.reply(conn, reply)
 
     def _status(self, window) -> dict:
         replica = self.replica
         info = replica.status()
         end = replica.log.log_end
-        start = 1 if window == "all" else max(1, end - int(window) + 1)
+        if window != "all" and (type(window) is not int or window < 0):
+            raise ValueError(f"log must be a count of entries or \"all\", not {window!r}")
+        start = 1 if window == "all" else max(1, end - window + 1)
         info.update({
             "state": "running", "pid": os.getpid(), "port": self.port, "boot": self.boot,
             "fsync": self.cfg.fsync, "truncation": self.cfg.truncation, "impl": self.cfg.impl,
@@ -272,6 +294,9 @@ class Node:
             "durable_log_end": self.wal.log_end, "cuts": sorted([list(c) for c in self.transport.network.cuts]),
             "hold_ticks": self.hold_ticks, "tick_ms": round(self.tick_seconds * 1000, 3),
             "dropped": self.transport.dropped, "time": round(time.time() - self.start_time, 6),
+            "recovery": None if self.wal.recovery is None else {
+                "first_bad_index": self.wal.recovery.first_bad_index, "reason": self.wal.recovery.reason,
+                "repaired": self.wal.recovery.mid_log},
         })
         return info
 
@@ -324,16 +349,42 @@ class Node:
         self.transport.configure(network)
         # Slow motion: stretch the tick so that an election round trip still fits in the election timeout.
         self.tick_seconds = max(self.base_tick, 4 * network.slowest_ms() / 1000.0 / self.cfg.election_ticks)
+        # A shorter tick applies at once: the next tick is never later than one new tick from now.
+        self.next_tick = min(self.next_tick, time.monotonic() + self.tick_seconds)
 
 
-def _next_boot(data_dir: str) -> int:
-    """The incarnation number: 1 at the first start in this data directory, +1 at every restart."""
+def _read_secret(path: str | None) -> bytes:
+    """The cluster's secret; without one, a random secret that no peer knows (the node then has no peers)."""
+    if not path:
+        log.warning("no --secret-file: no peer can prove itself to this node")
+        return secrets.token_bytes(32)
+    with open(path, "rb") as f:
+        secret = f.read().strip()
+    if len(secret) < 16:
+        raise ValueError(f"the secret in {path} is too short ({len(secret)} bytes)")
+    return secret
+
+
+def _next_boot(data_dir: str, trace: str | None = None) -> int:
+    """The incarnation number: 1 at the first start in this data directory, +1 at every restart. A damaged boot file
+    stops the node (boot numbers must never repeat in a trace), unless repairing: then it goes on after the last
+    boot the node's trace records."""
     path = os.path.join(data_dir, "boot")
     try:
-        with open(path, encoding="ascii") as f:
-            boot = int(f.read().strip()) + 1
-    except (OSError, ValueError):
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
         boot = 1
+    else:
+        text = raw.decode("ascii", errors="replace").strip()
+        if text.isdigit():
+            boot = int(text) + 1
+        elif trace is not None:
+            boot = _last_boot(trace) + 1
+            log.warning("%s held %r, not a boot number; repaired: this is boot %d", path, text[:40], boot)
+        else:
+            raise ValueError(f"{path} holds {text[:40]!r}, not a boot number: restart the node with --repair to go "
+                             f"on after the last boot its trace records")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="ascii") as f:
         f.write(str(boot))
@@ -341,6 +392,20 @@ def _next_boot(data_dir: str) -> int:
         os.fsync(f.fileno())
     os.replace(tmp, path)
     return boot
+
+
+def _last_boot(trace: str) -> int:
+    last = 0
+    try:
+        with open(trace, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    last = max(last, int(json.loads(line).get("boot", 0)))
+                except (ValueError, AttributeError, TypeError):
+                    continue
+    except FileNotFoundError:
+        pass
+    return last
 
 
 # ---- command line ------------------------------------------------------------------------------------------
@@ -386,6 +451,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ready-file", help="where to write {pid, port, boot} once listening "
                    "(default DATA_DIR/node.json)")
     p.add_argument("--no-trace", action="store_true", help="write no trace (benchmarks of the lab without it)")
+    p.add_argument("--secret-file", help="the cluster's secret, which peers and the supervisor prove they know")
+    p.add_argument("--repair", action="store_true", help="start on a write-ahead log damaged in the middle, keeping "
+                   "the valid prefix (the node then catches up before it votes), or on a damaged boot file")
+    p.add_argument("--no-pre-vote", action="store_true", help="campaign without asking for pre-votes first")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -403,10 +472,11 @@ def main(argv: list[str] | None = None) -> int:
         write_timeout_ticks=args.write_timeout_ticks, max_batch=args.max_batch, max_frame=args.max_frame,
         segment_bytes=args.segment_bytes, writeback_ms=args.writeback_ms, hold_ticks=args.hold_ticks,
         parent_pid=args.parent_pid, ready_file=args.ready_file, trace=not args.no_trace,
+        secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote,
     )
     try:
         node = Node(cfg)
-    except (ValueError, OSError, impl_module.ImplError) as exc:
+    except (ValueError, OSError, impl_module.ImplError, StateError, WalCorruption) as exc:
         print(f"node {args.id}: cannot start: {exc}", file=sys.stderr)
         return 2
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import secrets
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from lab.cluster import check_delay, check_rate
 from lab.core import impl as impl_module
-from lab.core.config import FSYNC_POLICIES, TIMING, TRUNCATION_STRATEGIES, check_choice
+from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
 from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Event, digest
 from lab.ports import codec
@@ -42,6 +43,7 @@ __all__ = ["Supervisor", "SupervisorError", "NotFound", "BadRequest", "node_name
 log = logging.getLogger("lab.processes.supervisor")
 
 NETWORK_FILE = "network.json"
+SECRET_FILE = "secret"  # the cluster's secret, mode 0600: the nodes prove to each other that they know it
 READY_SECONDS = 20.0  # a node process must be listening within this (python start-up on a busy machine)
 STOP_SECONDS = 5.0
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
@@ -90,6 +92,7 @@ class Supervisor:
         write_timeout_ticks: int = TIMING.write_timeout_ticks,
         writeback_ms: float = 500.0,
         segment_bytes: int | None = None,
+        pre_vote: bool = PRE_VOTE,
         hold_ticks: bool = False,
         max_frame: int = codec.MAX_FRAME,
         meta: dict | None = None,
@@ -107,6 +110,7 @@ class Supervisor:
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
         self.segment_bytes = segment_bytes
+        self.pre_vote = pre_vote
         self.settings = {"delay_ms": float(delay_ms), "fsync": {n: policies.get(n, "always") for n in self.names},
                          "truncation": truncation, "impl": impl, "writeback_ms": float(writeback_ms),
                          "hold_ticks": hold_ticks}
@@ -132,7 +136,9 @@ class Supervisor:
         self._events_dropped = 0  # events numbered before the first one still kept
         self._tail: dict[Path, int] = {}
         self._requests = itertools.count(1)
-        self._token = os.urandom(3).hex()
+        self._request_prefix = os.urandom(3).hex()
+        self.secret = secrets.token_hex(32).encode()  # what peers prove they know (lab.ports.tcp)
+        self.api_token = secrets.token_hex(16)  # what a control API request that changes anything must carry
         self._leader_hint: str | None = None
         self._writer: TraceFile | None = None
         self._server = None
@@ -168,6 +174,7 @@ class Supervisor:
             **self.meta, "started": _iso(self.start_time),
         }
         write_meta(self.run_dir, **self.meta)
+        _write_private(self.run_dir / SECRET_FILE, self.secret + b"\n")
         self._writer = TraceFile(self.run_dir, CLUSTER)
         self._started = True
         atexit.register(self._atexit)
@@ -185,9 +192,9 @@ class Supervisor:
             self.stop()
             raise
         if self.use_cluster_file:
-            info = {"control_url": self.control_url, "pid": os.getpid(), "run_dir": str(self.run_dir),
-                    "nodes": self.names, "started": self.meta["started"]}
-            _write_json(self.run_dir / CLUSTER_FILE, info)
+            info = {"control_url": self.control_url, "token": self.api_token, "pid": os.getpid(),
+                    "run_dir": str(self.run_dir), "nodes": self.names, "started": self.meta["started"]}
+            _write_private(self.run_dir / CLUSTER_FILE, (json.dumps(info, indent=1) + "\n").encode())
         return self
 
     def _wipe(self) -> None:
@@ -269,7 +276,7 @@ class Supervisor:
 
     # ---- node processes --------------------------------------------------------------------------------------
 
-    def _spawn(self, node: NodeProc) -> None:
+    def _spawn(self, node: NodeProc, repair: bool = False) -> None:
         node.data_dir.mkdir(parents=True, exist_ok=True)
         ready = node.data_dir / "node.json"
         ready.unlink(missing_ok=True)
@@ -285,11 +292,16 @@ class Supervisor:
             "--write-timeout-ticks", str(self.timing["write_timeout_ticks"]),
             "--writeback-ms", str(self.settings["writeback_ms"]), "--max-frame", str(self.max_frame),
             "--parent-pid", str(os.getpid()), "--ready-file", str(ready),
+            "--secret-file", str(self.run_dir / SECRET_FILE),
         ]
         if self.settings["hold_ticks"]:
             command.append("--hold-ticks")
         if self.segment_bytes:
             command += ["--segment-bytes", str(self.segment_bytes)]
+        if not self.pre_vote:
+            command.append("--no-pre-vote")
+        if repair:
+            command.append("--repair")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
@@ -344,7 +356,8 @@ class Supervisor:
         """A control request over the node's persistent control connection."""
         with node.lock:
             if node.client is None:
-                node.client = NodeClient(self.host, node.port, timeout=timeout, max_frame=self.max_frame)
+                node.client = NodeClient(self.host, node.port, timeout=timeout, max_frame=self.max_frame,
+                                         secret=self.secret)
             try:
                 return node.client.control(op, timeout=timeout, **args)
             except (OSError, TimeoutError, codec.CodecError):
@@ -403,14 +416,15 @@ class Supervisor:
         return {"generation": generation, "log_end": len(entries), "hwm": hwm, "log": entries, "log_start": 1,
                 "from_disk": True}
 
-    def restart(self, name: str) -> None:
-        """A new process on the same data directory (a running node is killed first, as in the simulator)."""
+    def restart(self, name: str, *, repair: bool = False) -> None:
+        """A new process on the same data directory (a running node is killed first, as in the simulator). With
+        repair, the node starts even on a log damaged in the middle: it keeps the valid prefix and catches up."""
         with self.lock:
             node = self._node(name)
             if node.state in ("running", "paused"):
                 self.kill(name, lose_unsynced=False)
-            self.cluster_event("node_restarted", target=name)
-            self._spawn(node)
+            self.cluster_event("node_restarted", target=name, **({"repair": True} if repair else {}))
+            self._spawn(node, repair=repair)
             try:
                 self._await_ready(node)
             finally:
@@ -613,7 +627,7 @@ class Supervisor:
             raise BadRequest("payload must be a string")
         if node is not None:
             self._node(node)
-        request = f"w{self._token}-{next(self._requests)}"
+        request = f"w{self._request_prefix}-{next(self._requests)}"
         self.cluster_event("client_write", payload=payload, digest=digest(payload), target=node, request=request)
         if not wait:
             threading.Thread(target=self._write, args=(payload, node, timeout, request), daemon=True).start()
@@ -822,6 +836,18 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """Write a file only its owner can read (mode 0600), atomically."""
+    tmp = Path(f"{path}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
 def _write_json(path: Path, data: dict) -> None:
     tmp = Path(f"{path}.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -862,6 +888,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh", action="store_true", help="wipe a previous run in the directory first")
     p.add_argument("--control-port", type=int, default=0)
     p.add_argument("--host", default="127.0.0.1", help="address the nodes listen on (default 127.0.0.1)")
+    p.add_argument("--no-pre-vote", action="store_true", help="nodes campaign without asking for pre-votes first")
+    p.add_argument("--options", default="{}", help="more Supervisor keyword arguments, as a JSON object")
+    p.add_argument("--parent-pid", type=int, help="stop the cluster when this process (a dashboard) is gone")
     return p
 
 
@@ -869,18 +898,26 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     try:
-        supervisor = Supervisor(args.dir, nodes=args.nodes, impl=args.impl, fsync=args.fsync,
-                                truncation=args.truncation, delay_ms=args.delay_ms, seed=args.seed,
-                                fresh=args.fresh, control_port=args.control_port, host=args.host)
-        supervisor.start()
-    except SupervisorError as exc:
+        options = json.loads(args.options)
+        if not isinstance(options, dict):
+            raise ValueError("--options must be a JSON object")
+    except ValueError as exc:
+        print(f"supervisor: {exc}", file=sys.stderr)
+        return 2
+    settings = {"nodes": args.nodes, "impl": args.impl, "fsync": args.fsync, "truncation": args.truncation,
+                "delay_ms": args.delay_ms, "seed": args.seed, "fresh": args.fresh, "control_port": args.control_port,
+                "host": args.host, "pre_vote": not args.no_pre_vote, **options}
+    try:
+        supervisor = Supervisor(args.dir, **settings).start()
+    except (SupervisorError, TypeError) as exc:
         print(f"supervisor: {exc}", file=sys.stderr)
         return 1
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: threading.Thread(target=supervisor.stop, daemon=True).start())
     log.info("cluster of %s up; control API at %s", ",".join(supervisor.names), supervisor.control_url)
     while not supervisor.wait_stopped(0.5):
-        pass
+        if args.parent_pid and os.getppid() != args.parent_pid:  # who started us is gone: leave no node behind
+            supervisor.stop()
     time.sleep(0.1)  # let the shutdown answer go out
     return 0
 

@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 
 from lab.cluster import check_delay, check_rate
 from lab.core import impl as impl_module
-from lab.core.config import FSYNC_POLICIES, TIMING, Timing, check_choice, node_names
+from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
 from lab.core.replica import Ready, Replica
 from lab.ports.driver import Driver
@@ -72,6 +72,7 @@ class SimCluster:
         delay_ms: float = 0.0,
         flush_ticks: int = 50,
         segment_bytes: int = SEGMENT_BYTES,
+        pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
@@ -83,6 +84,7 @@ class SimCluster:
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
         self.segment_bytes = segment_bytes
+        self.pre_vote = pre_vote
         policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
         for name, policy in policies.items():
             check_choice(f"fsync policy of {name}", policy, FSYNC_POLICIES)
@@ -144,7 +146,7 @@ class SimCluster:
             hard_state=state.load(), log=list(storage.entries()), high_water_mark=state.load_high_water_mark(),
             truncation=self.truncation, election_ticks=timing.election_ticks,
             heartbeat_ticks=timing.heartbeat_ticks, write_timeout_ticks=timing.write_timeout_ticks,
-            max_batch=timing.max_batch,
+            max_batch=timing.max_batch, pre_vote=self.pre_vote,
         )
         self.drivers[name] = Driver(name, log=storage, state=state, transport=SimTransport(self, name),
                                     trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])

@@ -37,7 +37,7 @@ class RealDriver:
     def __init__(self, nodes: int = 3, *, seed: int = 0, truncation: str = "generation",
                  fsync: str | dict[str, str] = "always", impl: str = "solutions",
                  trace_dir: str | Path | None = None, meta: dict | None = None, control_url: str | None = None,
-                 writeback_ms: float = 0.0, **supervisor_options: Any):
+                 token: str | None = None, writeback_ms: float = 0.0, **supervisor_options: Any):
         self.supervisor = None
         if control_url is None:
             # Writeback off by default: a `never` node loses exactly what was not flushed by an explicit step,
@@ -46,9 +46,9 @@ class RealDriver:
             self.supervisor = Supervisor(trace_dir, nodes=nodes, seed=seed, truncation=truncation, fsync=fsync,
                                          impl=impl, meta=meta, writeback_ms=writeback_ms, hold_ticks=True,
                                          fresh=True, cluster_file=False, **supervisor_options).start()
-            control_url = self.supervisor.control_url
+            control_url, token = self.supervisor.control_url, self.supervisor.api_token
         self.trace_dir = Path(trace_dir) if trace_dir else None
-        self.api = self.cluster = ControlClient(control_url, timeout=30.0)
+        self.api = self.cluster = ControlClient(control_url, timeout=30.0, token=token)
         state = self.api.state(log=0)
         self.names = [n["id"] for n in state["nodes"]]
         self._held = bool(state["settings"].get("hold_ticks"))
