@@ -20,7 +20,6 @@ from lab.core.replica import Replica
 from lab.ports import codec
 from lab.processes import control_api
 from lab.processes.client import ApiError, ControlClient, NodeClient, NodeError
-from lab.processes.supervisor import SupervisorError
 from lab.sim.cluster import SimCluster
 from lab.ports.wal import HEADER, WriteAheadLog
 from procutil import by_id, running_cluster, wait_until

@@ -19,6 +19,12 @@ from pathlib import Path
 
 from lab.cluster import check_delay
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.impl import ImplError
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
+from lab.processes.supervisor import SupervisorError
+from lab.sim import scenario
+from lab.sim.realdriver import run_real
+from lab.sim.scenario import ScenarioError
 
 DEFAULT_DIR = ".hwm-lab"
 
@@ -142,8 +148,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _wrap(func):
     """Run a command; turn the errors every command can meet into one clear line and an exit code."""
-    from lab.processes.client import ApiError, ClusterUnavailable
-
     def run(args) -> int:
         try:
             return func(args)
@@ -175,7 +179,6 @@ def _fail(args, message: str, code: int, **extra) -> int:
 
 
 def _client(args):
-    from lab.processes.client import ControlClient, cluster_info
 
     info = cluster_info(args.dir)
     if info is None:
@@ -188,7 +191,6 @@ def _client(args):
 
 
 def cmd_up(args) -> int:
-    from lab.processes.client import ClusterUnavailable, ControlClient, cluster_info
 
     if not 1 <= args.nodes <= 7:
         raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
@@ -280,7 +282,6 @@ def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
 
 
 def cmd_down(args) -> int:
-    from lab.processes.client import ClusterUnavailable, pid_alive
 
     client, info = _client(args)
     pids = [int(info["pid"])]
@@ -413,7 +414,6 @@ def cmd_delay(args) -> int:
 
 
 def cmd_scenario_list(args) -> int:
-    from lab.sim import scenario
 
     items = []
     for name in scenario.available():
@@ -424,10 +424,6 @@ def cmd_scenario_list(args) -> int:
 
 
 def cmd_scenario_run(args) -> int:
-    from lab.core.impl import ImplError
-    from lab.sim.realdriver import run_real
-    from lab.sim.scenario import ScenarioError
-    from lab.processes.supervisor import SupervisorError
 
     out = Path(args.out) if args.out else Path("runs") / (
         f"{Path(args.name).stem.lower()}-real-{datetime.now().strftime('%Y%m%d-%H%M%S')}")

@@ -6,10 +6,11 @@ import json
 import sys
 
 from lab.core.config import TRUNCATION_STRATEGIES
+from lab.core.impl import ImplError
+from lab.sim.scenario import ScenarioError, available, simulate
 
 
 def register(subparsers) -> None:
-    from lab.sim.scenario import available
 
     parser = subparsers.add_parser(
         "simulate", help="run a scenario on the deterministic simulator",
@@ -25,8 +26,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from lab.core.impl import ImplError
-    from lab.sim.scenario import ScenarioError, simulate
 
     try:
         verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab.core.messages import Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
+from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 
 FORMAT = "hwm-lab-trace"
 VERSION = 1

@@ -23,7 +23,7 @@ from lab.cluster import check_delay, check_rate
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
-from lab.core.replica import Ready, Replica
+from lab.core.replica import Replica
 from lab.ports.driver import Driver
 from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
