@@ -567,6 +567,9 @@ class Replica:
             "hwm": self.high_water_mark,
             "match_index": dict(self.match_index) if self.role == LEADER else {},
             "next_index": dict(self.next_index) if self.role == LEADER else {},
+            # The election clock, in ticks, so that a dashboard can draw it filling up.
+            "election_elapsed": self.election_elapsed,
+            "election_timeout": self.election_timeout,
         }
 
 

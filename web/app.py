@@ -5,6 +5,9 @@ task polls the control API and pushes at most FRAME_HZ frames a second to every 
 then deltas. Controls arrive as Socket.IO `control` events (or POST /api/dashboard/control/<action>) and are
 forwarded to the control API; the answer goes back to the page that asked.
 
+The room follows the instructor: pages without control rights follow by default (room "follow"), so when a
+page with the token opens a trace, scrubs or plays it, or goes back to the live view, they do the same.
+
 Eventlet is never imported here: the entry point (web.cli) monkey-patches when ASYNC_MODE is "eventlet".
 """
 
@@ -22,6 +25,7 @@ from flask_socketio import SocketIO, join_room, leave_room
 
 from web.control import ControlClient, ControlError
 from web.live import LiveFeed, cut_off, shape_node
+from web.narrate import humane
 
 DEFAULTS = {
     "CONTROL_URL": None,  # the supervisor's control API (live mode)
@@ -91,6 +95,7 @@ class Dashboard:
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
         self.guide = None
+        self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
         self.feed = LiveFeed(ControlClient(url) if url else None, event_cap=app.config["EVENT_CAP"],
                              log_window=app.config["LOG_WINDOW"])
@@ -214,7 +219,7 @@ class Dashboard:
         return self.feed.client
 
     def _perform(self, action: str, args: dict) -> dict:  # noqa: C901 (a table of actions)
-        if action in (*ACTIONS_NODE, "cut", "heal", "heal_all", "write", "read", "settings"):
+        if action in (*ACTIONS_NODE, "cut", "heal", "heal_all", "write", "read", "settings", "clocks", "drop"):
             self._client()  # refuses first when there is no cluster at all
         if action in ACTIONS_NODE:
             node = self._node_arg(args)
@@ -227,6 +232,10 @@ class Dashboard:
                                        {"src": src, "dst": dst, "one_way": bool(args.get("one_way", False))})
         if action == "heal_all":
             return self._client().post("/api/links/heal", {})
+        if action == "drop":
+            return self._drop(self._node_arg(args, "src"), self._node_arg(args, "dst"), args.get("ms"))
+        if action == "clocks":
+            return self._client().post("/api/ticks", {"hold": bool(args.get("hold"))})
         if action == "write":
             payload = str(args.get("payload", "")).strip()
             if not payload or len(payload) > 200:
@@ -235,7 +244,10 @@ class Dashboard:
             node = self._node_arg(args, optional=True)
             if node:
                 body["node"] = node
-            return self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
+            answer = self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
+            if answer.get("error"):
+                answer["error"] = humane(answer["error"])
+            return answer
         if action == "read":
             try:
                 index = int(args.get("index"))
@@ -273,6 +285,33 @@ class Dashboard:
             return {"ok": True, "replay": self.open_replay(str(args.get("dir", "")))}
         raise ValueError(f"unknown action {action!r}")
 
+    def _drop(self, src: str, dst: str, ms) -> dict:
+        """Drop the message now in flight from src to dst: the link is cut one way until it would have arrived.
+        (Nodes drop what a cut link holds when they send it, so nothing else is needed; messages sent on that
+        link in the meantime are lost too, as on a real network.)"""
+        try:
+            ms = float(ms)
+        except (TypeError, ValueError):
+            raise ValueError("drop needs the time the message has left in flight (ms)") from None
+        if not 0 < ms <= 10_000:
+            raise ValueError("a message in flight arrives within 10 s")
+        if src == dst:
+            raise ValueError("a link joins two different nodes")
+        if any(l["src"] == src and l["dst"] == dst and l.get("cut") for l in self.feed.cluster.get("links") or []):
+            raise ValueError(f"the link {src} → {dst} is already cut: the message is lost anyway")
+        client = self._client()
+        answer = client.post("/api/links/cut", {"src": src, "dst": dst, "one_way": True})
+        if answer.get("ok"):
+            self.socketio.start_background_task(self._heal_after_drop, client, src, dst, ms / 1000.0 + 0.2)
+        return {**answer, "src": src, "dst": dst, "ms": ms}
+
+    def _heal_after_drop(self, client: ControlClient, src: str, dst: str, seconds: float) -> None:
+        self.socketio.sleep(seconds)
+        try:
+            client.post("/api/links/heal", {"src": src, "dst": dst, "one_way": True})
+        except ControlError as exc:
+            self.app.logger.warning("healing %s -> %s after a drop failed: %s", src, dst, exc)
+
     def start_cluster(self, nodes: int, settings: dict | None = None, scenario=None) -> dict:
         if self.host is None:
             raise RuntimeError("this dashboard is attached to a cluster it did not start; "
@@ -291,12 +330,12 @@ class Dashboard:
         if self.guide is None:
             raise RuntimeError("guided scenarios need a cluster this dashboard started (hwm-lab demo)")
         if what == "start":
-            return {"ok": True, "guide": self.guide.start(str(args.get("scenario", "")),
-                                                        args.get("truncation") or None)}
+            return {"ok": True, "guide": guide_for_pages(self.guide.start(str(args.get("scenario", "")),
+                                                                          args.get("truncation") or None))}
         if what in ("next", "back", "stop"):
-            return {"ok": True, "guide": getattr(self.guide, what)()}
+            return {"ok": True, "guide": guide_for_pages(getattr(self.guide, what)())}
         if what == "state":
-            return {"ok": True, "guide": self.guide.state()}
+            return {"ok": True, "guide": guide_for_pages(self.guide.state())}
         raise ValueError(f"unknown guide action {what!r}")
 
     def _launch_for_guide(self, scenario):
@@ -304,7 +343,7 @@ class Dashboard:
         return self.host.driver(scenario)
 
     def _guide_changed(self, state: dict) -> None:
-        self.socketio.emit("guide", state, to="live")
+        self.socketio.emit("guide", guide_for_pages(state))
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
@@ -343,21 +382,29 @@ class Dashboard:
         return {"kind": "snapshot", "seq": position, "base": None, "sent": time.time(), "nodes": nodes,
                 "gone": [], "cluster": {"leader": status["leader"], "settings": status["settings"],
                                         "links": status["links"], "ids": ids, "connected": True, "error": None},
-                "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1, "rate": 0,
-                "position": position, "total": len(replay), "time": status["time"],
-                "duration": replay.duration}
+                "clocks": {}, "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1,
+                "rate": 0, "position": position, "total": len(replay), "time": status["time"],
+                "play": replay.play_time(position), "duration": replay.duration}
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
-    def hello(self, can_control: bool, mode: str | None = None) -> dict:
+    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False) -> dict:
         from web.guide import catalog
 
         mode = mode or self.mode
-        return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control, "token_required": self.token is not None,
+        return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control,
+                "token_required": self.token is not None, "follow": follow,
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
-                "guide": self.guide.state() if self.guide else None,
+                "guide": guide_for_pages(self.guide.state()) if self.guide else None,
                 "replay": self.replay.info() if self.replay and mode == "replay" else None}
+
+
+def guide_for_pages(state: dict) -> dict:
+    """The guide's state with the scripts' checks in the room's words."""
+    if state.get("outcomes"):
+        state = {**state, "outcomes": [{**o, "detail": humane(o.get("detail") or "")} for o in state["outcomes"]]}
+    return state
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:
@@ -403,28 +450,61 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
             return False
         token = (auth or {}).get("token") if isinstance(auth, dict) else None
         can_control = dashboard.may_control(token or request.args.get("token"))
-        dashboard.viewers[request.sid] = {"control": can_control}
-        if dashboard.mode == "replay":
-            _watch_replay(request.sid)
-        else:
-            _watch_live(request.sid)
+        # Watchers follow the instructor unless they leave; whoever holds the token leads.
+        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control}
+        if not can_control:
+            join_room("follow", sid=request.sid)
+        _show(request.sid, dashboard.lead["mode"] if not can_control else dashboard.mode)
         return None
+
+    def _show(sid: str, mode: str, position: int | None = None) -> None:
+        if mode == "replay" and dashboard.replay is not None:
+            _watch_replay(sid, dashboard.lead["position"] if position is None else position)
+        elif dashboard.feed.client is not None or dashboard.replay is None:
+            _watch_live(sid)
+        else:
+            _watch_replay(sid, 0)
+
+    def _hello(sid: str, mode: str) -> dict:
+        viewer = dashboard.viewers[sid]
+        return dashboard.hello(viewer["control"], mode, viewer["follow"])
 
     def _watch_live(sid: str) -> None:
         dashboard.viewers[sid]["mode"] = "live"
         leave_room("replay", sid=sid)
-        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "live"), to=sid)
+        socketio.emit("hello", _hello(sid, "live"), to=sid)
         with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
             socketio.emit("frame", dashboard.feed.snapshot(), to=sid)
             join_room("live", sid=sid)
         dashboard.ensure_running()
 
-    def _watch_replay(sid: str) -> None:
+    def _watch_replay(sid: str, position: int = 0) -> None:
         dashboard.viewers[sid]["mode"] = "replay"
         leave_room("live", sid=sid)
         join_room("replay", sid=sid)
-        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "replay"), to=sid)
-        socketio.emit("frame", dashboard.replay_frame(0), to=sid)
+        socketio.emit("hello", _hello(sid, "replay"), to=sid)
+        socketio.emit("frame", dashboard.replay_frame(position), to=sid)
+
+    def _lead(mode: str, position: int = 0) -> None:
+        """An instructor changed view: every follower changes with them."""
+        dashboard.lead = {"mode": mode, "position": position}
+        for sid, viewer in list(dashboard.viewers.items()):
+            if viewer.get("follow") and sid != request.sid:
+                _show(sid, mode, position)
+
+    @socketio.on("follow")
+    def follow(message):
+        message = message if isinstance(message, dict) else {}
+        viewer = dashboard.viewers.get(request.sid)
+        if viewer is None:
+            return {"ok": False, "error": "not connected"}
+        viewer["follow"] = bool(message.get("on"))
+        if viewer["follow"]:
+            join_room("follow", sid=request.sid)
+            _show(request.sid, dashboard.lead["mode"])
+        else:
+            leave_room("follow", sid=request.sid)
+        return {"ok": True, "follow": viewer["follow"], "mode": viewer.get("mode")}
 
     @socketio.on("replay_open")
     def replay_open(message):
@@ -440,6 +520,8 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         if dashboard.replay is None:
             return {"ok": False, "error": "no trace is open: give a trace directory"}
         _watch_replay(request.sid)
+        if viewer.get("control"):
+            _lead("replay", 0)
         return {"ok": True, "replay": dashboard.replay.info()}
 
     @socketio.on("go_live")
@@ -447,6 +529,8 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         if dashboard.feed.client is None:
             return {"ok": False, "error": "no live cluster: this dashboard only replays (hwm-lab replay)"}
         _watch_live(request.sid)
+        if dashboard.viewers.get(request.sid, {}).get("control"):
+            _lead("live")
         return {"ok": True}
 
     @socketio.on("disconnect")
@@ -455,7 +539,7 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
 
     @socketio.on("resync")
     def resync(*_):
-        if dashboard.mode == "live":
+        if dashboard.viewers.get(request.sid, {}).get("mode", dashboard.mode) == "live":
             return dashboard.snapshot()
         return None
 
@@ -472,6 +556,12 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
     def replay_seek(message):
         message = message if isinstance(message, dict) else {}
         try:
-            return dashboard.replay_frame(message.get("position"), message.get("time"))
+            frame = dashboard.replay_frame(message.get("position"), message.get("time"))
         except (RuntimeError, ValueError, TypeError) as exc:
             return {"ok": False, "error": str(exc)}
+        viewer = dashboard.viewers.get(request.sid, {})
+        if viewer.get("control") and viewer.get("mode") == "replay":
+            dashboard.lead = {"mode": "replay", "position": frame["position"]}
+            followed = {**frame, "playing": bool(message.get("playing")), "speed": message.get("speed")}
+            socketio.emit("frame", followed, to="follow", skip_sid=request.sid)
+        return frame

@@ -362,10 +362,13 @@ def test_guided_scenario_next_and_back_with_progress():
         assert any("read 4 refused" in o["name"] for o in state["outcomes"])
         pushed = [m["args"][0] for m in received(client, "guide")]
         assert pushed and pushed[-1]["done"] == 3
-        assert control(client, "guide_back")["ok"]
+        going_back = control(client, "guide_back")
+        assert going_back["ok"]
+        # while it rebuilds, the page is told where it is going (not "step 4 of 7")
+        assert (going_back["guide"]["action"], going_back["guide"]["target"]) == ("back", 2)
         assert wait_until(lambda: not guide_state()["busy"], 30)
         state = guide_state()
-        assert state["done"] == 2 and state["error"] is None
+        assert state["done"] == 2 and state["error"] is None and state["action"] is None
         assert len(host.started) == 3  # back = a fresh cluster replayed to the step before
         assert control(client, "guide_state")["guide"]["done"] == 2
         assert control(client, "guide_next")["ok"]
@@ -414,8 +417,8 @@ def test_replay_mode_scrubs_back_and_forth(sim_trace):
         f"A truncated index 4 (generation 1): conflicts with generation {generation} from {leader}"
     back = client.emit("replay_seek", {"position": 10}, callback=True)
     assert back["position"] == 10 and len(back["events"]) == 10
-    by_time = client.emit("replay_seek", {"time": after["time"]}, callback=True)
-    assert by_time["position"] >= where
+    by_time = client.emit("replay_seek", {"time": after["play"]}, callback=True)  # the replay's own clock
+    assert by_time["position"] >= where and by_time["play"] == after["play"]
 
 
 def test_replay_open_from_a_live_dashboard_and_back(live, sim_trace, tmp_path):
