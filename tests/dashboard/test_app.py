@@ -45,7 +45,9 @@ def test_index_page_uses_the_shipped_socket_io_client(live):
     script = http.get("/static/vendor/socket.io/socket.io.min.js")
     assert script.status_code == 200 and b"Socket.IO v4." in script.data[:200]
     assert "MIT" in (ROOT / "web/static/vendor/socket.io/LICENSE").read_text()
-    assert http.get("/static/dashboard.js").status_code == 200
+    for script in ("text.js", "stage.js", "dashboard.js"):  # strings, the stage, the page, in that order
+        assert f"/static/{script}" in html and http.get(f"/static/{script}").status_code == 200
+    assert html.index("text.js") < html.index("stage.js") < html.index("dashboard.js")
     assert http.get("/static/dashboard.css").status_code == 200
     assert http.get("/static/favicon.svg").status_code == 200
 
