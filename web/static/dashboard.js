@@ -29,11 +29,14 @@
   const stats = window.hwmStats = { frames: 0, events: 0, covered: 0, record: false, arrivals: [], drawMs: [],
                                     lastFrameAt: 0, flights: 0 };
   window.hwmState = S;
+  let scheduled = false;  // a drawing is asked for the next animation frame
 
   const stage = window.HWMStage(S, {
     nodeAction: (id, action) => nodeAction(id, action),
     select: (id) => { S.selected = id; S.dirty = true; schedule(); },
     drop: (flight) => dropMessage(flight),
+    // what else decides the lanes' height: the caption, the timeline, the feed (body classes are seen already)
+    sizing: () => [$("#caption").textContent, $("#timeline").hidden].join("|"),
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
@@ -421,7 +424,6 @@
   }
 
   // ---- drawing -----------------------------------------------------------------------------------------
-  let scheduled = false;
   function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(draw); } }
 
   function draw() {
@@ -429,7 +431,11 @@
     const started = performance.now();
     if (S.dirty) { S.dirty = false; renderAll(started); }
     const moving = stage.animate(started);
-    if (stats.record) { stats.drawMs.push(performance.now() - started); stats.flights = Math.max(stats.flights, stage.flightsShown()); }
+    if (stats.record) {  // the frame's style and layout are counted too: read a size to have them done now
+      void document.body.offsetHeight;
+      stats.drawMs.push(performance.now() - started);
+      stats.flights = Math.max(stats.flights, stage.flightsShown());
+    }
     if (moving) schedule();
   }
 
@@ -510,7 +516,7 @@
   const ROUTINE = new Set(["replication_sent", "replication_received", "match_index_updated", "generation_changed", "write_requested", "vote_granted"]);
   // The feed is the costliest thing to draw: new lines are added at the top, old ones dropped at the bottom,
   // and the whole list is rebuilt only for a snapshot or a change of filter.
-  const FEED_LINES = 150;
+  const FEED_LINES = 80;
   let feedShown = null;  // the newest event drawn (object identity)
   function feedLine(e) {
     const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === "expectation" && !e.ok ? " expect-fail" : ""));

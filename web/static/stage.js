@@ -90,12 +90,20 @@
     function ids() { return S.cluster.ids && S.cluster.ids.length ? S.cluster.ids : Object.keys(S.nodes).sort(); }
 
     // ---- layout: the lanes share the stage's height; cells are as big as the lanes and the width allow ------
+    // Measuring forces the browser to lay the page out: done only when something that sizes the lanes changed.
+    let measuredFor = null;
     function layout() {
       const list = ids();
       for (const [id, lane] of laneEls) if (!list.includes(id)) { lane.remove(); laneEls.delete(id); }
       list.forEach((id, i) => { const lane = laneFor(id); if (lanesBox.children[i] !== lane) lanesBox.insertBefore(lane, lanesBox.children[i] || null); });
-      wrap.style.setProperty("--n", String(Math.max(1, list.length)));
-      if (!list.length) { geo = null; return; }
+      const n = String(Math.max(1, list.length));
+      if (wrap.style.getPropertyValue("--n") !== n) wrap.style.setProperty("--n", n);  // restyles every cell
+      if (!list.length) { geo = null; measuredFor = null; return; }
+      const key = [list.join(), innerWidth, innerHeight, document.body.className, hooks.sizing()].join("|");
+      if (key !== measuredFor || !geo) { measure(list); measuredFor = key; }
+      geo.W = windowFor(geo.trackW, geo.cw);
+    }
+    function measure(list) {
       const first = laneFor(list[0]);
       const laneH = first.clientHeight, trackW = first._track.clientWidth;
       const em = parseFloat(getComputedStyle(first).fontSize) || 15;
@@ -117,7 +125,7 @@
                        height: lane.offsetHeight, trackLeft: lane._track.offsetLeft + lane.offsetLeft,
                        gutterLeft: lane._gutter.offsetLeft + lane.offsetLeft, gutterW: lane._gutter.offsetWidth };
       }
-      geo = { cw, places, trackW, em, W: windowFor(trackW, cw) };
+      geo = { cw, places, trackW, em };
     }
 
     function windowFor(trackWidth, cw) {
@@ -325,14 +333,20 @@
           else if (n.role === "candidate") mark = "?";
           lane._title.textContent = T.timerTitle(id, c.elapsed, c.timeout, c.held);
         } else cls += " off";
-        lane._ring.setAttribute("stroke-dasharray", `${(frac * RING_C).toFixed(1)} ${RING_C.toFixed(1)}`);
+        const dash = `${(frac * RING_C).toFixed(1)} ${RING_C.toFixed(1)}`;
+        if (lane._ring.getAttribute("stroke-dasharray") !== dash) lane._ring.setAttribute("stroke-dasharray", dash);
         if (lane._ring.getAttribute("class") !== cls) lane._ring.setAttribute("class", cls);
         if (lane._mark.textContent !== mark) lane._mark.textContent = mark;
       }
     }
+    // Only slow clocks are drawn running between two frames from the server (see rings): at full speed a
+    // heartbeat resets them many times a frame, and the rings move with the frames.
     function ringsMoving() {
       if (S.mode !== "live") return false;
-      return ids().some((id) => { const c = S.clocks[id], n = S.nodes[id]; return c && n && !c.held && n.state === "running" && n.role !== "leader"; });
+      return ids().some((id) => {
+        const c = S.clocks[id], n = S.nodes[id];
+        return c && n && c.running && !c.held && c.tick_ms >= 50 && n.state === "running" && n.role !== "leader";
+      });
     }
 
     // ---- messages in flight ----------------------------------------------------------------------------
