@@ -240,7 +240,9 @@ class Dashboard:
             payload = str(args.get("payload", "")).strip()
             if not payload or len(payload) > 200:
                 raise ValueError("write a payload of 1 to 200 characters")
-            body = {"payload": payload}
+            # In slow motion a write needs two trips per follower: wait long enough for them (and no longer).
+            delay = float((self.feed.cluster.get("settings") or {}).get("delay_ms") or 0) / 1000.0
+            body = {"payload": payload, "timeout": min(self.config["WRITE_TIMEOUT"], max(5.0, 3 * delay + 3))}
             node = self._node_arg(args, optional=True)
             if node:
                 body["node"] = node

@@ -246,11 +246,20 @@ def test_write_and_read_answers_come_back_to_the_page(live, fake):
     client = connect(socketio, app)
     answer = control(client, "write", payload="e1", node="A")
     assert answer["ok"] and answer["index"] == 1 and answer["generation"] == 1
-    assert fake.posts[-1] == ("/api/write", {"payload": "e1", "node": "A"})
+    assert fake.posts[-1] == ("/api/write", {"payload": "e1", "node": "A", "timeout": 5.0})
     fake.run_until(lambda: fake.sim.node("C").high_water_mark == 1)
     served = control(client, "read", index=1, node="C")
     assert served["ok"] and served["payload"] == "e1"
     assert fake.posts[-1] == ("/api/read", {"index": 1, "node": "C"})
+
+
+def test_in_slow_motion_a_write_waits_for_the_slower_round_trips(live, fake):
+    app, socketio, dashboard = live
+    client = connect(socketio, app)
+    assert control(client, "settings", delay_ms=2000)["ok"]
+    dashboard.tick()
+    control(client, "write", payload="slow")
+    assert fake.posts[-1] == ("/api/write", {"payload": "slow", "timeout": 9.0})  # two 2 s trips and some
 
 
 def test_a_read_above_the_hwm_is_refused_with_the_reason(live, fake):

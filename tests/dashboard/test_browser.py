@@ -42,6 +42,11 @@ def test_guided_s1_and_replays_followed_by_the_room(tmp_path):
             if step == 3:
                 expect(teacher.locator("#guide .outcome.ok")).to_contain_text(["read 4 refused on A,B,C"])
                 teacher.screenshot(path=str(shots / "guide-step3.png"))
+                late = open_page(browser, demo.url.split("?")[0], errors)  # a student who comes in late
+                expect(late.locator("#caption")).to_contain_text("S1 · step 3 of 7: Reads of index 4 are refused")
+                expect(late.locator("#feed")).to_contain_text("A is leader of generation 1")
+                expect(late.locator("#feed")).to_contain_text("refuses to read index 4")
+                late.close()
         expect(teacher.locator("#guide .outcome.ok").first).to_contain_text("expect truncated 4 on A")
         outcome = teacher.locator("#guide .outcome.ok").first.inner_text()
         assert "index 4 (generation 1)" in outcome and "'" not in outcome  # no raw digests

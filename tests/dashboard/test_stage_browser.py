@@ -107,6 +107,29 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
         expect(page.locator("#feed")).to_contain_text(f"Link {src} → {dst} cut")
         expect(page.locator("#links-svg .link")).to_have_count(0, timeout=10_000)
         expect(page.locator("#feed")).to_contain_text(f"Link {src} → {dst} healed")
+
+        # Election timers: with the leader paused, the followers' rings fill (slow clocks: seconds, not ms).
+        leader = page.locator(".lane.leader").first.get_attribute("data-node")
+        follower = next(n for n in "ABC" if n != leader)
+        ring = f"parseFloat(document.querySelector('#lane-{follower} .ring').getAttribute('stroke-dasharray'))"
+        page.locator(f"#lane-{leader} .btn-pause").click()
+        expect(page.locator(f"#lane-{leader} .state")).to_have_text("paused")
+        page.wait_for_timeout(1000)
+        before = page.evaluate(ring)
+        page.wait_for_timeout(2000)
+        assert page.evaluate(ring) > before, "a follower's election timer must fill while it hears no leader"
+        page.screenshot(path=str(shots / "election-timers.png"))
+        page.locator(f"#lane-{leader} .btn-resume").click()
+        expect(page.locator(f"#lane-{leader} .state")).to_have_text("running")
+
+        # A slower link (the control API can delay one link) is drawn as such, its messages take longer.
+        from web.control import ControlClient
+
+        api = ControlClient(page.evaluate("window.hwmState.cluster.control_url"))
+        api.post("/api/links/delay", {"ms": 4000, "src": "A", "dst": "C"})
+        expect(page.locator('#links-svg .link.slow[data-src="A"][data-dst="C"]')).to_have_count(1)
+        api.post("/api/links/delay", {"ms": 2000, "src": "A", "dst": "C"})
+        expect(page.locator("#links-svg .link")).to_have_count(0)
         page.select_option("#set-delay", "0")
         page.click("#btn-settings")
         expect(page.locator(".banner.slow")).to_have_count(0)
