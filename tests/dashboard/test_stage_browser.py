@@ -93,6 +93,7 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
         assert box["height"] >= 18 and box["width"] >= 60, box
         assert 0 <= box["x"] and box["x"] + box["width"] <= 1280 and 0 <= box["y"] <= 720
         assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('#wires .flight.request .msg')).fontSize)") >= 14
+        page.wait_for_timeout(600)  # (the picture: on its way)
         page.screenshot(path=str(shots / "message-in-flight.png"))
         # drop the next one: the link is cut until it would have landed, then healed
         page.evaluate("() => { window.hwmControl('write', {payload: 'e8'}); }")
@@ -107,6 +108,7 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
         expect(page.locator("#feed")).to_contain_text(f"Link {src} → {dst} cut")
         expect(page.locator("#links-svg .link")).to_have_count(0, timeout=10_000)
         expect(page.locator("#feed")).to_contain_text(f"Link {src} → {dst} healed")
+        expect(page.locator(f"#lane-{dst} .l2")).to_contain_text("log end 8", timeout=30_000)  # sent again
 
         # Election timers: with the leader paused, the followers' rings fill (slow clocks: seconds, not ms).
         leader = page.locator(".lane.leader").first.get_attribute("data-node")

@@ -252,8 +252,8 @@
           lane._track.appendChild(node); have.set(key, node);
         }
         if (node.className !== spec.cls) node.className = spec.cls;
-        const left = spec.x + "px";
-        if (node.style.left !== left) node.style.left = left;
+        const at = spec.x + "px 0px";  // moved, not laid out again: the window slides every frame when busy
+        if (node.style.translate !== at) node.style.translate = at;
         if (node.title !== spec.title) node.title = spec.title;
         spec.html.forEach((text, k) => { if (node.children[k].textContent !== text) node.children[k].textContent = text; });
         node.dataset.key = key;
@@ -322,6 +322,7 @@
         if (!lane || !n) continue;
         const c = S.clocks[id], state = n.state || "running";
         let frac = 0, cls = "ring", mark = "";
+        lane._title.textContent = "";
         if (state === "killed") { mark = "✕"; cls += " off"; }
         else if (S.cluster.leader === id || n.role === "leader") { frac = 1; cls += " leads"; mark = "★"; lane._title.textContent = T.leadsTitle(id); }
         else if (c && c.timeout) {
