@@ -98,6 +98,12 @@ def test_guided_s1_and_replays_followed_by_the_room(tmp_path):
         assert played >= 5, f"K1 played in {played:.1f} s at 1x"
         expect(student.locator("#scrub-label")).to_contain_text("event 184 of 184")
         assert seen < 184
+        # K1 ends in generation 12: its colour is generation 5's, so it carries a pattern as well
+        late_cell = student.locator(".cell:not(.collapsed)", has_text="g12").first
+        assert "gp1" in late_cell.get_attribute("class").split()
+        assert "radial-gradient" in late_cell.evaluate("(c) => getComputedStyle(c).backgroundImage")
+        early = student.locator(".disc").first.get_attribute("class")
+        assert "gp1" in early and "g5" in early  # the server discs too (a dashed ring)
         assert teacher.evaluate(OUTSIDE_VIEWPORT) == [] and student.evaluate(OUTSIDE_VIEWPORT) == []
 
         # The student leaves, browses on their own; the teacher's moves no longer move them; back again.
