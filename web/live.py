@@ -36,7 +36,6 @@ STORY = frozenset({
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
 STORY_TAIL = 300
 ACKS_KEPT = 20
-CLOCK_FIELDS = ("election_elapsed", "election_timeout", "tick_ms", "hold_ticks")
 
 
 def shape_node(node: dict, log_window: int) -> dict:
@@ -168,8 +167,9 @@ class LiveFeed:
     def _update(self, state: dict, events: list[dict]) -> dict | None:
         ids = [n["id"] for n in state.get("nodes") or []]
         links = state.get("links") or []
-        if state.get("time") is not None:
-            self.run_offset = self.clock() - float(state["time"])
+        if state.get("time") is not None:  # a state read late overstates the offset: keep the smallest seen
+            offset = self.clock() - float(state["time"])
+            self.run_offset = offset if self.run_offset is None else min(self.run_offset, offset)
         changed = {}
         clocks = {}
         for node in state.get("nodes") or []:
