@@ -302,7 +302,7 @@
     $("#feed-wrap").classList.toggle("collapsed", !open);
     document.body.classList.toggle("feed-collapsed", !open);
     $("#btn-feed").setAttribute("aria-expanded", String(open));
-    $("#btn-feed").textContent = open ? "Events ▾" : "Events ▸";
+    $("#btn-feed").textContent = open ? T.feedOpen : T.feedClosed;
     remember("hwm-feed-closed", !open);
     S.dirty = true; S.feedFull = true; schedule();
   }
@@ -527,11 +527,14 @@
   }
   function renderFeed(full) {
     const hide = $("#hide-routine").checked;
+    // Hundreds of entries a second are a blur, and each line costs the page a layout: keep only the story.
+    const storyOnly = hide && document.body.classList.contains("busy");
     const list = $("#feed");
     const fresh = [];
     for (const e of S.feed) {
       if (!full && e === feedShown) break;
       if (hide && ROUTINE.has(e.type)) continue;
+      if (storyOnly && !IMPORTANT.has(e.type)) continue;
       fresh.push(e);
       if (fresh.length >= FEED_LINES) break;
     }
@@ -647,7 +650,7 @@
     if (!g || !g.active) {
       box.appendChild(el("p", "muted small", g && g.error ? g.error : T.guideIntro));
     } else {
-      box.appendChild(el("div", "gtitle", g.title + (g.truncation ? ` (truncation: ${g.truncation})` : "")));
+      box.appendChild(el("div", "gtitle", T.guideTitle(g.title, g.truncation)));
       let label = T.guideStep(g.done, g.total);
       if (g.busy) label = g.action === "back" ? T.guideGoingBack(g.target, g.total)
         : g.action === "start" ? T.guideStartingLabel : T.guideRunning(g.target || Math.min(g.done + 1, g.total), g.total);

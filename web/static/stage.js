@@ -171,7 +171,7 @@
         l1.appendChild(r);
         l1.appendChild(document.createTextNode(" · " + T.generation(n.generation)));
       }
-      const l2 = lane.querySelector(".l2"), l2text = T.logLine(n.log_end, n.hwm);
+      const l2 = lane.querySelector(".l2"), l2text = n.stale ? T.lastKnown(T.logLine(n.log_end, n.hwm)) : T.logLine(n.log_end, n.hwm);
       l2.classList.toggle("stale", !!n.stale);
       l2.title = n.stale ? T.staleTitle(id) : "";
       if (l2.textContent !== l2text) l2.textContent = l2text;
@@ -303,10 +303,10 @@
         if (kind === "cut one") path.setAttribute("marker-end", "url(#cut-head)");
         g.appendChild(path);
         const label = svg("text", { x: gx - bulge, y: ym + 5 });
-        label.textContent = l.cut ? "✂" : "slow";
+        label.textContent = l.cut ? "✂" : T.slowMark;
         g.appendChild(label);
         const title = svg("title");
-        title.textContent = l.cut ? (both ? `${l.src} ↔ ${l.dst} cut` : `${l.src} → ${l.dst} cut`) : `${l.src} → ${l.dst}: ${Math.round(l.delay_ms)} ms`;
+        title.textContent = l.cut ? T.cutLink(l.src, l.dst, both) : T.slowLink(l.src, l.dst, Math.round(l.delay_ms));
         g.appendChild(title);
         linksSvg.appendChild(g);
       }

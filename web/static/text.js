@@ -14,7 +14,7 @@ window.HWM_TEXT = {
   roleLeader: "★ leader", roleNone: "—",
   generation: (g) => `generation ${g}`,
   logLine: (end, hwm) => `log end ${end} · HWM ${hwm}`,
-  lastKnown: " (last known)",
+  lastKnown: (line) => `${line} (last known)`,
   staleTitle: (id) => `${id} did not answer the supervisor just now: its last known figures`,
   staleRole: (id, g) => `${id} still believes it leads generation ${g}; a newer generation has a leader`,
   buttons: { kill: "kill", restart: "restart", pause: "pause", resume: "resume" },
@@ -33,6 +33,9 @@ window.HWM_TEXT = {
   truncating: (from, gen, reason) => reason === "conflict"
     ? `✗ conflicts with generation ${gen}: truncating from ${from}` : `✗ truncating from ${from} (${reason})`,
   leaderLine: (id, h) => `leader ${id}: high-water mark ${h}`,
+  cutLink: (src, dst, both) => (both ? `${src} ↔ ${dst} cut` : `${src} → ${dst} cut`),
+  slowLink: (src, dst, ms) => `${src} → ${dst}: ${ms} ms a message`,
+  slowMark: "slow",
   timerTitle: (id, e, t, held) => `${id}'s election clock: ${Math.round(e)} of ${t} ticks` + (held ? " (clocks held)" : ""),
   leadsTitle: (id) => `${id} leads: it sends heartbeats instead of waiting for them`,
 
@@ -43,7 +46,6 @@ window.HWM_TEXT = {
   legendTimer: "ring: election timer",
   slowBanner: (ms) => `slow motion: each message takes ${ms >= 1000 ? (ms / 1000).toLocaleString() + " s" : ms + " ms"}`,
   heldBanner: "❄ clocks held: no elections, heartbeats or time-outs (T releases)",
-  heartbeats: "♥ heartbeats",
 
   // messages in flight
   msg: {
@@ -67,6 +69,7 @@ window.HWM_TEXT = {
   guideGoingBack: (target, total) => `Going back to step ${target} of ${total}…`,
   guideStartingLabel: "Starting a fresh cluster…",
   guideStep: (done, total) => `Step ${done} of ${total}`,
+  guideTitle: (title, truncation) => title + (truncation ? ` (truncation: ${truncation})` : ""),
   guideIntro: "A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before.",
   guideFirst: "Press Next to run the first step.",
   guideNext: (t) => `Next: ${t}`,
@@ -81,6 +84,7 @@ window.HWM_TEXT = {
   play: "▶ Play", pause: "❚❚ Pause",
 
   // feed
+  feedOpen: "Events ▾", feedClosed: "Events ▸",
   feedSkipped: (n, top) => `+ ${n.toLocaleString()} routine events summarised (${top})`,
   feedCount: (v, k) => `${v.toLocaleString()} ${k}`,
 
