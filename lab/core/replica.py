@@ -702,6 +702,9 @@ class Replica:
             "match_index": dict(self.match_index) if self.role == LEADER else {},
             "next_index": dict(self.next_index) if self.role == LEADER else {},
             "catching_up_to": self.catching_up_to if self._catching_up() else None,
+            # The election clock, in ticks, so that a dashboard can draw it filling up.
+            "election_elapsed": self.election_elapsed,
+            "election_timeout": self.election_timeout,
         }
 
 

@@ -27,11 +27,15 @@ CLUSTER_FILE = "cluster.json"
 # ---- the control API ----------------------------------------------------------------------------------------
 
 
-class ClusterUnavailable(Exception):
+class ControlError(Exception):
+    """The control API could not be asked, or refused: the base of the two below."""
+
+
+class ClusterUnavailable(ControlError):
     """Nothing answers at the control address (no cluster, or it stopped)."""
 
 
-class ApiError(Exception):
+class ApiError(ControlError):
     """The control API refused a request; `status` is the HTTP status and `body` the JSON answer."""
 
     def __init__(self, message: str, status: int = 0, body: dict | None = None):
@@ -70,7 +74,8 @@ class ControlClient:
                 response = conn.getresponse()
                 raw = response.read()
             except ConnectionRefusedError as exc:
-                raise ClusterUnavailable(f"no cluster answers at {self.url} ({exc.strerror})") from None
+                raise ClusterUnavailable(f"the control API at {self.url} is not reachable: no cluster answers there "
+                                         f"({exc.strerror})") from None
             except (socket.timeout, TimeoutError):
                 raise ApiError(f"the control API at {self.url} did not answer {method} {path} within "
                                f"{timeout or self.timeout:g}s") from None
@@ -83,6 +88,14 @@ class ControlClient:
         except ValueError:
             raise ApiError(f"{method} {path}: not a JSON answer (HTTP {response.status})", response.status) from None
         return response.status, answer
+
+    def post(self, path: str, body: dict | None = None, *, timeout: float | None = None) -> dict:
+        """A POST whose refusal is an answer too (the dashboard shows it): the JSON object it got, whatever the
+        status; ApiError only when the answer is not one."""
+        status, answer = self.call("POST", path, body or {}, timeout=timeout)
+        if not isinstance(answer, dict) or "ok" not in answer:
+            raise ApiError(f"POST {path}: not an answer of the control API (HTTP {status})", status)
+        return answer
 
     def _op(self, method: str, path: str, body: dict | None = None, **kw) -> dict:
         status, answer = self.call(method, path, body, **kw)

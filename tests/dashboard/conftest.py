@@ -81,6 +81,7 @@ class FakeHost:
         self.started: list[tuple[int, dict, object]] = []
         self.fake: FakeControl | None = None
         self.control_url = None
+        self.token = None  # a fake control API asks for no token
         self.lock = threading.Lock()
 
     def start(self, nodes, settings=None, scenario=None):

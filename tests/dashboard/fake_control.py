@@ -88,6 +88,9 @@ class FakeControl:
                     else:
                         sim.heal()
                     return 200, {"ok": True}
+                if path == "/api/ticks":  # recorded only: the simulator's time is the test's to give
+                    self.settings["hold_ticks"] = bool(body.get("hold"))
+                    return 200, {"ok": True}
                 if path == "/api/settings":
                     self.settings.update(body)
                     if "delay_ms" in body:
