@@ -339,3 +339,20 @@ def test_damaged_state_or_boot_files_stop_a_node_with_one_line(tmp_path):
         boots = [e["boot"] for e in sup.events(0)[0] if e["node"] == "A"]
         assert boots[-1] == max(boots) and boots.count(boots[-1]) < len(boots)  # a new boot number, not 1 again
         assert by_id(sup.state(log=0))["A"]["boot"] == max(boots) > 1
+
+
+def test_pre_vote_can_be_turned_off_from_the_command_line(tmp_path):
+    from lab.cli import main
+    from lab.ports.trace import read_trace
+
+    for flag, out in (([], tmp_path / "with"), (["--no-pre-vote"], tmp_path / "without")):
+        main(["simulate", "k1", "--out", str(out), *flag])
+    kinds = {name: {e["type"] for e in read_trace(tmp_path / name).events} for name in ("with", "without")}
+    assert "prevote_started" in kinds["with"] and "prevote_started" not in kinds["without"]
+
+
+@pytest.mark.processes
+def test_nodes_started_without_pre_vote_say_so(tmp_path):
+    with running_cluster(tmp_path, nodes=1, pre_vote=False) as sup:
+        wait_until(lambda: sup.wait_for_leader(1.0), 10, "a leader")
+        assert by_id(sup.state(log=0))["A"]["pre_vote"] is False

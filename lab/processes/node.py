@@ -290,6 +290,7 @@ class Node:
         info.update({
             "state": "running", "pid": os.getpid(), "port": self.port, "boot": self.boot,
             "fsync": self.cfg.fsync, "truncation": self.cfg.truncation, "impl": self.cfg.impl,
+            "pre_vote": self.cfg.pre_vote,
             "log_start": start, "log": [[e.index, e.generation, e.payload] for e in replica.log.slice(start, end)],
             "durable_log_end": self.wal.log_end, "cuts": sorted([list(c) for c in self.transport.network.cuts]),
             "hold_ticks": self.hold_ticks, "tick_ms": round(self.tick_seconds * 1000, 3),

@@ -57,6 +57,15 @@ class Demo:
             time.sleep(0.2)
         raise AssertionError(f"hwm-lab demo printed no URL within {timeout}s:\n{self.log_path.read_text()}")
 
+    def control(self):
+        """A control client of the demo's current cluster, with its token (as `hwm-lab status` would find it)."""
+        from lab.processes.client import ControlClient, cluster_info
+
+        infos = [info for path in self.run_dir.glob("clusters/*/cluster.json")
+                 if (info := cluster_info(path.parent)) is not None]
+        assert len(infos) == 1, infos
+        return ControlClient(infos[0]["control_url"], token=infos[0]["token"])
+
     def node_pids(self) -> list[int]:
         pids = []
         for path in self.run_dir.glob("clusters/*/data/*/node.json"):

@@ -125,9 +125,7 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
         expect(page.locator(f"#lane-{leader} .state")).to_have_text("running")
 
         # A slower link (the control API can delay one link) is drawn as such, its messages take longer.
-        from web.control import ControlClient
-
-        api = ControlClient(page.evaluate("window.hwmState.cluster.control_url"))
+        api = demo.control()
         api.post("/api/links/delay", {"ms": 4000, "src": "A", "dst": "C"})
         expect(page.locator('#links-svg .link.slow[data-src="A"][data-dst="C"]')).to_have_count(1)
         api.post("/api/links/delay", {"ms": 2000, "src": "A", "dst": "C"})
