@@ -1,0 +1,199 @@
+"""The lab's words in its readers' languages: English is the source; the Spanish and Chinese gettext catalogues
+(lab/i18n/locale/LANG/LC_MESSAGES/messages.po) are read at run time with Babel, so nothing is compiled.
+
+A sentence is made once, in English, as a `Text`: a str (so English callers and tests see plain English) that
+also keeps its catalogue key and values, so that `localize(text, lang)` can say it later in any language.
+Values (numbers, node names, payloads, digests) are never translated; a value that is itself a Text is.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+import unicodedata
+from pathlib import Path
+
+SOURCE = "en"
+LANGUAGES = {"en": "English", "es": "Español", "zh": "中文"}  # each named in its own language
+PSEUDO = "xx"  # every msgid accented and bracketed: text that skipped the catalogue stands out (tests, translators)
+LOCALE_DIR = Path(__file__).with_name("locale")
+DOMAIN = "messages"
+SEPARATORS = {"zh": {"; ": "；", ", ": "，"}}  # how a list of sentences is joined, where it differs from English
+_FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
+
+
+class Text(str):
+    """A catalogue sentence with its values; reads as its English self."""
+
+    def __new__(cls, msgid: str, args: dict | None = None, context: str | None = None):
+        self = super().__new__(cls, msgid.format(**args) if args else msgid)
+        self.msgid, self.args, self.context = msgid, args or {}, context
+        return self
+
+    def say(self, lang: str) -> str:
+        template = gettext(lang, self.msgid, self.context)
+        if not self.args:
+            return template
+        return template.format(**{k: localize(v, lang) for k, v in self.args.items()})
+
+    def __reduce__(self):  # copies and pickles keep the catalogue key
+        return (type(self), (self.msgid, self.args, self.context))
+
+
+class Joined(Text):
+    """Texts (or values) joined by a separator, each said in the language."""
+
+    def __new__(cls, parts, sep: str = "; "):
+        self = str.__new__(cls, sep.join(parts))
+        self.msgid, self.args, self.context, self.parts, self.sep = None, {}, None, list(parts), sep
+        return self
+
+    def say(self, lang: str) -> str:
+        sep = SEPARATORS.get(lang, {}).get(self.sep, self.sep)
+        return sep.join(localize(p, lang) for p in self.parts)
+
+    def __reduce__(self):
+        return (type(self), (self.parts, self.sep))
+
+
+def say(msgid: str, /, **args) -> Text:
+    """A sentence of the catalogue (`say` marks it for extraction): English now, any language later."""
+    return Text(msgid, args)
+
+
+def word(context: str, msgid: str) -> Text:
+    """A word that means one thing in one place (`context`): a node's state, a scenario's step, ..."""
+    return Text(msgid, None, context)
+
+
+def localize(value, lang: str | None):
+    """`value` in `lang` if it is a Text; any other value unchanged."""
+    if not lang or lang == SOURCE or not isinstance(value, Text):
+        return value
+    return value.say(lang)
+
+
+def supported(lang: str | None) -> str | None:
+    """The language code for `es`, `es-AR`, `zh_CN.UTF-8`, ... if the lab speaks it, else None."""
+    if not lang:
+        return None
+    code = re.split(r"[-_.@]", lang.strip().lower(), maxsplit=1)[0]
+    return code if code in LANGUAGES or code == PSEUDO else None
+
+
+def from_environment(environ=None) -> str:
+    """The language of a command line: LANGUAGE, LC_ALL, LC_MESSAGES, then LANG (gettext's order)."""
+    environ = os.environ if environ is None else environ
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(var)
+        if not value:
+            continue
+        for item in value.split(":") if var == "LANGUAGE" else [value]:
+            if item in ("C", "POSIX") or item.startswith("C."):
+                return SOURCE
+            found = supported(item)
+            if found:
+                return found
+        return SOURCE  # the first variable set decides, as for gettext
+    return SOURCE
+
+
+# ---- catalogues ---------------------------------------------------------------------------------------------
+
+_lock = threading.RLock()
+_loaded: dict[str, "Catalogue"] = {}
+
+
+class Catalogue:
+    """One language's messages: {(context, msgid): msgstr} for lookups, the Babel catalogue for its metadata,
+    and gettext translations for Flask-Babel and Jinja."""
+
+    def __init__(self, lang: str, catalog):
+        self.lang = lang
+        self.catalog = catalog
+        self.messages = {(m.context, m.id): m.string for m in catalog
+                         if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
+        self._gnu = None
+
+    def gnu(self):
+        if self._gnu is None:
+            from babel.messages.mofile import write_mo
+            from babel.support import Translations
+
+            buffer = io.BytesIO()
+            write_mo(buffer, self.catalog)
+            buffer.seek(0)
+            self._gnu = Translations(buffer, domain=DOMAIN)
+        return self._gnu
+
+
+def po_path(lang: str) -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def catalogue(lang: str) -> Catalogue:
+    with _lock:
+        found = _loaded.get(lang)
+        if found is None:
+            found = _loaded[lang] = _load(lang)
+        return found
+
+
+def _load(lang: str) -> Catalogue:
+    from babel.messages.catalog import Catalog
+    from babel.messages.pofile import read_po
+
+    if lang == PSEUDO:
+        source = catalogue("es").catalog
+        catalog = Catalog(locale="en", domain=DOMAIN)
+        for m in source:
+            if m.id:
+                catalog.add(m.id, pseudo(m.id), locations=m.locations, context=m.context)
+        return Catalogue(lang, catalog)
+    if lang == SOURCE:
+        return Catalogue(lang, Catalog(locale="en", domain=DOMAIN))
+    with open(po_path(lang), "rb") as f:
+        return Catalogue(lang, read_po(f, locale=lang, domain=DOMAIN))
+
+
+def gettext(lang: str, msgid: str, context: str | None = None) -> str:
+    if lang == SOURCE or not lang:
+        return msgid
+    return catalogue(lang).messages.get((context, msgid), msgid)
+
+
+def for_page(lang: str) -> dict[str, str]:
+    """The messages the page's script builds (those whose source is a .js file), msgid -> translation."""
+    if lang == SOURCE:
+        return {}
+    cat = catalogue(lang)
+    return {m.id: cat.messages[(None, m.id)] for m in cat.catalog
+            if (None, m.id) in cat.messages and m.context is None
+            and any(path.endswith(".js") for path, _ in m.locations)}
+
+
+_ACCENTED = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                          "ȧƀƈḓḗƒɠħīĵķŀḿƞǿƥɋřşŧŭṽẇẋẏẑȦƁƇḒḖƑƓĦĪĴĶĿḾȠǾƤɊŘŞŦŬṼẆẊẎẐ")
+
+
+def pseudo(msgid: str) -> str:
+    """The pseudo-language: letters accented, placeholders kept, the whole bracketed."""
+    out, last = [], 0
+    for m in _FIELD.finditer(msgid):
+        out.append(msgid[last:m.start()].translate(_ACCENTED))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(msgid[last:].translate(_ACCENTED))
+    return "⟦" + "".join(out) + "⟧"
+
+
+def columns(text: str) -> int:
+    """How many columns a terminal gives `text` (a CJK character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def fields(template: str) -> set[str]:
+    """The names of a template's placeholders ({node}, {ms:g}, ...)."""
+    return set(_FIELD.findall(template))

@@ -1,0 +1,65 @@
+"""The scenario scripts' words (title, description, each step's narration) in the catalogue, keyed by scenario and
+step ("s1 step 3"), so that each script stays one file in English."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from lab.i18n import Text, word
+
+
+def key(name: str, part: str) -> str:
+    """The catalogue context of a script's title ("s1 title"), description or step ("s1 step 3", from 1)."""
+    return f"{name} {part}"
+
+
+def title(scenario) -> Text:
+    return word(key(scenario.name, "title"), scenario.title)
+
+
+def description(scenario) -> Text:
+    return word(key(scenario.name, "description"), scenario.description)
+
+
+def steps(scenario) -> list[Text]:
+    return [word(key(scenario.name, f"step {k}"), step.text) for k, step in enumerate(scenario.steps, start=1)]
+
+
+@lru_cache(maxsize=1)
+def _by_text() -> dict[str, Text]:
+    from lab.sim import scenario as scripts
+
+    found = {}
+    for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
+        try:
+            for text in steps(scripts.load(path.stem)):
+                found.setdefault(str(text), text)
+        except scripts.ScenarioError:
+            continue
+    return found
+
+
+def step_text(text) -> Text | str:
+    """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it."""
+    if isinstance(text, Text) or not text:
+        return text
+    return _by_text().get(str(text), text)
+
+
+def extract(fileobj, keywords, comment_tags, options):
+    """Babel's extractor for scenario scripts: (line, "pgettext", (context, text), comments) per text."""
+    from lab.sim.scenario import parse
+
+    raw = fileobj.read().decode("utf-8")
+    name = options.get("name") or getattr(fileobj, "name", "scenario").rsplit("/", 1)[-1].removesuffix(".txt")
+    scenario = parse(raw, name)
+    lines = raw.splitlines()
+
+    def line_of(text: str) -> int:
+        return next((n for n, line in enumerate(lines, start=1) if text[:40] in line), 1)
+
+    yield 1, "pgettext", (key(name, "title"), scenario.title), []
+    if scenario.description:
+        yield 2, "pgettext", (key(name, "description"), scenario.description), []
+    for k, step in enumerate(scenario.steps, start=1):
+        yield line_of(step.text), "pgettext", (key(name, f"step {k}"), step.text), []
