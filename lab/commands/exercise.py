@@ -1,4 +1,5 @@
-"""`hwm-lab exercise list|check` and `hwm-lab submit`: the student workflow."""
+"""`hwm-lab exercise list|check` and `hwm-lab submit`: the student workflow, in the language of --lang or of the
+environment (LANGUAGE, LC_ALL, LC_MESSAGES, LANG); --json stays English."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from lab import i18n
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
-from lab.student.checks import EXERCISES, check_rules, run_check
+from lab.i18n import localize
+from lab.i18n.phrases import heard
+from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, run_check
 from lab.student.submit import NothingToSubmit, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
@@ -21,6 +25,7 @@ def register(subparsers) -> None:
     p = sub.add_parser("list", help="each exercise, its status for your code and what to read")
     p.add_argument("--impl", default="exercises", help="the code to check (default: exercises)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _lang_option(p)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("check", help="run an exercise's rules and scenarios against your code; writes traces",
                        description="Run exercise N's rules, then its scenarios on the simulator (and with --real "
@@ -31,6 +36,7 @@ def register(subparsers) -> None:
     p.add_argument("--real", action="store_true", help="also run the scenarios as real processes")
     p.add_argument("--dir", default=str(CHECKS_DIR), help="where to write the traces")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _lang_option(p)
     p.set_defaults(func=cmd_check)
 
     p = subparsers.add_parser("submit", help="check every exercise again and pack the runs, your files and a "
@@ -48,14 +54,25 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=7, help="simulator seed (default 7)")
     p.add_argument("--dir", default=str(CHECKS_DIR), help="where the check traces are")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    _lang_option(p)
     p.set_defaults(func=cmd_submit)
 
 
+def _lang_option(p) -> None:
+    p.add_argument("--lang", choices=[c for c in i18n.LANGUAGES], default=None,
+                   help="language of the report: en, es or zh (default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG)")
+
+
+def _lang(args) -> str:
+    return args.lang or i18n.from_environment()
+
+
 def cmd_list(args) -> int:
+    lang = _lang(args)
     try:
         impl = load_impl(args.impl)
     except ImplError as exc:
-        print(f"hwm-lab exercise list: {exc}", file=sys.stderr)
+        print(f"hwm-lab exercise list: {localize(heard(str(exc)), lang)}", file=sys.stderr)
         return 2
     rows = []
     for ex in EXERCISES:
@@ -66,47 +83,63 @@ def cmd_list(args) -> int:
         print(json.dumps(rows))
     else:
         for r in rows:
-            print(f"{r['exercise']}. {r['title']:<50} {r['status']:<12} {r['rules_ok']}/{r['rules']} rules   "
-                  f"{r['file']}\n     read: {r['read']}")
+            title, status = localize(r["title"], lang), localize(STATUS_WORDS[r["status"]], lang)
+            rules = localize(i18n.say("{ok}/{total} rules", ok=r["rules_ok"], total=r["rules"]), lang)
+            read = localize(i18n.say("read: {what}", what=r["read"]), lang)
+            print(f"{r['exercise']}. {_pad(title, 50)} {_pad(status, 12)} {rules}   {r['file']}\n     {read}")
     return 0
 
 
 def cmd_check(args) -> int:
+    lang = _lang(args)
+
     def progress(text: str) -> None:
         if not args.json:
-            print(f"... {text}", file=sys.stderr, flush=True)
+            print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
 
     try:
         report = run_check(args.number, args.impl, out_root=args.dir, seed=args.seed, real=args.real,
                            progress=progress)
     except (ValueError, ImplError) as exc:
-        print(f"hwm-lab exercise check: {exc}", file=sys.stderr)
+        print(f"hwm-lab exercise check: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"exercise": args.number, "status": report.status,
                           "rules": [r.__dict__ for r in report.rules], "scenarios": report.scenarios}))
     else:
-        print(report.text())
+        print(report.text(lang))
     return 0 if report.status == "passing" else 1
 
 
 def cmd_submit(args) -> int:
+    lang = _lang(args)
+
     def progress(text: str) -> None:
         if not args.json:
-            print(f"... {text}", file=sys.stderr, flush=True)
+            print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
 
     try:
         result = submit(args.student, impl=args.impl, checks_dir=args.dir, seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
     except (NothingToSubmit, ImplError) as exc:
-        print(f"hwm-lab submit: {exc}", file=sys.stderr)
+        print(f"hwm-lab submit: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"ok": result.complete, "out": str(result.out), "table": result.table,
                           "manifest": result.manifest}))
     else:
-        print(table_text(result))
+        print(table_text(result, lang))
     return 0 if result.complete else 1
+
+
+def _said(exc: Exception):
+    message = exc.args[0] if exc.args else ""
+    return message if isinstance(message, i18n.Text) else heard(str(exc))
+
+
+def _pad(text: str, width: int) -> str:
+    """`text` padded to `width` terminal columns (a CJK character takes two)."""
+    return text + " " * (width - i18n.columns(text))
 
 
 def _version() -> str:

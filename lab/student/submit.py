@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from lab.student.checks import EXERCISES, files_sha256, package_dir, run_check
+from lab.i18n import columns, localize, say
+from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
 
 FORMAT, VERSION = "hwm-lab-submission", 2
 
@@ -52,9 +53,9 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
                 continue
             wanted = {ex.module: current.get(ex.module)}
             if meta.get("files_sha256") != wanted:
-                why = ("made before runs recorded their files" if "files_sha256" not in meta
-                       else f"made from another version of {ex.module}")
-                left_out.append(f"{real.name}: {why}")
+                why = (say("made before runs recorded their files") if "files_sha256" not in meta
+                       else say("made from another version of {module}", module=ex.module))
+                left_out.append(say("{run}: {why}", run=real.name, why=why))
                 continue
             verdict_file = _read_json(real / "verdict.json") or {}
             scenario = {"scenario": meta.get("scenario"), "truncation": meta.get("truncation"), "source": "real",
@@ -70,8 +71,8 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
                        "left_out": left_out})
         table.append({"exercise": ex.number, "verdict": verdict, "runs": len(ex_runs), "left_out": left_out})
     if all(row["verdict"] == "not started" for row in table):
-        raise NothingToSubmit("no exercise is started yet: write one in exercises/, check it with "
-                              "`hwm-lab exercise check N`, then submit")
+        raise NothingToSubmit(say("no exercise is started yet: write one in exercises/, check it with "
+                                  "`hwm-lab exercise check N`, then submit"))
     for record in runs:
         del record["path"]
     manifest = {"format": FORMAT, "version": VERSION, "student": student, "lab_version": lab_version,
@@ -106,17 +107,29 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def table_text(submission: Submission) -> str:
-    rows = [("exercise", "verdict", "runs", "left out")]
+def table_text(submission: Submission, lang: str = "en") -> str:
+    """The table `hwm-lab submit` prints, in `lang`."""
+    def say_in(text) -> str:
+        return localize(text, lang)
+
+    rows = [tuple(say_in(w) for w in (say("exercise"), say("verdict"), say("runs"), say("left out")))]
     for row in submission.table:
-        verdict = row["verdict"] if row["verdict"] == "passing" else row["verdict"].upper()
-        rows.append((str(row["exercise"]), verdict, str(row["runs"]), "; ".join(row["left_out"]) or "-"))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
+        verdict = say_in(VERDICTS[row["verdict"]])
+        rows.append((str(row["exercise"]), verdict, str(row["runs"]),
+                     "; ".join(say_in(why) for why in row["left_out"]) or "-"))
+    widths = [max(columns(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c + " " * (w - columns(c)) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
     failing = [str(r["exercise"]) for r in submission.table if r["verdict"] != "passing"]
-    lines.append(f"wrote {submission.out}: {sum(r['runs'] for r in submission.table)} runs of exercises "
-                 f"{', '.join(map(str, submission.manifest['exercises'])) or 'none'}")
+    exercises = ", ".join(map(str, submission.manifest["exercises"]))
+    runs = sum(r["runs"] for r in submission.table)
+    lines.append(say_in(say("wrote {out}: {runs} runs of exercises {exercises}", out=str(submission.out), runs=runs,
+                            exercises=exercises) if exercises else
+                        say("wrote {out}: {runs} runs of exercises none", out=str(submission.out), runs=runs)))
     if failing:
-        lines.append(f"not passing yet: exercise {', '.join(failing)} (submitted as it is, for partial credit; "
-                     f"exit code 1)")
+        lines.append(say_in(say("not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit "
+                                "code 1)", exercises=", ".join(failing))))
     return "\n".join(lines)
+
+
+VERDICTS = {"passing": say("passing"), "failing": STATUS["failing"], "not started": STATUS["not started"]}
+
