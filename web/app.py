@@ -8,6 +8,10 @@ forwarded to the control API; the answer goes back to the page that asked.
 The room follows the instructor: pages without control rights follow by default (room "follow"), so when a
 page with the token opens a trace, scrubs or plays it, or goes back to the live view, they do the same.
 
+Each page reads one language (lab.i18n): the one it asked for (`?lang=`, the picker), else the room's (set by
+the instructor, or `hwm-lab demo --lang`), else its browser's Accept-Language, else English. Every sentence the
+server makes is a catalogue Text; what goes to a room is said in the language of each of its pages.
+
 Eventlet is never imported here: the entry point (web.cli) monkey-patches when ASYNC_MODE is "eventlet".
 """
 
@@ -20,10 +24,14 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Flask, abort, jsonify, render_template, request
+from flask import Flask, abort, g, jsonify, render_template, request
+from flask_babel import Babel, Domain
 from flask_socketio import SocketIO, join_room, leave_room
 
+from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.i18n import LANGUAGES, PSEUDO, Text, localize, say
+from lab.i18n.phrases import heard
 from lab.processes.client import ControlClient, ControlError
 from web.live import LiveFeed, cut_off, shape_node
 from web.narrate import humane
@@ -43,10 +51,12 @@ DEFAULTS = {
     "LOG_WINDOW": 48,  # newest entries per node sent to the page
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
+    "LANGUAGE": None,  # the room's language to start with (hwm-lab demo --lang); None: each browser's own
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
 ACTIONS_NODE = ("kill", "restart", "pause", "resume")
+VIEWERS_ONLY = say("viewers can only watch: control actions need the instructor token")
 
 
 def is_loopback(host: str) -> bool:
@@ -68,8 +78,12 @@ def create_app(config: dict | None = None) -> Flask:
         app.config["TOKEN"] = secrets.token_urlsafe(16)
     app.config.setdefault("SECRET_KEY", secrets.token_hex(16))
     app.config.setdefault("MAX_CONTENT_LENGTH", MAX_BODY)  # a bigger body is refused from its length (413)
+    if app.config["LANGUAGE"] is not None and app.config["LANGUAGE"] not in LANGUAGES:
+        raise ValueError(f"LANGUAGE is one of {', '.join(LANGUAGES)}, not {app.config['LANGUAGE']!r}")
     socketio = SocketIO()
     dashboard = Dashboard(app, socketio)
+    babel = Babel(app, locale_selector=lambda: "en" if dashboard.request_lang() == PSEUDO else dashboard.request_lang())
+    babel.domain_instance = CatalogueDomain(dashboard)
     socketio.init_app(app, async_mode=app.config["ASYNC_MODE"],
                       cors_allowed_origins=lambda origin, environ=None: dashboard.origin_ok(
                           origin, (environ or {}).get("HTTP_HOST")),
@@ -78,6 +92,18 @@ def create_app(config: dict | None = None) -> Flask:
     _routes(app, dashboard)
     _socket_handlers(socketio, dashboard)
     return app
+
+
+class CatalogueDomain(Domain):
+    """Flask-Babel's translations taken from the .po catalogues as lab.i18n reads them (nothing compiled), in the
+    language of the page that asks (which may be the pseudo-language, which no Babel locale names)."""
+
+    def __init__(self, dashboard: "Dashboard"):
+        super().__init__()
+        self.dashboard = dashboard
+
+    def get_translations(self):
+        return i18n.catalogue(self.dashboard.request_lang()).gnu()
 
 
 class Dashboard:
@@ -98,6 +124,7 @@ class Dashboard:
         self.replay = None
         self.guide = None
         self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
+        self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
         token = app.config["CONTROL_TOKEN"] or (self.host.token if self.host else None)
         self.feed = LiveFeed(ControlClient(url, token=token) if url else None, event_cap=app.config["EVENT_CAP"],
@@ -129,6 +156,33 @@ class Dashboard:
 
     def may_control(self, token: str | None) -> bool:
         return self.token is None or (token is not None and secrets.compare_digest(str(token), self.token))
+
+    # ---- languages ------------------------------------------------------------------------------------------
+
+    def request_lang(self) -> str:
+        """The language of the page this HTTP request is for: `?lang=`, the room's, Accept-Language, English."""
+        if "hwm_lang" not in g:
+            g.hwm_lang = (i18n.supported(request.args.get("lang")) or self.room_lang
+                          or request.accept_languages.best_match(list(LANGUAGES)) or i18n.SOURCE)
+        return g.hwm_lang
+
+    def langs(self) -> set[str]:
+        """The languages some page reads now."""
+        return {v.get("lang", i18n.SOURCE) for v in list(self.viewers.values())}
+
+    def emit(self, event: str, payload, room: str = "lang", skip_sid: str | None = None, localize_as=None) -> None:
+        """Emit to every page of a room (live, follow, or every page: lang), each in its own language."""
+        say_in = localize_as or localize_tree
+        for lang in sorted(self.langs()):
+            self.socketio.emit(event, say_in(payload, lang), to=f"{room}:{lang}", skip_sid=skip_sid)
+
+    def set_room_lang(self, lang) -> dict:
+        if lang not in LANGUAGES:
+            raise ValueError(say("the room reads one of {languages}, not {language}", languages=", ".join(LANGUAGES),
+                                 language=repr(lang)))
+        self.room_lang = lang
+        self.emit("room_lang", {"lang": lang})  # pages that did not choose their language reload in it
+        return {"ok": True, "room_lang": lang}
 
     # ---- live -----------------------------------------------------------------------------------------------
 
@@ -180,7 +234,7 @@ class Dashboard:
             else:
                 frame = self.feed.poll()
             if frame is not None:
-                self.socketio.emit("frame", frame, to="live")
+                self.emit("frame", frame, "live", localize_as=localized_frame)
                 self.frames_sent += 1
             return frame
 
@@ -201,24 +255,25 @@ class Dashboard:
         if value in (None, "", "auto", "leader") and optional:
             return None
         if value not in self.node_ids():
-            raise ValueError(f"no node {value!r} in this cluster (nodes: {', '.join(self.node_ids()) or 'none'})")
+            if self.node_ids():
+                raise ValueError(say("no node {node} in this cluster (nodes: {nodes})", node=repr(value),
+                                     nodes=", ".join(self.node_ids())))
+            raise ValueError(say("no node {node} in this cluster (nodes: none)", node=repr(value)))
         return value
 
     def perform(self, action: str, args: dict) -> dict:
         """Run one control action; answer a dict for the page ({"ok": False, "error": ...} when refused)."""
         try:
             answer = self._perform(action, args or {})
-        except (ValueError, TypeError, RuntimeError) as exc:
-            answer = {"ok": False, "error": str(exc)}
-        except ControlError as exc:
-            answer = {"ok": False, "error": str(exc)}
+        except (ValueError, TypeError, RuntimeError, ControlError) as exc:
+            answer = {"ok": False, "error": said(exc)}
         answer.setdefault("ok", True)
         answer["action"] = action
         return answer
 
     def _client(self) -> ControlClient:
         if self.feed.client is None:
-            raise RuntimeError("no cluster: this dashboard is replaying a trace")
+            raise RuntimeError(say("no cluster: this dashboard is replaying a trace"))
         return self.feed.client
 
     def _perform(self, action: str, args: dict) -> dict:  # noqa: C901 (a table of actions)
@@ -230,7 +285,7 @@ class Dashboard:
         if action in ("cut", "heal"):
             src, dst = self._node_arg(args, "src"), self._node_arg(args, "dst")
             if src == dst:
-                raise ValueError("a link joins two different nodes")
+                raise ValueError(say("a link joins two different nodes"))
             return self._client().post(f"/api/links/{action}",
                                        {"src": src, "dst": dst, "one_way": bool(args.get("one_way", False))})
         if action == "heal_all":
@@ -242,7 +297,7 @@ class Dashboard:
         if action == "write":
             payload = str(args.get("payload", "")).strip()
             if not payload or len(payload) > 200:
-                raise ValueError("write a payload of 1 to 200 characters")
+                raise ValueError(say("write a payload of 1 to 200 characters"))
             # In slow motion a write needs two trips per follower: wait long enough for them (and no longer).
             delay = float((self.feed.cluster.get("settings") or {}).get("delay_ms") or 0) / 1000.0
             body = {"payload": payload, "timeout": min(self.config["WRITE_TIMEOUT"], max(5.0, 3 * delay + 3))}
@@ -251,44 +306,49 @@ class Dashboard:
                 body["node"] = node
             answer = self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
             if answer.get("error"):
-                answer["error"] = humane(answer["error"])
+                answer["error"] = heard(humane(answer["error"]))
             return answer
         if action == "read":
             try:
                 index = int(args.get("index"))
             except (TypeError, ValueError):
-                raise ValueError("read needs an index (a whole number from 1)") from None
+                raise ValueError(say("read needs an index (a whole number from 1)")) from None
             if index < 1:
-                raise ValueError("indexes start at 1")
-            return self._client().post("/api/read", {"index": index, "node": self._node_arg(args)})
+                raise ValueError(say("indexes start at 1"))
+            answer = self._client().post("/api/read", {"index": index, "node": self._node_arg(args)})
+            if answer.get("error"):
+                answer["error"] = heard(answer["error"])
+            return answer
         if action == "settings":
             body = {}
             if args.get("fsync") is not None:
                 if args["fsync"] not in FSYNC_POLICIES:
-                    raise ValueError(f"fsync is one of {', '.join(FSYNC_POLICIES)}")
+                    raise ValueError(say("fsync is one of {values}", values=", ".join(FSYNC_POLICIES)))
                 body["fsync"] = args["fsync"]
             if args.get("truncation") is not None:
                 if args["truncation"] not in TRUNCATION_STRATEGIES:
-                    raise ValueError(f"truncation is one of {', '.join(TRUNCATION_STRATEGIES)}")
+                    raise ValueError(say("truncation is one of {values}", values=", ".join(TRUNCATION_STRATEGIES)))
                 body["truncation"] = args["truncation"]
             if args.get("delay_ms") is not None:
                 delay = int(args["delay_ms"])
                 if not 0 <= delay <= 5000:
-                    raise ValueError("slow motion delays each message by 0 to 5000 ms")
+                    raise ValueError(say("slow motion delays each message by 0 to 5000 ms"))
                 body["delay_ms"] = delay
             if not body:
-                raise ValueError("no setting given (fsync, truncation or delay_ms)")
+                raise ValueError(say("no setting given (fsync, truncation or delay_ms)"))
             return self._client().post("/api/settings", body)
         if action == "start_cluster":
             nodes = int(args.get("nodes", 3))
             if not 1 <= nodes <= 7:
-                raise ValueError("a cluster here has 1 to 7 nodes")
+                raise ValueError(say("a cluster here has 1 to 7 nodes"))
             return self.start_cluster(nodes, {k: args[k] for k in ("fsync", "truncation") if args.get(k)})
         if action.startswith("guide_"):
             return self._guide(action[len("guide_"):], args)
         if action == "replay_open":
             return {"ok": True, "replay": self.open_replay(str(args.get("dir", "")))}
-        raise ValueError(f"unknown action {action!r}")
+        if action == "room_lang":
+            return self.set_room_lang(args.get("lang"))
+        raise ValueError(say("unknown action {action}", action=repr(action)))
 
     def _drop(self, src: str, dst: str, ms) -> dict:
         """Drop the message now in flight from src to dst: the link is cut one way until it would have arrived.
@@ -297,13 +357,13 @@ class Dashboard:
         try:
             ms = float(ms)
         except (TypeError, ValueError):
-            raise ValueError("drop needs the time the message has left in flight (ms)") from None
+            raise ValueError(say("drop needs the time the message has left in flight (ms)")) from None
         if not 0 < ms <= 10_000:
-            raise ValueError("a message in flight arrives within 10 s")
+            raise ValueError(say("a message in flight arrives within 10 s"))
         if src == dst:
-            raise ValueError("a link joins two different nodes")
+            raise ValueError(say("a link joins two different nodes"))
         if any(l["src"] == src and l["dst"] == dst and l.get("cut") for l in self.feed.cluster.get("links") or []):
-            raise ValueError(f"the link {src} → {dst} is already cut: the message is lost anyway")
+            raise ValueError(say("the link {src} → {dst} is already cut: the message is lost anyway", src=src, dst=dst))
         client = self._client()
         answer = client.post("/api/links/cut", {"src": src, "dst": dst, "one_way": True})
         if answer.get("ok"):
@@ -319,21 +379,21 @@ class Dashboard:
 
     def start_cluster(self, nodes: int, settings: dict | None = None, scenario=None) -> dict:
         if self.host is None:
-            raise RuntimeError("this dashboard is attached to a cluster it did not start; "
-                               "start another with `hwm-lab up --nodes N` and attach to it")
+            raise RuntimeError(say("this dashboard is attached to a cluster it did not start; start another with "
+                                   "`hwm-lab up --nodes N` and attach to it"))
         settings = {**{k: v for k, v in (self.feed.cluster.get("settings") or {}).items()
                        if k in ("fsync", "truncation")}, **(settings or {})}
         url = self.host.start(nodes, settings=settings, scenario=scenario)
         with self.lock:
             self.feed.reset(ControlClient(url, token=self.host.token))
-            self.socketio.emit("frame", self.feed.snapshot(), to="live")
+            self.emit("frame", self.feed.snapshot(), "live", localize_as=localized_frame)
         return {"ok": True, "control_url": url, "nodes": nodes}
 
     # ---- guided scenarios -----------------------------------------------------------------------------------
 
     def _guide(self, what: str, args: dict) -> dict:
         if self.guide is None:
-            raise RuntimeError("guided scenarios need a cluster this dashboard started (hwm-lab demo)")
+            raise RuntimeError(say("guided scenarios need a cluster this dashboard started (hwm-lab demo)"))
         if what == "start":
             return {"ok": True, "guide": guide_for_pages(self.guide.start(str(args.get("scenario", "")),
                                                                           args.get("truncation") or None))}
@@ -341,14 +401,14 @@ class Dashboard:
             return {"ok": True, "guide": guide_for_pages(getattr(self.guide, what)())}
         if what == "state":
             return {"ok": True, "guide": guide_for_pages(self.guide.state())}
-        raise ValueError(f"unknown guide action {what!r}")
+        raise ValueError(say("unknown guide action {action}", action=repr(what)))
 
     def _launch_for_guide(self, scenario):
         self.start_cluster(scenario.nodes, {"truncation": scenario.truncation}, scenario=scenario)
         return self.host.driver(scenario)
 
     def _guide_changed(self, state: dict) -> None:
-        self.socketio.emit("guide", guide_for_pages(state))
+        self.emit("guide", guide_for_pages(state))
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
@@ -362,7 +422,7 @@ class Dashboard:
         except TraceError as exc:
             raise ValueError(str(exc)) from None
         except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+            raise ValueError(say("cannot read {path}: {error}", path=str(path), error=exc.strerror or str(exc))) from None
         with self.lock:
             self.replay = replay
         return replay.info()
@@ -371,7 +431,7 @@ class Dashboard:
                      recent: int = 60) -> dict:
         replay = self.replay
         if replay is None:
-            raise RuntimeError("no trace is open")
+            raise RuntimeError(say("no trace is open"))
         if at_time is not None:
             position = replay.position_at_time(float(at_time))
         position = max(0, min(int(position or 0), len(replay)))
@@ -398,7 +458,7 @@ class Dashboard:
 
         mode = mode or self.mode
         return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control,
-                "token_required": self.token is not None, "follow": follow,
+                "token_required": self.token is not None, "follow": follow, "room_lang": self.room_lang,
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
                 "guide": guide_for_pages(self.guide.state()) if self.guide else None,
@@ -406,10 +466,43 @@ class Dashboard:
 
 
 def guide_for_pages(state: dict) -> dict:
-    """The guide's state with the scripts' checks in the room's words."""
+    """The guide's state with the scripts' checks in the room's words (and sayable in any language)."""
     if state.get("outcomes"):
-        state = {**state, "outcomes": [{**o, "detail": humane(o.get("detail") or "")} for o in state["outcomes"]]}
+        state = {**state, "outcomes": [{**o, "name": heard(o.get("name") or ""),
+                                        "detail": heard(humane(o.get("detail") or ""))} for o in state["outcomes"]]}
+    if state.get("error"):
+        state = {**state, "error": heard(state["error"])}
     return state
+
+
+def localize_tree(value, lang: str):
+    """A payload with every Text in it said in `lang` (dicts and lists are copied; English is sent as it is)."""
+    if lang == i18n.SOURCE:
+        return value
+    if isinstance(value, Text):
+        return localize(value, lang)
+    if isinstance(value, dict):
+        return {k: localize_tree(v, lang) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [localize_tree(v, lang) for v in value]
+    return value
+
+
+def localized_frame(frame: dict, lang: str) -> dict:
+    """A frame in `lang`: only its events' words and the cluster's error are sentences (the nodes are data)."""
+    if lang == i18n.SOURCE:
+        return frame
+    cluster = frame.get("cluster") or {}
+    if cluster.get("error"):
+        cluster = {**cluster, "error": localize(heard(cluster["error"]), lang)}
+    return {**frame, "cluster": cluster,
+            "events": [{**e, "text": localize(e["text"], lang)} if "text" in e else e for e in frame["events"]]}
+
+
+def said(exc: Exception):
+    """An exception's message as a Text: its own when it has one, else its English recognised when known."""
+    message = exc.args[0] if exc.args else ""
+    return message if isinstance(message, Text) else heard(str(exc))
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:
@@ -423,7 +516,12 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
 
     @app.get("/")
     def index():
-        return render_template("index.html", mode=dashboard.mode)
+        lang = dashboard.request_lang()
+        languages = list(LANGUAGES.items()) + ([(PSEUDO, "⟦xx⟧")] if lang == PSEUDO else [])
+        page = {"lang": lang, "room": dashboard.room_lang, "chosen": i18n.supported(request.args.get("lang")),
+                "languages": dict(languages), "messages": i18n.for_page(lang)}
+        return render_template("index.html", mode=dashboard.mode, lang=lang, languages=languages, i18n=page,
+                               lang_tag={"zh": "zh-Hans", PSEUDO: "en"}.get(lang, lang))
 
     @app.get("/healthz")
     def healthz():
@@ -437,29 +535,42 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
 
     @app.post("/api/dashboard/control/<action>")
     def control(action):
+        lang = dashboard.request_lang()
         if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
-            return jsonify(ok=False, error="cross-origin request refused"), 403
+            return jsonify(ok=False, error=localize(say("cross-origin request refused"), lang)), 403
         # The token first, from the header or the query: a watcher's body is never read, let alone parsed.
         token = request.headers.get("X-HWM-Token") or request.args.get("token")
         if not dashboard.may_control(token):
-            return jsonify(ok=False, action=action,
-                           error="viewers can only watch: control actions need the instructor token"), 403
+            return jsonify(ok=False, action=action, error=localize(VIEWERS_ONLY, lang)), 403
         body = request.get_json(silent=True) or {}
         answer = dashboard.perform(action, body if isinstance(body, dict) else {})
-        return jsonify(answer), 200 if answer.get("ok") else 400
+        return jsonify(localize_tree(answer, lang)), 200 if answer.get("ok") else 400
 
 
 def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
+    # Each page joins the rooms of its language ("live:es", "follow:es", "lang:es"): what a room is sent is said
+    # once per language in it.
+    def lang_of(sid: str) -> str:
+        return dashboard.viewers.get(sid, {}).get("lang", i18n.SOURCE)
+
+    def send(event: str, payload, sid: str) -> None:
+        socketio.emit(event, localize_tree(payload, lang_of(sid)), to=sid)
+
+    def answer(payload: dict) -> dict:  # a callback's answer, in the asking page's language
+        return localize_tree(payload, lang_of(request.sid))
+
     @socketio.on("connect")
     def connect(auth=None):
         if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
             return False
-        token = (auth or {}).get("token") if isinstance(auth, dict) else None
-        can_control = dashboard.may_control(token or request.args.get("token"))
+        auth = auth if isinstance(auth, dict) else {}
+        can_control = dashboard.may_control(auth.get("token") or request.args.get("token"))
+        lang = i18n.supported(auth.get("lang")) or dashboard.request_lang()
         # Watchers follow the instructor unless they leave; whoever holds the token leads.
-        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control}
+        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control, "lang": lang}
+        join_room(f"lang:{lang}", sid=request.sid)
         if not can_control:
-            join_room("follow", sid=request.sid)
+            join_room(f"follow:{lang}", sid=request.sid)
         _show(request.sid, dashboard.lead["mode"] if not can_control else dashboard.mode)
         return None
 
@@ -477,19 +588,19 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
 
     def _watch_live(sid: str) -> None:
         dashboard.viewers[sid]["mode"] = "live"
-        leave_room("replay", sid=sid)
-        socketio.emit("hello", _hello(sid, "live"), to=sid)
+        leave_room(f"replay:{lang_of(sid)}", sid=sid)
+        send("hello", _hello(sid, "live"), sid)
         with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
-            socketio.emit("frame", dashboard.feed.snapshot(), to=sid)
-            join_room("live", sid=sid)
+            socketio.emit("frame", localized_frame(dashboard.feed.snapshot(), lang_of(sid)), to=sid)
+            join_room(f"live:{lang_of(sid)}", sid=sid)
         dashboard.ensure_running()
 
     def _watch_replay(sid: str, position: int = 0) -> None:
         dashboard.viewers[sid]["mode"] = "replay"
-        leave_room("live", sid=sid)
-        join_room("replay", sid=sid)
-        socketio.emit("hello", _hello(sid, "replay"), to=sid)
-        socketio.emit("frame", dashboard.replay_frame(position), to=sid)
+        leave_room(f"live:{lang_of(sid)}", sid=sid)
+        join_room(f"replay:{lang_of(sid)}", sid=sid)
+        send("hello", _hello(sid, "replay"), sid)
+        send("frame", dashboard.replay_frame(position), sid)
 
     def _lead(mode: str, position: int = 0) -> None:
         """An instructor changed view: every follower changes with them."""
@@ -503,13 +614,13 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         message = message if isinstance(message, dict) else {}
         viewer = dashboard.viewers.get(request.sid)
         if viewer is None:
-            return {"ok": False, "error": "not connected"}
+            return answer({"ok": False, "error": say("not connected")})
         viewer["follow"] = bool(message.get("on"))
         if viewer["follow"]:
-            join_room("follow", sid=request.sid)
+            join_room(f"follow:{viewer['lang']}", sid=request.sid)
             _show(request.sid, dashboard.lead["mode"])
         else:
-            leave_room("follow", sid=request.sid)
+            leave_room(f"follow:{viewer['lang']}", sid=request.sid)
         return {"ok": True, "follow": viewer["follow"], "mode": viewer.get("mode")}
 
     @socketio.on("replay_open")
@@ -518,22 +629,22 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         viewer = dashboard.viewers.get(request.sid, {})
         if message.get("dir"):
             if not viewer.get("control"):
-                return {"ok": False, "error": "opening a trace needs the instructor token"}
+                return answer({"ok": False, "error": say("opening a trace needs the instructor token")})
             try:
                 dashboard.open_replay(str(message["dir"]))
             except ValueError as exc:
-                return {"ok": False, "error": str(exc)}
+                return answer({"ok": False, "error": said(exc)})
         if dashboard.replay is None:
-            return {"ok": False, "error": "no trace is open: give a trace directory"}
+            return answer({"ok": False, "error": say("no trace is open: give a trace directory")})
         _watch_replay(request.sid)
         if viewer.get("control"):
             _lead("replay", 0)
-        return {"ok": True, "replay": dashboard.replay.info()}
+        return answer({"ok": True, "replay": dashboard.replay.info()})
 
     @socketio.on("go_live")
     def go_live(*_):
         if dashboard.feed.client is None:
-            return {"ok": False, "error": "no live cluster: this dashboard only replays (hwm-lab replay)"}
+            return answer({"ok": False, "error": say("no live cluster: this dashboard only replays (hwm-lab replay)")})
         _watch_live(request.sid)
         if dashboard.viewers.get(request.sid, {}).get("control"):
             _lead("live")
@@ -546,7 +657,7 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
     @socketio.on("resync")
     def resync(*_):
         if dashboard.viewers.get(request.sid, {}).get("mode", dashboard.mode) == "live":
-            return dashboard.snapshot()
+            return localized_frame(dashboard.snapshot(), lang_of(request.sid))
         return None
 
     @socketio.on("control")
@@ -554,9 +665,8 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         message = message if isinstance(message, dict) else {}
         action = str(message.get("action", ""))
         if not dashboard.viewers.get(request.sid, {}).get("control"):
-            return {"ok": False, "action": action,
-                    "error": "viewers can only watch: control actions need the instructor token"}
-        return dashboard.perform(action, message.get("args") or {})
+            return answer({"ok": False, "action": action, "error": VIEWERS_ONLY})
+        return answer(dashboard.perform(action, message.get("args") or {}))
 
     @socketio.on("replay_seek")
     def replay_seek(message):
@@ -564,10 +674,10 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         try:
             frame = dashboard.replay_frame(message.get("position"), message.get("time"))
         except (RuntimeError, ValueError, TypeError) as exc:
-            return {"ok": False, "error": str(exc)}
+            return answer({"ok": False, "error": said(exc)})
         viewer = dashboard.viewers.get(request.sid, {})
         if viewer.get("control") and viewer.get("mode") == "replay":
             dashboard.lead = {"mode": "replay", "position": frame["position"]}
             followed = {**frame, "playing": bool(message.get("playing")), "speed": message.get("speed")}
-            socketio.emit("frame", followed, to="follow", skip_sid=request.sid)
-        return frame
+            dashboard.emit("frame", followed, "follow", skip_sid=request.sid, localize_as=localized_frame)
+        return localized_frame(frame, lang_of(request.sid))

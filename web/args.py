@@ -7,6 +7,7 @@ import argparse
 import os
 
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
+from lab.i18n import LANGUAGES
 
 
 def _common(p: argparse.ArgumentParser, port: int) -> None:
@@ -18,6 +19,9 @@ def _common(p: argparse.ArgumentParser, port: int) -> None:
                    help="Socket.IO server mode (default eventlet)")
     p.add_argument("--frame-hz", type=float, default=10.0, help="frames pushed to each page per second (default 10)")
     p.add_argument("--token", default=None, help="instructor token (default: generated when not on loopback)")
+    p.add_argument("--lang", choices=list(LANGUAGES), default=None,
+                   help="the room's language: every page reads it unless it chooses its own (default: each "
+                        "browser's Accept-Language); the instructor can change it from the page's header")
 
 
 def register(subparsers, run) -> None:
@@ -58,6 +62,8 @@ def to_argv(args: argparse.Namespace) -> list[str]:
             "--frame-hz", str(args.frame_hz)]
     if args.token:
         argv += ["--token", args.token]
+    if args.lang:
+        argv += ["--lang", args.lang]
     if args.command_name == "demo":
         argv += ["--nodes", str(args.nodes), "--dir", args.dir, "--impl", args.impl]
         argv += ["--truncation", args.truncation] if args.truncation else []

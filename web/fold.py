@@ -10,6 +10,7 @@ import bisect
 import copy
 from pathlib import Path
 
+from lab.i18n.scenarios import step_text
 from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
 
@@ -250,7 +251,7 @@ class Replay:
         return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,
                 "trace_duration": self.trace_duration, "stepped": self.stepped,
                 "step_seconds": STEP_SECONDS if self.stepped else None, "warnings": self.warnings[:20],
-                "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": e.get("text", "")}
+                "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": step_text(e.get("text", ""))}
                           for i, e in enumerate(self.events) if e["type"] == "step"]}
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+from lab.i18n import say
+from lab.i18n import scenarios as words
 from lab.sim import scenario as scripts
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4")
@@ -21,8 +23,8 @@ def catalog(names=GUIDED) -> list[dict]:
             s = scripts.load(name)
         except scripts.ScenarioError:
             continue
-        out.append({"name": s.name, "title": s.title, "description": s.description, "nodes": s.nodes,
-                    "truncation": s.truncation, "steps": [step.text for step in s.steps]})
+        out.append({"name": s.name, "title": words.title(s), "description": words.description(s), "nodes": s.nodes,
+                    "truncation": s.truncation, "steps": words.steps(s)})
     return out
 
 
@@ -49,11 +51,12 @@ class Guide:
             return {"active": False, "busy": self.busy, "error": self.error}
         done = self.run.next_step if self.run else 0
         action, target = self.action if self.busy and self.action else (None, None)
-        return {"active": True, "name": s.name, "title": s.title, "description": s.description,
+        steps = words.steps(s)
+        return {"active": True, "name": s.name, "title": words.title(s), "description": words.description(s),
                 "truncation": s.truncation, "action": action, "target": target,
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
-                "text": s.steps[done - 1].text if done else "",
-                "next_text": s.steps[done].text if done < len(s.steps) else "",
+                "text": steps[done - 1] if done else "",
+                "next_text": steps[done] if done < len(s.steps) else "",
                 "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None}
 
     def _publish(self) -> None:
@@ -61,14 +64,15 @@ class Guide:
 
     def start(self, name: str, truncation: str | None = None) -> dict:
         if name.lower() not in GUIDED:
-            raise ValueError(f"no guided scenario {name!r}; choose one of {', '.join(GUIDED).upper()}")
+            raise ValueError(say("no guided scenario {name}; choose one of {names}", name=repr(name),
+                                 names=", ".join(GUIDED).upper()))
         scenario = scripts.load(name)
         if truncation:
             from dataclasses import replace
             scenario = replace(scenario, truncation=truncation)
         with self.lock:
             if self.busy:
-                raise RuntimeError("a step is still running; wait for it to finish")
+                raise RuntimeError(say("a step is still running; wait for it to finish"))
             self.busy, self.error, self.outcomes = True, None, []
             self.generation += 1
             self.scenario, self.run, self.action = scenario, None, ("start", 0)
@@ -79,11 +83,11 @@ class Guide:
     def next(self) -> dict:
         with self.lock:
             if self.scenario is None or self.run is None:
-                raise RuntimeError("start a scenario first")
+                raise RuntimeError(say("start a scenario first"))
             if self.busy:
-                raise RuntimeError("a step is still running; wait for it to finish")
+                raise RuntimeError(say("a step is still running; wait for it to finish"))
             if self.run.next_step >= len(self.scenario.steps):
-                raise RuntimeError("that was the last step; press back, or start the scenario again")
+                raise RuntimeError(say("that was the last step; press back, or start the scenario again"))
             self.busy, self.error = True, None
             self.action = ("next", self.run.next_step + 1)
         self._publish()
@@ -93,9 +97,9 @@ class Guide:
     def back(self) -> dict:
         with self.lock:
             if self.scenario is None or self.run is None:
-                raise RuntimeError("start a scenario first")
+                raise RuntimeError(say("start a scenario first"))
             if self.busy:
-                raise RuntimeError("a step is still running; wait for it to finish")
+                raise RuntimeError(say("a step is still running; wait for it to finish"))
             target = max(0, self.run.next_step - 1)
             self.busy, self.error, self.outcomes = True, None, []
             self.generation += 1

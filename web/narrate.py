@@ -1,10 +1,15 @@
-"""Trace events in words for the dashboard's event feed ("C truncated index 4 (generation 1): conflicts ...")."""
+"""Trace events in words for the dashboard's event feed ("C truncated index 4 (generation 1): conflicts ...").
+
+Each sentence is a catalogue Text (lab.i18n): English as it is made, said in a page's language when it is sent."""
 
 from __future__ import annotations
 
 import re
 
 from lab.core.config import TIMING
+from lab.i18n import say
+from lab.i18n.phrases import heard
+from lab.i18n.scenarios import step_text
 
 TICK_MS = TIMING.tick_ms  # a node's tick when nothing says otherwise
 _TICKS = re.compile(r"within (\d+) ticks")
@@ -21,10 +26,10 @@ def humane(text, tick_ms: float | None = None) -> str:
                         text)
 
 
-def _entries(first: int, last: int) -> str:
+def _entries(first: int, last: int):
     if first == last:
-        return f"index {first}"
-    return f"indexes {first}-{last}"
+        return say("index {index}", index=first)
+    return say("indexes {first}-{last}", first=first, last=last)
 
 
 def _quote(payload) -> str:
@@ -32,12 +37,14 @@ def _quote(payload) -> str:
     return f"“{text if len(text) <= 24 else text[:23] + '…'}”"
 
 
-def _generations(entries: list) -> str:
+def _generations(entries: list):
     gens = sorted({e[1] for e in entries if len(e) > 1})
     if not gens:
         return ""
-    word = "generation" if len(gens) == 1 else "generations"
-    return f" ({word} {', '.join(str(g) for g in gens)})"
+    listed = ", ".join(str(g) for g in gens)
+    if len(gens) == 1:
+        return say(" (generation {generations})", generations=listed)
+    return say(" (generations {generations})", generations=listed)
 
 
 class Narrator:
@@ -75,145 +82,207 @@ class Narrator:
             removed = g("removed") or []
             first = g("from_index")
             last = removed[-1][0] if removed else first
-            what = f"{node} truncated {_entries(first, last)}{_generations(removed)}"
+            what = say("{node} truncated {entries}{generations}", node=node, entries=_entries(first, last),
+                       generations=_generations(removed))
             reason = g("reason")
             if reason == "conflict":
                 source = self.leader_of.get(node) or (self.cluster_leader if self.cluster_leader != node else None)
                 other = g("conflicting_generation")
-                against = f"generation {other}" if other is not None else "the leader's log"
-                return f"{what}: conflicts with {against}" + (f" from {source}" if source else "")
+                if other is not None and source:
+                    return say("{what}: conflicts with generation {generation} from {leader}", what=what,
+                               generation=other, leader=source)
+                if other is not None:
+                    return say("{what}: conflicts with generation {generation}", what=what, generation=other)
+                if source:
+                    return say("{what}: conflicts with the leader's log from {leader}", what=what, leader=source)
+                return say("{what}: conflicts with the leader's log", what=what)
             if reason == "restart-hwm":
-                return f"{what} on restart: above its own high-water mark {g('hwm')} (high-water-mark strategy)"
+                return say("{what} on restart: above its own high-water mark {hwm} (high-water-mark strategy)",
+                           what=what, hwm=g("hwm"))
             if reason == "leader-epoch":
-                return f"{what}: beyond where the leader's log ends for that generation (leader-epoch)"
+                return say("{what}: beyond where the leader's log ends for that generation (leader-epoch)", what=what)
             if reason == "lost-tail":
-                return f"{what}: never flushed to disk, lost in the crash"
-            return f"{what} ({reason})"
+                return say("{what}: never flushed to disk, lost in the crash", what=what)
+            return say("{what} ({reason})", what=what, reason=reason)
         if kind == "cluster_started":
-            nodes = ", ".join(g("nodes") or [])
-            return f"Cluster started: nodes {nodes}; truncation {g('truncation')}; fsync {_fsync(g('fsync'))}"
+            return say("Cluster started: nodes {nodes}; truncation {truncation}; fsync {fsync}",
+                       nodes=", ".join(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
         if kind == "cluster_stopped":
-            return "Cluster stopped"
+            return say("Cluster stopped")
         if kind == "node_killed":
             lost = g("lost_entries")
-            return f"{g('target')} killed (SIGKILL)" + (f"; {lost} unflushed entries lost" if lost else "")
-        if kind in ("node_restarted", "node_paused", "node_resumed"):
-            return f"{g('target')} {kind.split('_')[1]}"
+            if lost:
+                return say("{node} killed (SIGKILL); {lost} unflushed entries lost", node=g("target"), lost=lost)
+            return say("{node} killed (SIGKILL)", node=g("target"))
+        if kind == "node_restarted":
+            return say("{node} restarted", node=g("target"))
+        if kind == "node_paused":
+            return say("{node} paused", node=g("target"))
+        if kind == "node_resumed":
+            return say("{node} resumed", node=g("target"))
         if kind == "link_cut":
-            return f"Link {g('src')} → {g('dst')} cut"
+            return say("Link {src} → {dst} cut", src=g("src"), dst=g("dst"))
         if kind == "link_healed":
-            return f"Link {g('src')} → {g('dst')} healed"
+            return say("Link {src} → {dst} healed", src=g("src"), dst=g("dst"))
         if kind == "delay_set":
             ms = g("ms") or 0
-            return f"Slow motion: every message delayed {ms:g} ms" if ms else "Slow motion off"
+            return say("Slow motion: every message delayed {ms:g} ms", ms=ms) if ms else say("Slow motion off")
         if kind == "settings_changed":
             changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
-            return "Settings: " + ", ".join(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items())
+            return say("Settings: {changes}",
+                       changes=", ".join(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
         if kind == "client_write":
             target = g("target")
-            return f"Client writes {_quote(g('payload'))} " + (f"to {target}" if target else "(to the leader)")
+            if target:
+                return say("Client writes {payload} to {node}", payload=_quote(g("payload")), node=target)
+            return say("Client writes {payload} (to the leader)", payload=_quote(g("payload")))
         if kind == "client_write_failed":
             why = g("error") or g("reason")
-            return "Client write failed" + (f": {humane(why)}" if why else "")
+            return say("Client write failed: {reason}", reason=heard(humane(why))) if why \
+                else say("Client write failed")
         if kind == "client_read":
-            return f"Client reads index {g('index')} from {g('target')}"
+            return say("Client reads index {index} from {node}", index=g("index"), node=g("target"))
         if kind == "step":
-            return f"Step: {g('text')}"
+            return say("Step: {text}", text=step_text(g("text")))
         if kind == "expectation":
             mark = "✓" if g("ok") else "✗"
             detail, name = g("detail"), str(g("name"))
-            name = name if name.startswith("expect ") else f"expect {name}"
-            return f"{mark} {name}" + (f": {humane(detail)}" if detail else "")
+            # a script's expectation, or the command that could not finish (a wait, a write)
+            name = heard(name if name.startswith(("expect ", "wait ", "write ")) else f"expect {name}")
+            if detail:
+                return say("{mark} {name}: {detail}", mark=mark, name=name, detail=heard(humane(detail)))
+            return say("{mark} {name}", mark=mark, name=name)
         if kind == "clocks_held":
-            return "Node clocks held: nothing happens by itself until the next command"
+            return say("Node clocks held: nothing happens by itself until the next command")
         if kind == "clocks_released":
-            return "Node clocks running"
+            return say("Node clocks running")
         if kind == "node_started":
             boot = g("boot")
-            again = "restarted" if boot and boot > 1 else "started"
-            return (f"{node} {again}: log ends at {g('log_end')} (generation {g('last_generation')}), "
-                    f"high-water mark {g('hwm')}, truncation {g('truncation')}")
+            values = dict(node=node, log_end=g("log_end"), generation=g("last_generation"), hwm=g("hwm"),
+                          truncation=g("truncation"))
+            if boot and boot > 1:
+                return say("{node} restarted: log ends at {log_end} (generation {generation}), high-water mark "
+                           "{hwm}, truncation {truncation}", **values)
+            return say("{node} started: log ends at {log_end} (generation {generation}), high-water mark {hwm}, "
+                       "truncation {truncation}", **values)
         if kind == "node_stopped":
-            return f"{node} stopped: {g('reason')}"
+            return say("{node} stopped: {reason}", node=node, reason=heard(g("reason")))
         if kind == "election_started":
-            return f"{node} starts an election for generation {g('generation')}"
+            return say("{node} starts an election for generation {generation}", node=node, generation=g("generation"))
         if kind == "prevote_started":
-            return f"{node} hears no leader: it asks whether it could win generation {g('generation')} (pre-vote)"
+            return say("{node} hears no leader: it asks whether it could win generation {generation} (pre-vote)",
+                       node=node, generation=g("generation"))
         if kind == "prevote_granted":
-            return f"{node} would vote for {g('candidate')} in generation {g('generation')} (pre-vote)"
+            return say("{node} would vote for {candidate} in generation {generation} (pre-vote)", node=node,
+                       candidate=g("candidate"), generation=g("generation"))
         if kind == "prevote_denied":
-            return f"{node} would not vote for {g('candidate')} in generation {g('generation')}: {g('reason')}"
+            return say("{node} would not vote for {candidate} in generation {generation}: {reason}", node=node,
+                       candidate=g("candidate"), generation=g("generation"), reason=heard(g("reason")))
         if kind == "truncation_refused":
-            return (f"{node} refuses to truncate from index {g('from_index')}: at or below its high-water mark "
-                    f"{g('hwm')}, a committed entry would change")
+            return say("{node} refuses to truncate from index {index}: at or below its high-water mark {hwm}, a "
+                       "committed entry would change", node=node, index=g("from_index"), hwm=g("hwm"))
         if kind == "wal_recovered":
             if g("repaired"):
-                return (f"{node}'s write-ahead log was damaged at index {g('first_bad_index')}: repaired, it keeps "
-                        f"indexes 1 to {g('log_end')} and catches up to {g('catching_up_to')} before it votes again")
-            return f"{node}'s write-ahead log lost a torn tail from index {g('first_bad_index')} ({g('reason')})"
+                return say("{node}'s write-ahead log was damaged at index {index}: repaired, it keeps indexes 1 to "
+                           "{log_end} and catches up to {target} before it votes again", node=node,
+                           index=g("first_bad_index"), log_end=g("log_end"), target=g("catching_up_to"))
+            return say("{node}'s write-ahead log lost a torn tail from index {index} ({reason})", node=node,
+                       index=g("first_bad_index"), reason=heard(g("reason")))
         if kind == "wal_truncated":
-            return (f"{node}'s write-ahead log drops index {g('from_index')} and after: segments left "
-                    f"{g('segments')}, deleted {g('deleted')}; the log ends at {g('log_end')}")
+            return say("{node}'s write-ahead log drops index {index} and after: segments left {segments}, deleted "
+                       "{deleted}; the log ends at {log_end}", node=node, index=g("from_index"),
+                       segments=g("segments"), deleted=g("deleted"), log_end=g("log_end"))
         if kind == "epoch_truncation":
             cut = g("cut")
-            return (f"{node}: the leader's generation ends at index {g('end_index')}, so "
-                    + (f"it removes index {cut} and after" if cut is not None else "it keeps its whole log"))
+            if cut is not None:
+                return say("{node}: the leader's generation ends at index {end}, so it removes index {cut} and after",
+                           node=node, end=g("end_index"), cut=cut)
+            return say("{node}: the leader's generation ends at index {end}, so it keeps its whole log", node=node,
+                       end=g("end_index"))
         if kind == "caught_up":
-            return f"{node} holds again everything up to index {g('index')}: it votes again"
+            return say("{node} holds again everything up to index {index}: it votes again", node=node,
+                       index=g("index"))
         if kind == "vote_granted":
-            return f"{node} votes for {g('candidate')} in generation {g('generation')}"
+            return say("{node} votes for {candidate} in generation {generation}", node=node, candidate=g("candidate"),
+                       generation=g("generation"))
         if kind == "vote_denied":
-            return f"{node} refuses {g('candidate')} its vote in generation {g('generation')}: {g('reason')}"
+            return say("{node} refuses {candidate} its vote in generation {generation}: {reason}", node=node,
+                       candidate=g("candidate"), generation=g("generation"), reason=heard(g("reason")))
         if kind == "became_leader":
-            return f"{node} is leader of generation {g('generation')} (votes {', '.join(g('votes') or [])})"
+            return say("{node} is leader of generation {generation} (votes {votes})", node=node,
+                       generation=g("generation"), votes=", ".join(g("votes") or []))
         if kind == "became_follower":
             leader = g("leader")
-            return (f"{node} follows {leader} in generation {g('generation')}" if leader
-                    else f"{node} is a follower in generation {g('generation')}")
+            if leader:
+                return say("{node} follows {leader} in generation {generation}", node=node, leader=leader,
+                           generation=g("generation"))
+            return say("{node} is a follower in generation {generation}", node=node, generation=g("generation"))
         if kind == "generation_changed":
-            return f"{node}: generation {g('from_generation')} → {g('generation')}"
+            return say("{node}: generation {before} → {generation}", node=node, before=g("from_generation"),
+                       generation=g("generation"))
         if kind == "leader_append":
-            return f"{node} (leader) appends {_quote(g('payload'))} at index {g('index')} (generation {g('generation')})"
+            return say("{node} (leader) appends {payload} at index {index} (generation {generation})", node=node,
+                       payload=_quote(g("payload")), index=g("index"), generation=g("generation"))
         if kind == "follower_append":
-            return f"{node} appends {_quote(g('payload'))} at index {g('index')} (generation {g('generation')})"
-        if kind == "replication_sent":
+            return say("{node} appends {payload} at index {index} (generation {generation})", node=node,
+                       payload=_quote(g("payload")), index=g("index"), generation=g("generation"))
+        if kind in ("replication_sent", "replication_received"):
             first, last = g("first"), g("last")
-            body = "heartbeat" if first > last else f"entries {first}-{last}" if last > first else f"entry {first}"
-            return f"{node} → {g('to')}: {body}, high-water mark {g('hwm')}"
-        if kind == "replication_received":
-            first, last = g("first"), g("last")
-            body = "heartbeat" if first > last else f"entries {first}-{last}" if last > first else f"entry {first}"
-            return f"{node} ← {g('from')}: {body}, high-water mark {g('hwm')}"
+            if first > last:
+                body = say("heartbeat")
+            elif last > first:
+                body = say("entries {first}-{last}", first=first, last=last)
+            else:
+                body = say("entry {index}", index=first)
+            if kind == "replication_sent":
+                return say("{node} → {peer}: {body}, high-water mark {hwm}", node=node, peer=g("to"), body=body,
+                           hwm=g("hwm"))
+            return say("{node} ← {peer}: {body}, high-water mark {hwm}", node=node, peer=g("from"), body=body,
+                       hwm=g("hwm"))
         if kind == "replication_rejected":
-            return f"{node} rejects {g('from')}'s entries after index {g('prev_index')}: {g('reason')}"
+            return say("{node} rejects {leader}'s entries after index {index}: {reason}", node=node,
+                       leader=g("from"), index=g("prev_index"), reason=heard(g("reason")))
         if kind == "match_index_updated":
-            return f"{node}: {g('follower')} matches up to index {g('match_index')} (next {g('next_index')})"
+            return say("{node}: {follower} matches up to index {index} (next {next})", node=node,
+                       follower=g("follower"), index=g("match_index"), next=g("next_index"))
         if kind == "next_index_backed_up":
             follower, differs = g("follower"), self.refused_at.get((node, g("follower")))
-            where = f" at index {differs}" if differs else ""
-            return (f"{node}: {follower}'s log differs{where}; {node} sends again from index {g('next_index')} "
-                    f"({follower} keeps what matches and replaces what conflicts)")
+            values = dict(node=node, follower=follower, next=g("next_index"), index=differs)
+            if differs:
+                return say("{node}: {follower}'s log differs at index {index}; {node} sends again from index {next} "
+                           "({follower} keeps what matches and replaces what conflicts)", **values)
+            return say("{node}: {follower}'s log differs; {node} sends again from index {next} ({follower} keeps "
+                       "what matches and replaces what conflicts)", **values)
         if kind == "hwm_changed":
             hwm = g("hwm")
-            return (f"{node}'s high-water mark {g('from_hwm')} → {hwm}"
-                    + (f": index {hwm} committed" if g("role") == "leader" else ""))
+            if g("role") == "leader":
+                return say("{node}'s high-water mark {before} → {hwm}: index {hwm} committed", node=node,
+                           before=g("from_hwm"), hwm=hwm)
+            return say("{node}'s high-water mark {before} → {hwm}", node=node, before=g("from_hwm"), hwm=hwm)
         if kind == "epoch_query":
-            return f"{node} asks the leader where generation {g('generation')} ends"
+            return say("{node} asks the leader where generation {generation} ends", node=node,
+                       generation=g("generation"))
         if kind == "epoch_answer":
-            return f"{node}: generation {g('generation')} ends at index {g('end_index')}"
+            return say("{node}: generation {generation} ends at index {end}", node=node, generation=g("generation"),
+                       end=g("end_index"))
         if kind == "write_requested":
-            return f"{node} receives the write {_quote(g('payload'))}"
+            return say("{node} receives the write {payload}", node=node, payload=_quote(g("payload")))
         if kind == "write_acked":
-            return f"{node} acknowledges the write at index {g('index')} (generation {g('generation')})"
+            return say("{node} acknowledges the write at index {index} (generation {generation})", node=node,
+                       index=g("index"), generation=g("generation"))
         if kind == "write_failed":
-            return f"{node}: write failed: {humane(g('reason'), self.tick_ms.get(node))}"
+            return say("{node}: write failed: {reason}", node=node,
+                       reason=heard(humane(g("reason"), self.tick_ms.get(node))))
         if kind == "read_served":
-            return f"{node} serves index {g('index')} ({_quote(g('payload'))}), high-water mark {g('hwm')}"
+            return say("{node} serves index {index} ({payload}), high-water mark {hwm}", node=node, index=g("index"),
+                       payload=_quote(g("payload")), hwm=g("hwm"))
         if kind == "read_refused":
-            return f"{node} refuses to read index {g('index')}: {g('reason')}"
+            return say("{node} refuses to read index {index}: {reason}", node=node, index=g("index"),
+                       reason=heard(g("reason")))
         if kind == "log_snapshot":
-            return f"{node}'s final log: {g('log_end')} entries, high-water mark {g('hwm')}"
-        return f"{node}: {kind}"
+            return say("{node}'s final log: {log_end} entries, high-water mark {hwm}", node=node,
+                       log_end=g("log_end"), hwm=g("hwm"))
+        return say("{node}: {kind}", node=node, kind=kind)
 
 
 def _fsync(value) -> str:

@@ -80,7 +80,8 @@ def serve_command(args: argparse.Namespace) -> int:
     from web.app import create_app, is_loopback
     from web.cluster import POINTER_DIR, ClusterError, ClusterHost
 
-    config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token}
+    config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
+              "LANGUAGE": args.lang}
     host = None
     taken = port_taken(args.host, args.port)
     if taken:  # before a cluster starts: a second dashboard must not share the port with the first

@@ -14,6 +14,7 @@
   };
   const params = new URLSearchParams(location.search);
   const token = params.get("token");
+  const I18N = window.HWM_I18N || { lang: "en", chosen: null };
 
   // ---- state -------------------------------------------------------------------------------------------
   const S = {
@@ -40,13 +41,14 @@
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
-  const socket = io({ auth: token ? { token } : {}, query: token ? { token } : {} });
+  const socket = io({ auth: token ? { token, lang: T.lang } : { lang: T.lang }, query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
   socket.on("disconnect", () => setConn(false));
   socket.on("connect_error", () => setConn(false));
   socket.on("hello", onHello);
   socket.on("frame", onFrame);
   socket.on("guide", (g) => { S.guide = g; renderGuide(); S.dirty = true; schedule(); });
+  socket.on("room_lang", (r) => followRoomLanguage(r && r.lang));
 
   function setConn(ok) {
     const c = $("#conn");
@@ -58,6 +60,8 @@
     S.mode = h.mode; S.canControl = h.can_control; S.tokenRequired = h.token_required; S.follow = !!h.follow;
     S.ownsCluster = h.owns_cluster; S.scenarios = h.scenarios || []; S.liveAvailable = h.live_available;
     S.frameHz = h.frame_hz || 10;
+    S.roomLang = h.room_lang;
+    if (followRoomLanguage(h.room_lang)) return;
     if (h.guide) S.guide = h.guide;
     S.replay = h.replay; S.seq = null; S.clocks = {};
     if (h.mode !== "replay") stopPlaying();
@@ -182,6 +186,7 @@
     $("#btn-guide-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-live").disabled = !S.liveAvailable;
+    $("#lang").title = S.canControl ? T.langRoomTitle : T.langTitle;
     renderGuideButtons();
   }
 
@@ -257,6 +262,29 @@
       if (a.ok) toast(T.dropped(flight.src, flight.dst, flight.label));
     });
   }
+
+  // ---- languages: a page reads the language it chose (?lang=), else the room's ---------------------------
+  // Another language is another page load: the server renders the page and its catalogue in it.
+  function reloadIn(lang) {
+    const url = new URL(location.href);
+    if (lang) url.searchParams.set("lang", lang); else url.searchParams.delete("lang");
+    location.replace(url.toString());
+  }
+  function followRoomLanguage(lang) {
+    S.roomLang = lang || S.roomLang;
+    if (!lang || I18N.chosen || lang === T.lang) return false;
+    reloadIn(null);
+    return true;
+  }
+  $("#lang").addEventListener("change", () => {
+    const lang = $("#lang").value;
+    if (S.canControl) {  // the instructor's language is the room's: every page that did not choose follows
+      I18N.chosen = null;
+      control("room_lang", { lang }).then((a) => { if (a.ok && lang !== T.lang) reloadIn(null); });
+    } else {
+      reloadIn(lang === S.roomLang ? null : lang);  // the room's language again: follow the room again
+    }
+  });
 
   // ---- following the instructor ------------------------------------------------------------------------
   function renderFollow() {
@@ -499,7 +527,7 @@
     if (S.mode === "live" && g && g.active) {
       if (g.busy && g.action === "start") text = T.guideStarting(g.name);
       else if (g.done) text = T.guideCaption(g.name, g.done, g.total, g.text);
-      else text = `${g.name.toUpperCase()} · ${g.description || g.title}`;
+      else text = T.guideAbout(g.name, g.description || g.title);
     } else if (S.mode === "replay") {
       const list = steps();
       let k = -1;
@@ -573,7 +601,7 @@
     }
     for (const id of ids) {
       const n = S.nodes[id]; const s = document.getElementById("nb-state-" + id);
-      if (n && s) { s.textContent = n.state; s.className = "state " + n.state.replace(" ", "-"); }
+      if (n && s) { s.textContent = T.state(n.state); s.className = "state " + n.state.replace(" ", "-"); }
     }
     // the settings form follows the cluster's settings, unless someone is editing it
     const st = S.cluster.settings || {};

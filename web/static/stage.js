@@ -68,7 +68,7 @@
       const buttons = el("span", "buttons");
       for (const action of ["kill", "restart", "pause", "resume"]) {
         const b = el("button", `btn-${action}` + (action === "kill" ? " danger" : ""), T.buttons[action]);
-        b.type = "button"; b.title = `${T.buttons[action]} ${id}`;
+        b.type = "button"; b.title = T.buttonTitle(action, id);
         b.addEventListener("click", () => hooks.nodeAction(id, action));
         buttons.appendChild(b);
       }
@@ -162,7 +162,7 @@
       const isLeader = S.cluster.leader === id;
       const stale = n.role === "leader" && !isLeader && state !== "killed";  // it still believes it leads
       lane.className = "lane " + state.replace(" ", "-") + (S.selected === id ? " selected" : "") + (isLeader ? " leader" : "");
-      const role = state === "killed" ? T.roleNone : (isLeader ? T.roleLeader : (n.role || T.roleNone));
+      const role = state === "killed" ? T.roleNone : (isLeader ? T.roleLeader : (n.role ? T.role(n.role) : T.roleNone));
       const l1 = lane.querySelector(".l1"), l1key = [role, isLeader, stale, n.generation].join();
       if (l1.dataset.key !== l1key) {
         l1.dataset.key = l1key; l1.replaceChildren();
@@ -176,7 +176,7 @@
       l2.title = n.stale ? T.staleTitle(id) : "";
       if (l2.textContent !== l2text) l2.textContent = l2text;
       const chip = lane.querySelector(".state");
-      if (chip.textContent !== state) chip.textContent = state;
+      if (chip.textContent !== T.state(state)) chip.textContent = T.state(state);
       chip.className = "state " + state.replace(" ", "-");
       const cuts = state === "cut off" ? [] : (S.cluster.links || []).filter((l) => l.cut && (l.src === id || l.dst === id));
       const chips = lane.querySelector(".cutchips"), chipText = cuts.map((l) => T.cutChip(l.src, l.dst)).join(" ");

@@ -1,107 +1,147 @@
 /* Every sentence the dashboard page composes, in one place (the page's fixed labels are in index.html).
-   A translation replaces this object; nothing else in the page builds words. */
-window.HWM_TEXT = {
-  live: "live", replay: "replay", disconnected: "disconnected",
-  summary: (n, leader, gen, hwm, truncation, fsync) =>
-    `${n} nodes · leader ${leader ? `${leader} (generation ${gen})` : "none"} · high-water mark ${hwm} · ` +
-    `truncation ${truncation} · fsync ${fsync}`,
-  apiError: (e) => `control API: ${e}`,
-  rate: (r) => `${r.toLocaleString()} events/s`,
-  following: "following the instructor ✓", notFollowing: "follow the instructor",
-  followLeft: "You left the instructor's view; press “follow the instructor” to come back.",
+   Each goes through t(msgid, values): the msgid is the English sentence, looked up in the page's catalogue
+   (window.HWM_I18N, the server's .po catalogue for the page's language); {name} placeholders take the values,
+   which are never translated. Nothing else in the page builds words. */
+(function () {
+  "use strict";
+  const I18N = window.HWM_I18N || { lang: "en", messages: {} };
+  const t = (msgid, values) => {
+    const s = I18N.messages[msgid] || msgid;
+    return values ? s.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : s;
+  };
+  const num = (n) => Number(n).toLocaleString(I18N.lang === "xx" ? "en" : I18N.lang);
+  const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
+                   exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
+  const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
 
-  // lanes
-  roleLeader: "★ leader", roleNone: "—",
-  generation: (g) => `generation ${g}`,
-  logLine: (end, hwm) => `log end ${end} · HWM ${hwm}`,
-  lastKnown: (line) => `${line} (last known)`,
-  staleTitle: (id) => `${id} did not answer the supervisor just now: its last known figures`,
-  staleRole: (id, g) => `${id} still believes it leads generation ${g}; a newer generation has a leader`,
-  buttons: { kill: "kill", restart: "restart", pause: "pause", resume: "resume" },
-  cutChip: (src, dst) => `✂ ${src}→${dst}`,
-  older: (n) => [`1–${n}`, "older", ""],
-  olderTitle: (n) => `${n} older entries collapsed`,
-  cellTitle: (id, i, p, g, above, hwm) =>
-    `${id}[${i}] = ${p}, generation ${g}` + (above ? ` — above ${id}'s high-water mark ${hwm}: not visible to clients` : " — committed"),
-  doomedTitle: (id, i) => `${id}[${i}] conflicts with the leader: truncated`,
-  hwmTag: (h) => `HWM ${h}`,
-  hwmTitle: (id, h) => `${id}'s high-water mark: ${h}`,
-  above: "above HWM: not visible",
-  matchMark: (m) => `▲m ${m}`, nextMark: (n) => `▲n ${n}`,
-  matchTitle: (leader, id, m) => `${leader}: ${id}'s match index ${m}`,
-  nextTitle: (leader, id, n) => `${leader}: ${id}'s next index ${n}`,
-  truncating: (from, gen, reason) => reason === "conflict"
-    ? `✗ conflicts with generation ${gen}: truncating from ${from}` : `✗ truncating from ${from} (${reason})`,
-  leaderLine: (id, h) => `leader ${id}: high-water mark ${h}`,
-  cutLink: (src, dst, both) => (both ? `${src} ↔ ${dst} cut` : `${src} → ${dst} cut`),
-  slowLink: (src, dst, ms) => `${src} → ${dst}: ${ms} ms a message`,
-  slowMark: "slow",
-  timerTitle: (id, e, t, held) => `${id}'s election clock: ${Math.round(e)} of ${t} ticks` + (held ? " (clocks held)" : ""),
-  leadsTitle: (id) => `${id} leads: it sends heartbeats instead of waiting for them`,
+  window.HWM_TEXT = {
+    lang: I18N.lang,
+    live: t("live"), replay: t("replay"), disconnected: t("disconnected"), connecting: t("connecting…"),
+    summary: (n, leader, gen, hwm, truncation, fsync) => (leader
+      ? t("{n} nodes · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+          { n, leader, generation: gen, hwm, truncation, fsync })
+      : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+          { n, hwm, truncation, fsync })),
+    apiError: (e) => t("control API: {error}", { error: e }),
+    rate: (r) => t("{rate} events/s", { rate: num(r) }),
+    following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
+    followLeft: t("You left the instructor's view; press “follow the instructor” to come back."),
+    state: (s) => STATES[s] || s,
+    role: (r) => ROLES[r] || r,
 
-  // legend and banners
-  legendGeneration: "generation:",
-  legendAbove: "above that node's high-water mark: not visible to clients",
-  legendMarks: "▲m match · ▲n next index (the leader's view)",
-  legendTimer: "ring: election timer",
-  slowBanner: (ms) => `slow motion: each message takes ${ms >= 1000 ? (ms / 1000).toLocaleString() + " s" : ms + " ms"}`,
-  heldBanner: "❄ clocks held: no elections, heartbeats or time-outs (T releases)",
+    // lanes
+    roleLeader: t("★ leader"), roleNone: "—",
+    generation: (g) => t("generation {generation}", { generation: g }),
+    logLine: (end, hwm) => t("log end {end} · HWM {hwm}", { end, hwm }),
+    lastKnown: (line) => t("{line} (last known)", { line }),
+    staleTitle: (id) => t("{node} did not answer the supervisor just now: its last known figures", { node: id }),
+    staleRole: (id, g) => t("{node} still believes it leads generation {generation}; a newer generation has a leader", { node: id, generation: g }),
+    buttons: { kill: t("kill"), restart: t("restart"), pause: t("pause"), resume: t("resume") },
+    buttonTitle: (action, id) => ({ kill: t("kill {node}", { node: id }), restart: t("restart {node}", { node: id }),
+                                    pause: t("pause {node}", { node: id }), resume: t("resume {node}", { node: id }) })[action],
+    cutChip: (src, dst) => `✂ ${src}→${dst}`,
+    older: (n) => [`1–${n}`, t("older"), ""],
+    olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
+    cellTitle: (id, i, p, g, above, hwm) => (above
+      ? t("{node}[{index}] = {payload}, generation {generation} — above {node}'s high-water mark {hwm}: not visible to clients",
+          { node: id, index: i, payload: p, generation: g, hwm })
+      : t("{node}[{index}] = {payload}, generation {generation} — committed", { node: id, index: i, payload: p, generation: g })),
+    doomedTitle: (id, i) => t("{node}[{index}] conflicts with the leader: truncated", { node: id, index: i }),
+    hwmTag: (h) => t("HWM {hwm}", { hwm: h }),
+    hwmTitle: (id, h) => t("{node}'s high-water mark: {hwm}", { node: id, hwm: h }),
+    above: t("above HWM: not visible"),
+    matchMark: (m) => `▲m ${m}`, nextMark: (n) => `▲n ${n}`,
+    matchTitle: (leader, id, m) => t("{leader}: {node}'s match index {index}", { leader, node: id, index: m }),
+    nextTitle: (leader, id, n) => t("{leader}: {node}'s next index {index}", { leader, node: id, index: n }),
+    truncating: (from, gen, reason) => (reason === "conflict"
+      ? t("✗ conflicts with generation {generation}: truncating from {index}", { generation: gen, index: from })
+      : t("✗ truncating from {index} ({reason})", { index: from, reason })),
+    leaderLine: (id, h) => t("leader {node}: high-water mark {hwm}", { node: id, hwm: h }),
+    cutLink: (src, dst, both) => (both ? t("{src} ↔ {dst} cut", { src, dst }) : t("{src} → {dst} cut", { src, dst })),
+    slowLink: (src, dst, ms) => t("{src} → {dst}: {ms} ms a message", { src, dst, ms }),
+    slowMark: t("slow"),
+    timerTitle: (id, e, total, held) => (held
+      ? t("{node}'s election clock: {elapsed} of {timeout} ticks (clocks held)", { node: id, elapsed: Math.round(e), timeout: total })
+      : t("{node}'s election clock: {elapsed} of {timeout} ticks", { node: id, elapsed: Math.round(e), timeout: total })),
+    leadsTitle: (id) => t("{node} leads: it sends heartbeats instead of waiting for them", { node: id }),
 
-  // messages in flight
-  msg: {
-    append: (a, b) => (a === b ? `append ${a}` : `append ${a}–${b}`),
-    heartbeat: (h) => `♥ HWM ${h}`,
-    ack: (m) => `ack ${m}`,
-    heartbeatAck: "♥ ok",
-    refuse: (i) => `✗ differs at ${i}`,
-    vote: (g) => `vote? g${g}`,
-    voteYes: "vote ✓", voteNo: "vote ✗",
-    prevote: (g) => `could I win g${g}?`, prevoteYes: "pre-vote ✓", prevoteNo: "pre-vote ✗",
-    epochQuery: (g) => `end of g${g}?`, epochAnswer: (i) => `ends at ${i}`,
-  },
-  dropTitle: (src, dst, label) => `${src} → ${dst}: ${label} — click to drop it`,
-  dropped: (src, dst, label) => `Dropped ${src} → ${dst} “${label}”: the link ${src} → ${dst} is cut until it would have landed`,
-  lost: "✂ lost",
+    // legend and banners
+    legendGeneration: t("generation:"),
+    legendAbove: t("above that node's high-water mark: not visible to clients"),
+    legendMarks: t("▲m match · ▲n next index (the leader's view)"),
+    legendTimer: t("ring: election timer"),
+    slowBanner: (ms) => (ms >= 1000
+      ? t("slow motion: each message takes {seconds} s", { seconds: num(ms / 1000) })
+      : t("slow motion: each message takes {ms} ms", { ms })),
+    heldBanner: t("❄ clocks held: no elections, heartbeats or time-outs (T releases)"),
 
-  // guide and replay captions
-  guideCaption: (name, done, total, text) => `${name.toUpperCase()} · step ${done} of ${total}: ${text}`,
-  guideStarting: (name) => `${name.toUpperCase()} · starting a fresh cluster…`,
-  guideRunning: (done, total) => `Running step ${done} of ${total}…`,
-  guideGoingBack: (target, total) => `Going back to step ${target} of ${total}…`,
-  guideStartingLabel: "Starting a fresh cluster…",
-  guideStep: (done, total) => `Step ${done} of ${total}`,
-  guideTitle: (title, truncation) => title + (truncation ? ` (truncation: ${truncation})` : ""),
-  guideIntro: "A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before.",
-  guideFirst: "Press Next to run the first step.",
-  guideNext: (t) => `Next: ${t}`,
-  guideDone: (passed) => (passed ? "Done: every expectation held." : "Done."),
-  replayCaption: (k, n, text) => `step ${k} of ${n}: ${text}`,
-  replayInfo: (dir, run, source, events, seconds, warnings) =>
-    `${dir}: ${run} (${source}), ${events} events, ${seconds} s at 1×` + (warnings ? `; ${warnings} warnings` : ""),
-  scrubLabel: (pos, total, play, duration, stepped) =>
-    `event ${pos.toLocaleString()} of ${total.toLocaleString()} · ${play.toFixed(1)} s of ${duration.toFixed(1)} s` +
-    (stepped ? " (one tick a moment)" : ""),
-  stepMarker: (k, text) => `step ${k}: ${text}`,
-  play: "▶ Play", pause: "❚❚ Pause",
+    // messages in flight
+    msg: {
+      append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
+      heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
+      ack: (m) => t("ack {index}", { index: m }),
+      heartbeatAck: t("♥ ok"),
+      refuse: (i) => t("✗ differs at {index}", { index: i }),
+      vote: (g) => t("vote? g{generation}", { generation: g }),
+      voteYes: t("vote ✓"), voteNo: t("vote ✗"),
+      prevote: (g) => t("could I win g{generation}?", { generation: g }),
+      prevoteYes: t("pre-vote ✓"), prevoteNo: t("pre-vote ✗"),
+      epochQuery: (g) => t("end of g{generation}?", { generation: g }),
+      epochAnswer: (i) => t("ends at {index}", { index: i }),
+    },
+    dropTitle: (src, dst, label) => t("{src} → {dst}: {label} — click to drop it", { src, dst, label }),
+    dropped: (src, dst, label) => t("Dropped {src} → {dst} “{label}”: the link {src} → {dst} is cut until it would have landed", { src, dst, label }),
+    lost: t("✂ lost"),
 
-  // feed
-  feedOpen: "Events ▾", feedClosed: "Events ▸",
-  feedSkipped: (n, top) => `+ ${n.toLocaleString()} routine events summarised (${top})`,
-  feedCount: (v, k) => `${v.toLocaleString()} ${k}`,
+    // guide and replay captions
+    guideCaption: (name, done, total, text) => t("{name} · step {done} of {total}: {text}", { name: name.toUpperCase(), done, total, text }),
+    guideAbout: (name, text) => `${name.toUpperCase()} · ${text}`,
+    guideStarting: (name) => t("{name} · starting a fresh cluster…", { name: name.toUpperCase() }),
+    guideRunning: (done, total) => t("Running step {done} of {total}…", { done, total }),
+    guideGoingBack: (target, total) => t("Going back to step {target} of {total}…", { target, total }),
+    guideStartingLabel: t("Starting a fresh cluster…"),
+    guideStep: (done, total) => t("Step {done} of {total}", { done, total }),
+    guideTitle: (title, truncation) => (truncation ? t("{title} (truncation: {truncation})", { title, truncation }) : title),
+    guideIntro: t("A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before."),
+    guideFirst: t("Press Next to run the first step."),
+    guideNext: (text) => t("Next: {text}", { text }),
+    guideDone: (passed) => (passed ? t("Done: every expectation held.") : t("Done.")),
+    replayCaption: (k, n, text) => t("step {k} of {n}: {text}", { k, n, text }),
+    replayInfo: (dir, run, source, events, seconds, warnings) => (warnings
+      ? t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×; {warnings} warnings", { dir, run, source, events, seconds, warnings })
+      : t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×", { dir, run, source, events, seconds })),
+    scrubLabel: (pos, total, play, duration, stepped) => (stepped
+      ? t("event {position} of {total} · {play} s of {duration} s (one tick a moment)",
+          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })
+      : t("event {position} of {total} · {play} s of {duration} s",
+          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })),
+    stepMarker: (k, text) => t("step {k}: {text}", { k, text }),
+    play: t("▶ Play"), pause: t("❚❚ Pause"),
 
-  // answers and toasts
-  wrote: (p, i, g, n) => `Wrote “${p}” at index ${i} (generation ${g}) via ${n}: acknowledged, the high-water mark covers it.`,
-  notAcked: (p, e) => `Write “${p}” not acknowledged: ${e}`,
-  served: (n, i, p, g, h) => `${n} serves index ${i}: “${p}” (generation ${g}); its high-water mark is ${h}.`,
-  refused: (n, i, e) => `${n} refuses index ${i}: ${e}`,
-  needNode: (key) => `${key} needs a selected node: press 1–7 or click a lane first`,
-  noChange: "No change", applied: "Settings applied",
-  started: (n) => `Started a ${n}-node cluster`,
-  clocksHeld: "Clocks held: the timers stop until you press T again",
-  clocksReleased: "Clocks running",
-  refusedControl: "refused",
-  viewerOnly: "Watching only: controls need the instructor token",
-  toLeader: "to the leader", to: (id) => `to ${id}`, from: (id) => `from ${id}`,
-  attached: "Attached to a cluster this dashboard did not start: start others with `hwm-lab up`.",
-  linkTitle: (s, d, cut) => `${s} → ${d}: ${cut ? "cut (click to heal)" : "connected (click to cut)"}`,
-};
+    // feed
+    feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
+    feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
+    feedCount: (v, k) => `${num(v)} ${k}`,
+
+    // answers and toasts
+    wrote: (p, i, g, n) => t("Wrote “{payload}” at index {index} (generation {generation}) via {node}: acknowledged, the high-water mark covers it.",
+                             { payload: p, index: i, generation: g, node: n }),
+    notAcked: (p, e) => t("Write “{payload}” not acknowledged: {error}", { payload: p, error: e }),
+    served: (n, i, p, g, h) => t("{node} serves index {index}: “{payload}” (generation {generation}); its high-water mark is {hwm}.",
+                                 { node: n, index: i, payload: p, generation: g, hwm: h }),
+    refused: (n, i, e) => t("{node} refuses index {index}: {error}", { node: n, index: i, error: e }),
+    needNode: (key) => t("{key} needs a selected node: press 1–7 or click a lane first", { key }),
+    noChange: t("No change"), applied: t("Settings applied"),
+    started: (n) => t("Started a {n}-node cluster", { n }),
+    clocksHeld: t("Clocks held: the timers stop until you press T again"),
+    clocksReleased: t("Clocks running"),
+    refusedControl: t("refused"),
+    viewerOnly: t("Watching only: controls need the instructor token"),
+    toLeader: t("to the leader"), to: (id) => t("to {node}", { node: id }), from: (id) => t("from {node}", { node: id }),
+    attached: t("Attached to a cluster this dashboard did not start: start others with `hwm-lab up`."),
+    linkTitle: (s, d, cut) => (cut ? t("{src} → {dst}: cut (click to heal)", { src: s, dst: d })
+                                   : t("{src} → {dst}: connected (click to cut)", { src: s, dst: d })),
+    langTitle: t("Language of this page"),
+    langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
+  };
+})();
