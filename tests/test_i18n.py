@@ -142,10 +142,11 @@ def test_the_seeds_terms_are_in_the_glossaries():
     assert (zh["high-water mark"], zh["leader"], zh["follower"], zh["write-ahead log"], zh["generation"]) == \
         ("高水位标记", "领导者", "追随者", "预写日志", "世代")
     # the English term beside the first use, as the seeds do
-    assert "marca de agua alta (High-Water Mark)" in i18n.gettext("es", "above that node's high-water mark: not "
-                                                                        "visible to clients")
-    assert "高水位标记（High-Water Mark）" in i18n.gettext("zh", "above that node's high-water mark: not visible "
-                                                                "to clients")
+    for lang, first_use in (("es", "marca de agua alta (High-Water Mark)"), ("zh", "高水位标记（High-Water Mark）")):
+        assert first_use in i18n.gettext(lang, "{node}'s high-water mark: {hwm}")  # the HWM bar's title
+        assert first_use in i18n.gettext(lang, "Figures 2 to 4 of the High-Water Mark article. A committed entry is "
+                                         "never lost; an entry that only the old leader held is truncated when it "
+                                         "comes back.", "s1 description")
 
 
 # ---- nothing skips the catalogue: the pseudo-language ----------------------------------------------------------
