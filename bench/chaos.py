@@ -225,9 +225,9 @@ def read_trace(run_dir: Path) -> list[dict]:
     return events
 
 
-def leader_gaps(faults: list[Fault], events: list[dict]) -> tuple[list[float], int]:
-    """Seconds from each kill of the leader (its node_killed event) to the first became_leader of a later
-    generation; and how many such kills saw no new leader before the end."""
+def leader_gaps(faults: list[Fault], events: list[dict]) -> tuple[list[tuple[float, float]], int]:
+    """For each kill of the leader: (when its node_killed event was written, seconds from then to the first
+    became_leader of a later generation); and how many such kills saw no new leader before the end."""
     kills = sorted((e["time"], e["target"]) for e in events if e.get("type") == "node_killed")
     wins = sorted((e["time"], e["generation"]) for e in events if e.get("type") == "became_leader")
     gaps, none = [], 0
@@ -241,7 +241,7 @@ def leader_gaps(faults: list[Fault], events: list[dict]) -> tuple[list[float], i
         if won_at is None:
             none += 1
         else:
-            gaps.append(won_at - killed_at)
+            gaps.append((killed_at, won_at - killed_at))
     return gaps, none
 
 
@@ -449,7 +449,7 @@ class Report:
     verdict: Verdict
     elections_started: int
     elections_won: int
-    leader_gaps: list[float]
+    leader_gaps: list[tuple[float, float]]  # (time of the kill, seconds to a new leader)
     leader_kills_without_successor: int
     node_exits: list[dict]
     converged: bool
@@ -591,11 +591,16 @@ def print_report(report: Report, out=print) -> None:
         f"({_counts(refusals)})")
     ratio = report.elections_started / report.elections_won if report.elections_won else float("inf")
     out(f"elections {report.elections_started} started, {report.elections_won} won ({ratio:.1f} started per win)")
-    gaps = report.leader_gaps
+    gaps = [gap for _, gap in report.leader_gaps]
     if gaps:
         out(f"leader    killed {len(gaps) + report.leader_kills_without_successor} times: time to a new leader "
             f"median {statistics.median(gaps):.2f} s, max {max(gaps):.2f} s "
             f"({report.leader_kills_without_successor} without a new leader before the end)")
+        killed_at, gap = max(report.leader_gaps, key=lambda pair: pair[1])
+        meanwhile = [f"{f.op} {f.target}{' ' + f.detail if f.detail else ''}".strip() for f in report.faults
+                     if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
+        out(f"          the slowest: killed at {killed_at:.1f} s; faults from 1 s before to the new leader: "
+            f"{', '.join(meanwhile) or 'none'}")
     else:
         out(f"leader    no leader kill with a successor to time ({report.leader_kills_without_successor} without)")
     exits = Counter(e.get("code") for e in report.node_exits)
@@ -653,7 +658,7 @@ def command(args: argparse.Namespace) -> int:
     report = run(args)
     print_report(report)
     if args.json:
-        gaps = report.leader_gaps
+        gaps = [gap for _, gap in report.leader_gaps]
         print(json.dumps({
             "acknowledged": report.verdict.acknowledged, "lost": len(report.verdict.lost),
             "violations": len(report.verdict.violations), "elections_started": report.elections_started,

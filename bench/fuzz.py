@@ -383,14 +383,15 @@ class Death:
 
     @property
     def cause(self) -> str:
-        """The last log line without its time stamp; an orderly stop says so."""
+        """Why, in a form that groups alike deaths: the last log line without its time stamp and positions."""
         if self.code == 0:
-            return f"exit 0, an orderly stop ({self.last_log_line[:80]})"
-        return f"exit {self.code}, " + re.sub(r"^\d{4}-\d\d-\d\d [\d:,]+ ", "", self.last_log_line)[:200]
+            return "exit 0, an orderly stop (a Control op=stop)"
+        line = re.sub(r"^\d{4}-\d\d-\d\d [\d:,]+ ", "", self.last_log_line)
+        return f"exit {self.code}, " + re.sub(r"in position \d+", "in position N", line)[:200]
 
     def __str__(self) -> str:
-        return (f"node {self.node} ({self.role}) died: {self.cause}; the last connections before: "
-                f"{' | '.join(s[:300] for s in self.sent)}")
+        return (f"node {self.node} ({self.role}) died: {self.cause}: {self.last_log_line[:200]}; the last "
+                f"connections before: {' | '.join(s[:300] for s in self.sent)}")
 
 
 @dataclass
@@ -408,6 +409,7 @@ class Thrower:
     recent: deque = field(default_factory=lambda: deque(maxlen=3))
     roles: dict = field(default_factory=dict)
     _pings: int = 0
+    _dead: set = field(default_factory=set)  # pids of the deaths already counted
 
     def targets(self) -> dict[str, str]:
         """role -> node: the leader and one follower. With no leader in 10 s (1 s once that happened), that is
@@ -455,8 +457,8 @@ class Thrower:
         """A ping on a fresh connection to every node: a node that does not answer is given 5 s to exit."""
         for name in self.supervisor.names:
             proc = self.supervisor.nodes[name]
-            if proc.state != "running":
-                continue
+            if proc.proc is None or proc.proc.poll() is not None:
+                continue  # dead: _check below counts it and starts it again
             self._pings += 1
             request = f"fz-{self._pings}"
             if _exchange(proc.port, ping(request), f'"{request}"'.encode(), 5.0) != "answered":
@@ -469,11 +471,13 @@ class Thrower:
         """Note every node that exited, with its last log line, and start it again."""
         for name in self.supervisor.names:
             proc = self.supervisor.nodes[name]
-            if proc.proc is None or proc.state != "running":
+            # Not proc.state: the supervisor marks a dead node "exited" as soon as anything asks it for the state
+            if proc.proc is None or proc.pid in self._dead:
                 continue
             code = proc.proc.poll()
             if code is None:
                 continue
+            self._dead.add(proc.pid)
             who = next((r for r, n in self.roles.items() if n == name), "bystander")
             line = last_log_line(proc.data_dir / "node.log")
             if code == 0:  # an orderly stop logs nothing: its reason is in the trace
@@ -600,7 +604,8 @@ def main(argv: list[str] | None = None) -> int:
                     before = len(thrower.deaths)
                     thrower.throw_case(case, role)
                     for death in thrower.deaths[before:]:
-                        print(f"  DEATH  {case.name}: {death.node} ({role}) {death.cause}")
+                        print(f"  DEATH  {case.name}: {death.node} ({role}) exit {death.code}: "
+                              f"{death.last_log_line[:200]}")
             print(f"named    {len(cases)} cases x leader and follower: {len(thrower.deaths)} deaths")
         generated = [f for f in families if f != "named"]
         thrown = 0
@@ -631,6 +636,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {n} x {family}: {line}")
         thrower.probe()
         problem = thrower.serving()
+        thrower.probe()  # a node that dies slowly (its orderly stop writes a snapshot) is counted too
         deaths = len(thrower.deaths)
         print(f"after    {'the cluster commits and serves a write' if problem is None else problem}")
         if thrower.unresponsive:
