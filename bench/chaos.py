@@ -264,7 +264,12 @@ class Nemesis:
         self.faults: list[Fault] = []
 
     def step(self) -> Fault:
-        state = self.api.state(log=0)
+        try:
+            state = self.api.state(log=0)
+        except ApiError as exc:  # a slow answer under load: note it and try again next time
+            fault = Fault(time=time.time() - self.start_time, op="observe", refused=str(exc))
+            self.faults.append(fault)
+            return fault
         nodes = {n["id"]: n for n in state["nodes"]}
         running = [n for n in self.names if nodes[n]["state"] == "running"]
         paused = [n for n in self.names if nodes[n]["state"] == "paused"]

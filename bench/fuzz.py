@@ -5,7 +5,8 @@ serve a write. Prints the count of deaths (target 0) and, for each, what was sen
 Frames are built from the wire format (docs/control-api.md, lab/ports/codec.py): every message type with values
 of the right type, of the wrong type and at the edges (lone surrogates, non-finite numbers, huge integers), peer
 messages after a Hello naming a peer, and mutations of valid frames (bit flips, truncation, length lies, type
-swaps, deep nesting, splices). Each connection ends with a ping; a node that dies is restarted and the run goes on.
+swaps, deep nesting, splices). Each connection ends with a read (a write when one is pending), whose answer says
+the node got through it; a node that dies is restarted and the run goes on.
 
 Run: .venv/bin/python bench/fuzz.py [--frames 100000] [--seed 1] [--only named,client,peer,mutated]
 tests/test_fuzz.py throws the same families, drawn by hypothesis, in a bounded test.
@@ -91,8 +92,9 @@ def frame(data: bytes, length: int | None = None) -> bytes:
     return LENGTH.pack(len(data) if length is None else length) + data
 
 
-def ping(request: str) -> bytes:
-    return frame(body({"type": "Control", "request": request, "op": "ping"}))
+def marker_read(request: str) -> bytes:
+    """A read: any client may send one and it is answered at once (a control op might be locked some day)."""
+    return frame(body({"type": "ClientRead", "request": request, "index": 1}))
 
 
 def sentinel(request: str) -> bytes:
@@ -408,7 +410,7 @@ class Thrower:
     leaderless: list[str] = field(default_factory=list)  # times the cluster had no leader when one was sought
     recent: deque = field(default_factory=lambda: deque(maxlen=3))
     roles: dict = field(default_factory=dict)
-    _pings: int = 0
+    _requests: int = 0
     _dead: set = field(default_factory=set)  # pids of the deaths already counted
 
     def targets(self) -> dict[str, str]:
@@ -424,13 +426,13 @@ class Thrower:
         return self.roles
 
     def throw(self, role: str, frames: list[tuple[str, bytes]], hello: str | None = None) -> str:
-        """One connection to the node in `role`: a Hello if given, the frames, then a ping (or a write, below).
+        """One connection to the node in `role`: a Hello if given, the frames, then a read (or a write, below).
         Returns how it ended: "answered" (the last request was answered), "closed" (the node closed it), or
         "silent"."""
         node = self.roles.get(role) or self.targets()[role]
         proc = self.supervisor.nodes[node]
-        self._pings += 1
-        request = f"fz-{self._pings}"
+        self._requests += 1
+        request = f"fz-{self._requests}"
         data = b"".join(d for _, d in frames)
         if hello is not None:
             data = frame(body({"type": "Hello", "node": hello})) + data
@@ -438,9 +440,9 @@ class Thrower:
         self.recent.append(f"to {node} ({role}){f' as peer {hello}' if hello else ''}: {'; '.join(labels)}")
         self.frames[role] += len(frames)
         self.connections += 1
-        # A write's answer comes later than a ping's: end with a write when one may be pending, so that its answer
+        # A write's answer comes later than a read's: end with a write when one may be pending, so that its answer
         # (which a lone surrogate in its request id could not be encoded into) is written before we leave.
-        data += sentinel(request) if b"ClientWrite" in data else ping(request)
+        data += sentinel(request) if b"ClientWrite" in data else marker_read(request)
         ended = _exchange(proc.port, data, f'"{request}"'.encode(), self.timeout, framed_to_the_end(data))
         self._check()
         if ended == "silent":
@@ -454,14 +456,14 @@ class Thrower:
         return ended
 
     def probe(self) -> None:
-        """A ping on a fresh connection to every node: a node that does not answer is given 5 s to exit."""
+        """A read on a fresh connection to every node: a node that does not answer is given 5 s to exit."""
         for name in self.supervisor.names:
             proc = self.supervisor.nodes[name]
             if proc.proc is None or proc.proc.poll() is not None:
                 continue  # dead: _check below counts it and starts it again
-            self._pings += 1
-            request = f"fz-{self._pings}"
-            if _exchange(proc.port, ping(request), f'"{request}"'.encode(), 5.0) != "answered":
+            self._requests += 1
+            request = f"fz-{self._requests}"
+            if _exchange(proc.port, marker_read(request), f'"{request}"'.encode(), 5.0) != "answered":
                 deadline = time.monotonic() + 5.0
                 while proc.proc.poll() is None and time.monotonic() < deadline:
                     time.sleep(0.02)
