@@ -30,7 +30,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:  # run as a script from a checkout; appended, so that `hwm-lab chaos` shadows nothing
+    sys.path.append(_ROOT)
 
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient  # noqa: E402
 

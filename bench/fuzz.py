@@ -29,7 +29,9 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:  # run as a script from a checkout; appended, so that `hwm-lab chaos` shadows nothing
+    sys.path.append(_ROOT)
 
 from lab.ports import codec  # noqa: E402
 
@@ -180,11 +182,14 @@ def valid_message(kind: str, rng: random.Random, target: str = "A") -> dict:
 # ---- the named cases of the issue ---------------------------------------------------------------------------------
 
 
+PEER = "peer"  # a Case's hello: a Hello naming any node but the target
+
+
 @dataclass
 class Case:
     name: str
-    data: bytes  # what one connection sends (Hello first, when it poses as a peer)
-    hello: str | None = None
+    data: bytes  # what one connection sends after the Hello, if any
+    hello: str | None = None  # the node a Hello names first (PEER: one that is not the target)
 
 
 def named_cases() -> list[Case]:
@@ -269,17 +274,17 @@ def named_cases() -> list[Case]:
                                               "leader": None, "error": ""})),
         Case("a peer message without Hello", msg({"type": "VoteResponse", "generation": 1, "voter": "B",
                                                   "granted": True})),
-        Case("Hello twice", msg({"type": "Hello", "node": "B"}), hello="C"),
+        Case("Hello twice", msg({"type": "Hello", "node": "B"}), hello=PEER),
         Case("Hello from a stranger", msg({"type": "Hello", "node": "Z"})),
         Case("ReplicationRequest with generation \"x\"", msg({
             "type": "ReplicationRequest", "generation": "x", "leader": "B", "prev_index": 0, "prev_generation": 0,
-            "entries": [], "high_water_mark": 0}), hello="B"),
+            "entries": [], "high_water_mark": 0}), hello=PEER),
         Case("ReplicationRequest with an entry nested 100,000 deep", deepen({
             "type": "ReplicationRequest", "generation": 1, "leader": "B", "prev_index": 0, "prev_generation": 0,
-            "entries": [], "high_water_mark": 0}, "entries", DEEP), hello="B"),
+            "entries": [], "high_water_mark": 0}, "entries", DEEP), hello=PEER),
         Case("ReplicationRequest with a surrogate payload", msg({
             "type": "ReplicationRequest", "generation": 0, "leader": "B", "prev_index": 0, "prev_generation": 0,
-            "entries": [[1, 0, "\udfff"]], "high_water_mark": 0}), hello="B"),
+            "entries": [[1, 0, "\udfff"]], "high_water_mark": 0}), hello=PEER),
         Case("Control op=stop from an anonymous connection", msg({"type": "Control", "request": "k1",
                                                                   "op": "stop"})),
     ]
@@ -392,7 +397,7 @@ class Death:
         return f"exit {self.code}, " + re.sub(r"in position \d+", "in position N", line)[:200]
 
     def __str__(self) -> str:
-        return (f"node {self.node} ({self.role}) died: {self.cause}: {self.last_log_line[:200]}; the last "
+        return (f"node {self.node} ({self.role}) died, exit {self.code}: {self.last_log_line[:200]}; the last "
                 f"connections before: {' | '.join(s[:300] for s in self.sent)}")
 
 
@@ -431,6 +436,8 @@ class Thrower:
         "silent"."""
         node = self.roles.get(role) or self.targets()[role]
         proc = self.supervisor.nodes[node]
+        if hello == PEER:
+            hello = next(n for n in self.supervisor.names if n != node)
         self._requests += 1
         request = f"fz-{self._requests}"
         data = b"".join(d for _, d in frames)
