@@ -386,8 +386,9 @@ class Nemesis:
 class Clients:
     """Writers and readers on their own threads, each recording what it was told."""
 
-    def __init__(self, url: str, names: list[str], seed: int, writers: int, readers: int, write_timeout: float):
-        self.url, self.names, self.seed = url, names, seed
+    def __init__(self, api: ControlClient, names: list[str], seed: int, writers: int, readers: int,
+                 write_timeout: float):
+        self.url, self.token, self.names, self.seed = api.url, api.token, names, seed
         self.write_timeout = write_timeout
         self.writes: list[WriteRecord] = []
         self.reads: list[ReadRecord] = []
@@ -421,7 +422,7 @@ class Clients:
         return record
 
     def _writer(self, client: str) -> None:
-        api = ControlClient(self.url, timeout=self.write_timeout + 10)
+        api = ControlClient(self.url, timeout=self.write_timeout + 10, token=self.token)
         count = 0
         while not self.stopping.is_set():
             count += 1
@@ -430,7 +431,7 @@ class Clients:
                 time.sleep(0.05)
 
     def _reader(self, client: str, rng: random.Random) -> None:
-        api = ControlClient(self.url, timeout=10.0)
+        api = ControlClient(self.url, timeout=10.0, token=self.token)
         while not self.stopping.is_set():
             known = self.acked_indexes[-2000:]
             top = max(known) if known else 0
@@ -499,12 +500,12 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         supervisor.start()
         pids.update(supervisor.pids())
         names = supervisor.names
-        api = ControlClient(supervisor.control_url, timeout=30.0)
+        api = ControlClient(supervisor.control_url, timeout=30.0, token=supervisor.api_token)
         if not supervisor.wait_for_leader(30.0):
             raise RuntimeError("no leader was elected within 30 s of the start")
         nemesis = Nemesis(api, names, random.Random(o["seed"]), supervisor.start_time,
                           max_down=o["max_down"] if o["max_down"] is not None else (len(names) - 1) // 2)
-        clients = Clients(supervisor.control_url, names, o["seed"], o["writers"], o["readers"], o["write_timeout"])
+        clients = Clients(api, names, o["seed"], o["writers"], o["readers"], o["write_timeout"])
         clients.start()
         out(f"nemesis: {len(names)} nodes, impl {o['impl']}, fsync {o['fsync']}, seed {o['seed']}: "
             f"{o['duration']:g} s of faults every ~{o['interval']:g} s, {o['writers']} writers, {o['readers']} "

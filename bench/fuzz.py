@@ -5,8 +5,10 @@ serve a write. Prints the count of deaths (target 0) and, for each, what was sen
 Frames are built from the wire format (docs/control-api.md, lab/ports/codec.py): every message type with values
 of the right type, of the wrong type and at the edges (lone surrogates, non-finite numbers, huge integers), peer
 messages after a Hello naming a peer, and mutations of valid frames (bit flips, truncation, length lies, type
-swaps, deep nesting, splices). Each connection ends with a read (a write when one is pending), whose answer says
-the node got through it; a node that dies is restarted and the run goes on.
+swaps, deep nesting, splices). The generated frames go one per connection (a node closes a connection at its
+first bad frame, so a frame after it would never be read); each connection ends with a read (a write when one may
+be pending) whose answer says the node got through it. A node that dies is counted and restarted, and the run
+goes on.
 
 Run: .venv/bin/python bench/fuzz.py [--frames 100000] [--seed 1] [--only named,client,peer,mutated]
 tests/test_fuzz.py throws the same families, drawn by hypothesis, in a bounded test.
@@ -24,6 +26,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -47,10 +50,12 @@ PEER_MESSAGES = {
     "ReplicationRequest": {"generation": "int", "leader": "name", "prev_index": "int", "prev_generation": "int",
                            "entries": "entries", "high_water_mark": "int"},
     "ReplicationResponse": {"generation": "int", "follower": "name", "success": "bool", "match_index": "int",
-                            "log_end": "int", "conflict_index": "int", "prev_index": "int"},
+                            "log_end": "int", "conflict_index": "int", "prev_index": "int", "counts": "bool"},
     "VoteRequest": {"generation": "int", "candidate": "name", "last_index": "int", "last_generation": "int",
                     "force": "bool"},
     "VoteResponse": {"generation": "int", "voter": "name", "granted": "bool"},
+    "PreVoteRequest": {"generation": "int", "candidate": "name", "last_index": "int", "last_generation": "int"},
+    "PreVoteResponse": {"generation": "int", "voter": "name", "granted": "bool"},
     "EpochQuery": {"generation": "int", "follower": "name", "of_generation": "int"},
     "EpochAnswer": {"generation": "int", "leader": "name", "of_generation": "int", "end_index": "int"},
 }
@@ -58,12 +63,14 @@ CLIENT_MESSAGES = {
     "ClientWrite": {"request": "str", "payload": "str"},
     "ClientRead": {"request": "str", "index": "int"},
     "Control": {"request": "str", "op": "op"},
-    # answers go from nodes to clients, never to a node: a node must refuse them
+    # answers and challenges go from nodes to clients, never to a node: a node must refuse them
     "Answer": {"request": "str", "ok": "bool", "index": "int", "generation": "int", "payload": "str",
                "high_water_mark": "int", "leader": "name", "error": "str", "refusal": "str", "holders": "names"},
     "ControlReply": {"request": "str", "ok": "bool", "result": "object", "error": "str"},
+    "Challenge": {"nonce": "str", "node": "name"},
 }
-MESSAGES = {**PEER_MESSAGES, **CLIENT_MESSAGES, "Hello": {"node": "name"}}
+# A Hello answers the node's Challenge with HMAC(cluster secret, nonce|sender|receiver): the fuzzer cannot know it.
+MESSAGES = {**PEER_MESSAGES, **CLIENT_MESSAGES, "Hello": {"node": "name", "proof": "proof"}}
 CONTROL_OPS = ("status", "campaign", "flush", "snapshot", "log", "network", "ticks", "stop", "ping")
 CONTROL_ARGS = {"log": "count", "first": "int", "last": "int", "hold": "bool", "reason": "str"}
 
@@ -79,6 +86,7 @@ GOOD = {
     "op": list(CONTROL_OPS) + ["gossip", ""],
     "names": [[], ["A"], ["A", "B", "C"]],
     "object": [{}, {"a": 1}],
+    "proof": ["", "0" * 64, "ab" * 32, "not hex"],
 }
 BAD = [-1, -(2**63), 2**63, 2**64, 10**30, -10**30, 0.5, 1e308, -1e308, INF, -INF, NAN, "1", "", None, True, False,
        [], [1], {}, {"a": None}, *SURROGATES]
@@ -92,6 +100,11 @@ def body(obj, ascii: bool = True) -> bytes:
 
 def frame(data: bytes, length: int | None = None) -> bytes:
     return LENGTH.pack(len(data) if length is None else length) + data
+
+
+def hello_frame(node: str) -> bytes:
+    """A Hello naming `node`, with a proof made up (without the cluster's secret, as an attacker has to)."""
+    return frame(body({"type": "Hello", "node": node, "proof": "5eed" * 16}))
 
 
 def marker_read(request: str) -> bytes:
@@ -233,7 +246,7 @@ def named_cases() -> list[Case]:
             Case(f"Control with op {shown}", msg({"type": "Control", "request": "k1", "op": surrogate})),
             Case(f"ClientWrite with payload {shown}", msg({"type": "ClientWrite", "request": "w1",
                                                           "payload": surrogate})),
-            Case(f"Hello naming {shown}", msg({"type": "Hello", "node": surrogate})),
+            Case(f"Hello naming {shown}", msg({"type": "Hello", "node": surrogate, "proof": ""})),
         ]
     write = msg({"type": "ClientWrite", "request": "w1", "payload": "p"})
     cases += [
@@ -274,8 +287,15 @@ def named_cases() -> list[Case]:
                                               "leader": None, "error": ""})),
         Case("a peer message without Hello", msg({"type": "VoteResponse", "generation": 1, "voter": "B",
                                                   "granted": True})),
-        Case("Hello twice", msg({"type": "Hello", "node": "B"}), hello=PEER),
-        Case("Hello from a stranger", msg({"type": "Hello", "node": "Z"})),
+        Case("Hello twice", msg({"type": "Hello", "node": "B", "proof": ""}), hello=PEER),
+        Case("Hello from a stranger", msg({"type": "Hello", "node": "Z", "proof": ""})),
+        Case("Hello without a proof", msg({"type": "Hello", "node": "B"})),
+        Case("Hello as the supervisor, then Control op=stop",
+             msg({"type": "Control", "request": "k1", "op": "stop"}), hello="supervisor"),
+        Case("Hello as a peer, then a PreVoteRequest of generation 2^63 - 1", msg({
+            "type": "PreVoteRequest", "generation": 2**63 - 1, "candidate": "B", "last_index": 2**63 - 1,
+            "last_generation": 2**63 - 1}), hello=PEER),
+        Case("a Challenge sent to a node", msg({"type": "Challenge", "nonce": "00", "node": "B"})),
         Case("ReplicationRequest with generation \"x\"", msg({
             "type": "ReplicationRequest", "generation": "x", "leader": "B", "prev_index": 0, "prev_generation": 0,
             "entries": [], "high_water_mark": 0}), hello=PEER),
@@ -287,6 +307,10 @@ def named_cases() -> list[Case]:
             "entries": [[1, 0, "\udfff"]], "high_water_mark": 0}), hello=PEER),
         Case("Control op=stop from an anonymous connection", msg({"type": "Control", "request": "k1",
                                                                   "op": "stop"})),
+        Case("Control op=ticks hold=true from an anonymous connection", msg({"type": "Control", "request": "k1",
+                                                                             "op": "ticks", "hold": True})),
+        Case("Control op=campaign from an anonymous connection", msg({"type": "Control", "request": "k1",
+                                                                      "op": "campaign"})),
     ]
     return cases
 
@@ -352,24 +376,17 @@ def mutate(data: bytes, obj: dict, rng: random.Random) -> tuple[str, bytes]:
     return how, frame(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))))
 
 
-def random_connection(family: str, rng: random.Random, target: str) -> tuple[str | None, list[tuple[str, bytes]]]:
-    """(the peer a Hello names, or None; [(label, frame bytes)]) for one connection of the given family."""
-    count = rng.randint(1, 8)
-    frames = []
-    hello = None
-    if family == "peer" or (family == "mutated" and rng.random() < 0.5):
-        hello = rng.choice([n for n in NAMES if n != target] + ["Z", target])
+def random_frame(family: str, rng: random.Random, target: str) -> tuple[str, bytes]:
+    """(label, frame bytes) of one family: `client` (client messages, answers, challenges and forged Hellos),
+    `peer` (peer messages sent anonymously, as an attacker must: a Hello without the secret ends the connection
+    before them) or `mutated` (a valid frame of any type, mutated once)."""
+    if family == "mutated":
+        obj = valid_message(rng.choice(list(MESSAGES)), rng, target)
+        how, data = mutate(frame(body(obj)), obj, rng)
+        return f"{how} of a {obj['type']}", data
     kinds = list(PEER_MESSAGES) if family == "peer" else list(CLIENT_MESSAGES) + ["Hello"]
-    for _ in range(count):
-        kind = rng.choice(kinds)
-        if family == "mutated":
-            obj = valid_message(rng.choice(list(MESSAGES)), rng, target)
-            how, data = mutate(frame(body(obj)), obj, rng)
-            frames.append((f"{how} of a {obj['type']}", data))
-        else:
-            obj = random_message(kind, rng)
-            frames.append((f"{kind} {short(obj)}", frame(body(obj, ascii=rng.random() < 0.9))))
-    return hello, frames
+    obj = random_message(rng.choice(kinds), rng)
+    return f"{obj['type']} {short(obj)}", frame(body(obj, ascii=rng.random() < 0.9))
 
 
 def short(value, limit: int = 160) -> str:
@@ -387,6 +404,7 @@ class Death:
     code: int | None
     sent: list[str]  # what the last connections sent, newest last
     last_log_line: str
+    family: str = ""  # of the frames thrown just before
 
     @property
     def cause(self) -> str:
@@ -417,6 +435,7 @@ class Thrower:
     roles: dict = field(default_factory=dict)
     _requests: int = 0
     _dead: set = field(default_factory=set)  # pids of the deaths already counted
+    lock: threading.RLock = field(default_factory=threading.RLock)  # one thrower may serve several threads
 
     def targets(self) -> dict[str, str]:
         """role -> node: the leader and one follower. With no leader in 10 s (1 s once that happened), that is
@@ -430,7 +449,7 @@ class Thrower:
         self.roles = {"leader": leader, "follower": follower}
         return self.roles
 
-    def throw(self, role: str, frames: list[tuple[str, bytes]], hello: str | None = None) -> str:
+    def throw(self, role: str, frames: list[tuple[str, bytes]], hello: str | None = None, family: str = "") -> str:
         """One connection to the node in `role`: a Hello if given, the frames, then a read (or a write, below).
         Returns how it ended: "answered" (the last request was answered), "closed" (the node closed it), or
         "silent"."""
@@ -438,20 +457,21 @@ class Thrower:
         proc = self.supervisor.nodes[node]
         if hello == PEER:
             hello = next(n for n in self.supervisor.names if n != node)
-        self._requests += 1
-        request = f"fz-{self._requests}"
         data = b"".join(d for _, d in frames)
         if hello is not None:
-            data = frame(body({"type": "Hello", "node": hello})) + data
+            data = hello_frame(hello) + data
         labels = [label for label, _ in frames]
-        self.recent.append(f"to {node} ({role}){f' as peer {hello}' if hello else ''}: {'; '.join(labels)}")
-        self.frames[role] += len(frames)
-        self.connections += 1
+        with self.lock:
+            self._requests += 1
+            request = f"fz-{self._requests}"
+            self.recent.append(f"to {node} ({role}){f' as peer {hello}' if hello else ''}: {'; '.join(labels)}")
+            self.frames[role] += len(frames)
+            self.connections += 1
         # A write's answer comes later than a read's: end with a write when one may be pending, so that its answer
         # (which a lone surrogate in its request id could not be encoded into) is written before we leave.
         data += sentinel(request) if b"ClientWrite" in data else marker_read(request)
         ended = _exchange(proc.port, data, f'"{request}"'.encode(), self.timeout, framed_to_the_end(data))
-        self._check()
+        self._check(family)
         if ended == "silent":
             self.unresponsive.append(f"{node} ({role}) neither answered nor closed within {self.timeout:g} s after: "
                                      f"{self.recent[-1]}")
@@ -468,16 +488,21 @@ class Thrower:
             proc = self.supervisor.nodes[name]
             if proc.proc is None or proc.proc.poll() is not None:
                 continue  # dead: _check below counts it and starts it again
-            self._requests += 1
-            request = f"fz-{self._requests}"
+            with self.lock:
+                self._requests += 1
+                request = f"fz-{self._requests}"
             if _exchange(proc.port, marker_read(request), f'"{request}"'.encode(), 5.0) != "answered":
                 deadline = time.monotonic() + 5.0
                 while proc.proc.poll() is None and time.monotonic() < deadline:
                     time.sleep(0.02)
         self._check()
 
-    def _check(self) -> None:
+    def _check(self, family: str = "") -> None:
         """Note every node that exited, with its last log line, and start it again."""
+        with self.lock:
+            self._check_locked(family)
+
+    def _check_locked(self, family: str) -> None:
         for name in self.supervisor.names:
             proc = self.supervisor.nodes[name]
             # Not proc.state: the supervisor marks a dead node "exited" as soon as anything asks it for the state
@@ -491,7 +516,8 @@ class Thrower:
             line = last_log_line(proc.data_dir / "node.log")
             if code == 0:  # an orderly stop logs nothing: its reason is in the trace
                 line = stop_reason(Path(self.supervisor.run_dir) / f"events-{name}.jsonl") or line
-            self.deaths.append(Death(node=name, role=who, code=code, sent=list(self.recent), last_log_line=line))
+            self.deaths.append(Death(node=name, role=who, code=code, sent=list(self.recent), last_log_line=line,
+                                     family=family))
             self.supervisor.restart(name)  # raises if it cannot start again: nothing more to learn then
             self.roles = {}
 
@@ -581,7 +607,8 @@ FAMILIES = ("named", "client", "peer", "mutated")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--frames", type=int, default=100_000, help="generated and mutated frames (default 100,000)")
+    parser.add_argument("--frames", type=int, default=100_000,
+                        help="generated and mutated frames, one per connection (default 100,000)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default=",".join(FAMILIES),
                         help=f"families to throw, comma separated (default all: {','.join(FAMILIES)})")
@@ -598,7 +625,6 @@ def main(argv: list[str] | None = None) -> int:
 
     run_dir = Path(args.dir or tempfile.mkdtemp(prefix="hwm-fuzz-"))
     supervisor = Supervisor(run_dir, nodes=len(NAMES), fresh=True, cluster_file=False, seed=args.seed)
-    rng = random.Random(args.seed)
     started = time.monotonic()
     try:
         supervisor.start()
@@ -617,32 +643,41 @@ def main(argv: list[str] | None = None) -> int:
                               f"{death.last_log_line[:200]}")
             print(f"named    {len(cases)} cases x leader and follower: {len(thrower.deaths)} deaths")
         generated = [f for f in families if f != "named"]
-        thrown = 0
         deaths_before = len(thrower.deaths)
-        causes: Counter = Counter()
-        while generated and thrown < args.frames and len(thrower.deaths) < args.max_deaths:
-            family = generated[thrower.connections % len(generated)]
-            if thrower.connections % 200 == 0:
-                thrower.targets()  # leadership moves: throw at the leader of now
-            role = ("leader", "follower")[(thrower.connections // len(generated)) % 2]
-            target = thrower.roles.get(role) or thrower.targets()[role]
-            hello, frames = random_connection(family, rng, target)
-            before = len(thrower.deaths)
-            thrower.throw(role, frames, hello)
-            thrown += len(frames)
-            for death in thrower.deaths[before:]:
-                causes[(family, death.cause)] += 1
-                print(f"  DEATH  {family}: {death.node} ({death.role}) {death.cause}")
-                for sent in death.sent[-2:]:
-                    print(f"         after {sent[:300]}")
-            if thrower.connections % 2000 == 0:
-                print(f"  {thrown:,} frames on {thrower.connections:,} connections, "
-                      f"{len(thrower.deaths)} deaths, {time.monotonic() - started:.0f} s")
+        thrower.targets()
         if generated:
-            print(f"frames   {thrown:,} generated and mutated frames ({dict(thrower.frames)} by role, named cases "
-                  f"included) on {thrower.connections:,} connections: {len(thrower.deaths) - deaths_before} deaths")
-            for (family, line), n in causes.most_common():
-                print(f"  {n} x {family}: {line}")
+            # One frame per connection: a node closes a connection at its first bad frame, so a frame sent after
+            # one would never be read. Two senders, one at the leader and one at a follower, run side by side.
+            thrown = Counter()
+            share = args.frames // 2
+
+            def send(role: str) -> None:
+                rng = random.Random(f"{args.seed}-{role}")
+                while thrown[role] < share and len(thrower.deaths) < args.max_deaths:
+                    if thrown[role] % 500 == 0:
+                        thrower.targets()  # leadership moves: throw at the leader of now
+                    family = generated[thrown[role] % len(generated)]
+                    target = thrower.roles.get(role) or thrower.targets()[role]
+                    thrower.throw(role, [random_frame(family, rng, target)], family=family)
+                    thrown[role] += 1
+                    if role == "leader" and thrown[role] % 10_000 == 0:
+                        print(f"  {sum(thrown.values()):,} frames, {len(thrower.deaths)} deaths, "
+                              f"{time.monotonic() - started:.0f} s", flush=True)
+
+            senders = [threading.Thread(target=send, args=(role,), daemon=True) for role in ("leader", "follower")]
+            for sender in senders:
+                sender.start()
+            for sender in senders:
+                sender.join()
+            for death in thrower.deaths[deaths_before:]:
+                print(f"  DEATH  {death.family}: {death.node} ({death.role}) {death.cause}\n"
+                      f"         after {death.sent[-1][:300]}")
+            causes = Counter((d.family, d.cause) for d in thrower.deaths[deaths_before:])
+            print(f"frames   {sum(thrown.values()):,} generated and mutated frames, one per connection "
+                  f"({dict(thrown)} by role; families {', '.join(generated)}): "
+                  f"{len(thrower.deaths) - deaths_before} deaths")
+            for (family, cause), n in causes.most_common():
+                print(f"  {n} x {family}: {cause}")
         thrower.probe()
         problem = thrower.serving()
         thrower.probe()  # a node that dies slowly (its orderly stop writes a snapshot) is counted too
@@ -655,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'PASS' if problem is None else 'FAIL'}  a write committed and served afterwards")
         print(f"time     {time.monotonic() - started:.0f} s")
         if args.json:
-            print(json.dumps({"frames": thrown, "connections": thrower.connections, "deaths": deaths,
+            print(json.dumps({"frames": dict(thrower.frames), "connections": thrower.connections, "deaths": deaths,
                               "serving": problem is None, "unresponsive": len(thrower.unresponsive),
                               "load_average": os.getloadavg()}))
         return 0 if deaths == 0 and problem is None else 1
