@@ -8,12 +8,14 @@ Every process a run starts is stopped before `run` returns, pass or fail; each r
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
 import pytest
 from procutil import track
 
+from lab import cli
 from lab.processes.client import pid_alive
 
 _PATH = Path(__file__).resolve().parents[1] / "bench" / "chaos.py"
@@ -137,3 +139,17 @@ def test_the_nemesis_catches_a_replica_that_serves_above_the_hwm(tmp_path):
     above = [v for v in report.verdict.violations if "above its high-water mark" in v]
     assert above, report.verdict.violations
     assert not any(pid_alive(pid) for pid in report.pids)
+
+
+@pytest.mark.processes
+def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys):
+    code = cli.main(["chaos", "--nodes", "3", "--duration", "2", "--interval", "0.3", "--seed", "3", "--json",
+                     "--dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert (figures["lost"], figures["violations"], figures["converged"]) == (0, 0, True), out
+    assert figures["acknowledged"] > 0 and code == (0 if figures["passed"] else 1)
+    assert "PASS  acknowledged writes lost: 0 (target 0)" in out
+
+    assert cli.main(["chaos", "--impl", "no_such_module", "--duration", "1", "--dir", str(tmp_path / "bad")]) == 4
+    assert "hwm-lab chaos: cannot import implementation 'no_such_module'" in capsys.readouterr().err

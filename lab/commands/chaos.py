@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from lab.processes.errors import SupervisorError
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "chaos.py"
 
 
@@ -22,8 +24,6 @@ def register(subparsers) -> None:
 
 
 def run(chaos, args) -> int:
-    from lab.processes.errors import SupervisorError
-
     try:
         return chaos.command(args)
     except SupervisorError as exc:
