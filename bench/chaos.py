@@ -209,8 +209,8 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
 
 # ---- the trace -----------------------------------------------------------------------------------------------
 
-_WANTED = re.compile(r'"type":"(hwm_changed|became_leader|election_started|write_acked|read_served|node_killed|'
-                     r'node_exited)"')
+_WANTED = re.compile(r'"type":"(hwm_changed|became_leader|election_started|prevote_started|write_acked|read_served|'
+                     r'node_killed|node_exited)"')
 
 
 def read_trace(run_dir: Path) -> list[dict]:
@@ -457,6 +457,7 @@ class Report:
     verdict: Verdict
     elections_started: int
     elections_won: int
+    prevotes_started: int  # pre-vote rounds (Raft thesis 9.6): asked before an election, which they may spare
     leader_gaps: list[tuple[float, float]]  # (time of the kill, seconds to a new leader)
     leader_kills_without_successor: int
     node_exits: list[dict]
@@ -538,7 +539,8 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         report = Report(
             options=o, faults=nemesis.faults, writes=list(clients.writes), reads=list(clients.reads),
             verdict=verdict, elections_started=sum(e["type"] == "election_started" for e in events),
-            elections_won=sum(e["type"] == "became_leader" for e in events), leader_gaps=gaps,
+            elections_won=sum(e["type"] == "became_leader" for e in events),
+            prevotes_started=sum(e["type"] == "prevote_started" for e in events), leader_gaps=gaps,
             leader_kills_without_successor=without,
             node_exits=[e for e in events if e["type"] == "node_exited"], converged=converged,
             settle_seconds=settle_seconds, final=final, not_live=not_live, pids=sorted(pids),
@@ -598,14 +600,15 @@ def print_report(report: Report, out=print) -> None:
     out(f"reads     {sum(r.ok for r in reads):,} served, {sum(not r.ok for r in reads):,} refused "
         f"({_counts(refusals)})")
     ratio = report.elections_started / report.elections_won if report.elections_won else float("inf")
-    out(f"elections {report.elections_started} started, {report.elections_won} won ({ratio:.1f} started per win)")
+    out(f"elections {report.elections_started} started, {report.elections_won} won ({ratio:.1f} started per win)"
+        + (f"; {report.prevotes_started} pre-votes asked first" if report.prevotes_started else ""))
     gaps = [gap for _, gap in report.leader_gaps]
     if gaps:
         out(f"leader    killed {len(gaps) + report.leader_kills_without_successor} times: time to a new leader "
             f"median {statistics.median(gaps):.2f} s, max {max(gaps):.2f} s "
             f"({report.leader_kills_without_successor} without a new leader before the end)")
         killed_at, gap = max(report.leader_gaps, key=lambda pair: pair[1])
-        meanwhile = [f"{f.op} {f.target}{' ' + f.detail if f.detail else ''}".strip() for f in report.faults
+        meanwhile = [" ".join(filter(None, (f.op, f.target, f.detail))) for f in report.faults
                      if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
         out(f"          the slowest: killed at {killed_at:.1f} s; faults from 1 s before to the new leader: "
             f"{', '.join(meanwhile) or 'none'}")
@@ -670,7 +673,7 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps({
             "acknowledged": report.verdict.acknowledged, "lost": len(report.verdict.lost),
             "violations": len(report.verdict.violations), "elections_started": report.elections_started,
-            "elections_won": report.elections_won,
+            "elections_won": report.elections_won, "prevotes_started": report.prevotes_started,
             "new_leader_median_s": statistics.median(gaps) if gaps else None,
             "new_leader_max_s": max(gaps) if gaps else None, "converged": report.converged,
             "node_exits": len(report.node_exits), "load_average": os.getloadavg(),
