@@ -1,5 +1,5 @@
-"""The nemesis (bench/chaos.py): its checker reports a planted lost write and a planted read above the high-water
-mark, and nothing in a clean history; a short seeded run against real processes checks clean; and against a
+"""The nemesis (lab/processes/nemesis.py, hwm-lab chaos): its checker reports a planted lost write and a planted
+read above the high-water mark, and nothing in a clean history; a short seeded run against real processes checks clean; and against a
 replica that serves above the high-water mark, the same run catches it.
 
 Every process a run starts is stopped before `run` returns, pass or fail; each run is a few seconds long.
@@ -7,22 +7,14 @@ Every process a run starts is stopped before `run` returns, pass or fail; each r
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from procutil import track
 
 from lab import cli
+from lab.processes import nemesis as chaos
 from lab.processes.client import pid_alive
-
-_PATH = Path(__file__).resolve().parents[1] / "bench" / "chaos.py"
-_spec = importlib.util.spec_from_file_location("bench_chaos", _PATH)
-chaos = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = chaos
-_spec.loader.exec_module(chaos)
 
 EXERCISES_NEEDED = (1, 2, 3, 4, 5)
 
