@@ -9,6 +9,7 @@ port; the node prints it and writes it to its ready file.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -482,6 +483,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda s, _f: node.request_stop(f"signal {signal.Signals(s).name}"))
+    # A busy node makes many short-lived, acyclic values per entry: what it built at start is set aside, and the
+    # cycle collector runs every 100,000 allocations instead of 700 (5% of a leader's instructions per entry).
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
     return node.run()
 
 
