@@ -698,10 +698,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             supervisor.stop()
         finally:
-            for node in supervisor.nodes.values():
-                if node.proc is not None and node.proc.poll() is None:
-                    node.proc.kill()
-                    node.proc.wait(5)
+            supervisor.kill_leftovers()
             if not args.dir:
                 shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -549,10 +549,7 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         try:
             supervisor.stop()
         finally:
-            for node in supervisor.nodes.values():
-                if node.proc is not None and node.proc.poll() is None:
-                    node.proc.kill()
-                    node.proc.wait(5)
+            supervisor.kill_leftovers()
             keep = report is None or not all(met for *_, met in report.targets[:2])
             if temporary and not keep and not o["keep"]:
                 shutil.rmtree(run_dir, ignore_errors=True)
