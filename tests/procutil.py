@@ -59,10 +59,7 @@ def running_cluster(run_dir, **options) -> Iterator[Supervisor]:
         try:
             supervisor.stop()
         finally:
-            leftovers = [n.proc for n in supervisor.nodes.values() if n.proc is not None and n.proc.poll() is None]
-            for proc in leftovers:
-                proc.kill()
-                proc.wait(5)
+            supervisor.kill_leftovers()
 
 
 def by_id(state: dict) -> dict[str, dict]:

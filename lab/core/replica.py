@@ -93,9 +93,12 @@ class Log:
         self._entries.append(entry)
 
     def extend(self, entries: Sequence[Entry]) -> None:
-        """Append entries already numbered from log_end + 1 on (the leader's own, made in order)."""
-        if entries and entries[0].index != len(self._entries) + 1:
-            raise ValueError(f"append at index {entries[0].index} but the log ends at {len(self._entries)}")
+        """Append entries numbered from log_end + 1 on, in order."""
+        expected = len(self._entries) + 1
+        for entry in entries:
+            if entry.index != expected:
+                raise ValueError(f"append at index {entry.index} but the log ends at {expected - 1}")
+            expected += 1
         self._entries.extend(entries)
 
     def __iter__(self):
@@ -433,12 +436,13 @@ class Replica:
             leaders = {e.index: e.generation for e in req.entries}
             self._truncate(out, result.truncate_from, reason="conflict",
                            conflicting_generation=leaders.get(result.truncate_from))
-        generation, events = self.generation, out.events
-        for entry in result.append:
-            self.log.append(entry)
-            out.append.append(entry)
-            events.append(FollowerAppend(generation, entry.index, entry.generation, digest(entry.payload),
-                                         entry.payload))
+        appended = result.append
+        if appended:
+            generation = self.generation
+            self.log.extend(appended)
+            out.append.extend(appended)
+            out.events.extend([_new(FollowerAppend, (generation, index, entry_generation, digest(payload), payload))
+                               for index, entry_generation, payload in appended])
         # A follower's mark: what the leader says is committed, but never beyond what it knows matches the leader.
         self._set_high_water_mark(out, min(req.high_water_mark, result.match_index))
         out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(

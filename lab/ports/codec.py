@@ -352,9 +352,10 @@ def _decode_replication_request(data: dict) -> ReplicationRequest:
             raise MalformedFrame(f"an entry must be [index, generation, payload], not {_short(item)}")
         index, entry_generation, payload = item
         if index != expected or type(index) is not int or type(entry_generation) is not int \
-                or not 0 <= entry_generation < _INT_LIMIT or not _check_text(payload):
+                or not 0 <= entry_generation < _INT_LIMIT \
+                or not (type(payload) is str and (payload.isascii() or _check_text(payload))):
             raise MalformedFrame(f"entry {_short(item)} is not [index {expected}, generation, payload]")
-        entries.append(Entry(index=index, generation=entry_generation, payload=payload))
+        entries.append(_new(Entry, (index, entry_generation, payload)))
         expected += 1
     if expected - 1 >= _INT_LIMIT:
         raise MalformedFrame("entry index out of range")

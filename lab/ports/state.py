@@ -1,4 +1,5 @@
-"""Durable state besides the log: the generation and this generation's vote, plus a high-water-mark hint.
+"""Durable state besides the log: the generation and this generation's vote, plus a high-water-mark hint, and a
+node process's boot counter.
 
 `FileState` keeps them in a directory; `MemoryState` is its in-memory twin for the simulator.
 """
@@ -6,11 +7,14 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 from lab.core.messages import HardState
 
-__all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE"]
+__all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE", "next_boot"]
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "state.json"
 HIGH_WATER_MARK_FILE = "high_water_mark"
@@ -146,3 +150,46 @@ class MemoryState:
 
     def __repr__(self) -> str:
         return f"MemoryState({self._hard_state!r}, high_water_mark={self._high_water_mark})"
+
+
+def next_boot(data_dir: str, trace: str | None = None) -> int:
+    """The incarnation number: 1 at the first start in this data directory, +1 at every restart. A damaged boot file
+    stops the node (boot numbers must never repeat in a trace), unless repairing: then it goes on after the last
+    boot the node's trace records."""
+    path = os.path.join(data_dir, "boot")
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        boot = 1
+    else:
+        text = raw.decode("ascii", errors="replace").strip()
+        if text.isdigit():
+            boot = int(text) + 1
+        elif trace is not None:
+            boot = last_boot(trace) + 1
+            log.warning("%s held %r, not a boot number; repaired: this is boot %d", path, text[:40], boot)
+        else:
+            raise ValueError(f"{path} holds {text[:40]!r}, not a boot number: restart the node with --repair to go "
+                             f"on after the last boot its trace records")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="ascii") as f:
+        f.write(str(boot))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return boot
+
+
+def last_boot(trace: str) -> int:
+    last = 0
+    try:
+        with open(trace, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    last = max(last, int(json.loads(line).get("boot", 0)))
+                except (ValueError, AttributeError, TypeError):
+                    continue
+    except FileNotFoundError:
+        pass
+    return last

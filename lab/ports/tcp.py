@@ -76,6 +76,18 @@ class ProtocolError(Exception):
     """A well-formed message that has no business on this connection."""
 
 
+def read_secret(path: str | None) -> bytes:
+    """The cluster's secret; without one, a random secret that no peer knows (the node then has no peers)."""
+    if not path:
+        log.warning("no --secret-file: no peer can prove itself to this node")
+        return secrets.token_bytes(32)
+    with open(path, "rb") as f:
+        secret = f.read().strip()
+    if len(secret) < 16:
+        raise ValueError(f"the secret in {path} is too short ({len(secret)} bytes)")
+    return secret
+
+
 def proof(secret: bytes, nonce: str, sender: str, receiver: str) -> str:
     """What a sender answers to a receiver's challenge: HMAC-SHA256 of "nonce|sender|receiver" under the secret."""
     return hmac.new(secret, f"{nonce}|{sender}|{receiver}".encode(), hashlib.sha256).hexdigest()

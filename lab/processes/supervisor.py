@@ -177,7 +177,7 @@ class Supervisor:
         _write_private(self.run_dir / SECRET_FILE, self.secret + b"\n")
         self._writer = TraceFile(self.run_dir, CLUSTER)
         self._started = True
-        atexit.register(self._atexit)
+        atexit.register(self.kill_leftovers)
         self.cluster_event("cluster_started", nodes=self.names, truncation=self.settings["truncation"],
                            fsync=self.settings["fsync"], impl=self.settings["impl"])
         self._write_network()
@@ -245,8 +245,8 @@ class Supervisor:
             self._server.shutdown()
             self._server.server_close()
 
-    def _atexit(self) -> None:
-        """Never leave node processes behind, even when the caller forgot to stop."""
+    def kill_leftovers(self) -> None:
+        """Never leave node processes behind: after `stop`, even a failed one, or when the caller forgot to stop."""
         for node in self.nodes.values():
             if node.proc is not None and node.proc.poll() is None:
                 try:
