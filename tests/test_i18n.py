@@ -264,6 +264,9 @@ def test_every_sentence_of_every_scenario_is_in_the_catalogue(narrated_runs):
      "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está matado)"),
     ("3 acknowledged writes: A lacks index 2; C lacks index 2",
      "3 escrituras con acuse de recibo: a A le falta el índice 2; a C le falta el índice 2"),
+    ("connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
+     "not be committed", "conexión perdida: el nodo A no respondió (el nodo 127.0.0.1:43189 cerró la conexión); la "
+                         "escritura puede estar confirmada o no"),  # the address is data
     ("A: 3, B: 3", "A: 3, B: 3"),  # data only
     ("something nobody says", "something nobody says"),  # unknown: left as it is
 ])

@@ -28,6 +28,7 @@ FIELDS = {  # placeholder name -> what it matches; any other name matches a sent
     "index": NUMBER, "hwm": NUMBER, "hwm2": NUMBER, "generation": NUMBER, "current": NUMBER, "end": NUMBER,
     "count": NUMBER, "seconds": NUMBER, "step": NUMBER, "theirs": NUMBER, "last_generation": NUMBER,
     "last_index": NUMBER, "own_generation": NUMBER, "own_index": NUMBER, "leaders": NUMBER,
+    "address": r"[0-9a-fA-F.:\[\]]+:\d+",
     "payload": r"\S+", "payloads": r"\S+(?: (?!to )\S+)*", "digest": r"[0-9a-f]{16}", "digest2": r"[0-9a-f]{16}",
     "spec": r"[A-G](?:,[A-G])*|all|leader|last-killed", "state": r"[a-z]+", "reason": r"[a-z-]+",
 }
@@ -72,6 +73,9 @@ TEMPLATES = [
     phrase("timeout: node {node} did not answer within {seconds}s; the write may or may not be committed"),
     phrase("connection lost: node {node} did not answer ({error}); the write may or may not be committed"),
     phrase("node {node} did not answer: {error}"),
+    # lab/processes/client.py: a node's connection, named by its address
+    phrase("node {address} closed the connection"),
+    phrase("node {address} sent nothing in time"),
     phrase("node {node} is unreachable ({error})"),
     phrase("node {node} is {state}"),
     phrase("node {node} is already {state}"),
