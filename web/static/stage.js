@@ -236,7 +236,7 @@
       // The leader's mark crosses every lane, except one showing doomed entries: left of that line means
       // committed, and they never were.
       if (leader && !doomed) extras.set("lline", { cls: "leader-line", x: W.x(leader.hwm + 1) - 4 });
-      if (doomed) extras.set("note", { cls: "conflict-note", x: W.x(anim.from), text: T.truncating(anim.from, anim.gen, anim.reason) });
+      if (doomed) extras.set("note", { cls: "conflict-note", x: W.x(anim.from), fit: true, text: T.truncating(anim.from, anim.gen, anim.reason) });
       syncExtras(lane, extras);
       lane._server.classList.toggle("selected", S.selected === id);
     }
@@ -267,9 +267,11 @@
         if (!node) { node = el("div", ""); lane._track.appendChild(node); have.set(key, node); }
         const cls = spec.cls + " " + key;
         if (node.className !== cls) node.className = cls;
-        const left = spec.x + "px";
-        if (node.style.left !== left) node.style.left = left;
         if (spec.text !== undefined && node.textContent !== spec.text) node.textContent = spec.text;
+        // A long note (a longer language, large type) is pulled back left so that it ends inside its lane.
+        const x = spec.fit ? Math.max(0, Math.min(spec.x, lane._track.clientWidth - node.offsetWidth)) : spec.x;
+        const left = x + "px";
+        if (node.style.left !== left) node.style.left = left;
         if (spec.title) node.title = spec.title;
       }
     }
