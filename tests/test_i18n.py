@@ -435,3 +435,45 @@ def fake():
     server.elect("A")
     yield server
     server.stop()
+
+
+# ---- the student guide in each language -------------------------------------------------------------------------
+
+
+def commands(markdown: str) -> list[str]:
+    """The commands of a guide's code blocks (its example outputs aside), without `--lang`."""
+    blocks = re.findall(r"^```\n(.*?)^```", markdown, re.DOTALL | re.MULTILINE)
+    lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    return [re.sub(r" --lang \w+", "", line) for line in lines
+            if line.startswith(("git ", "bash ", "source ", "hwm-lab ", "python "))]
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_student_guide_is_translated_whole_and_linked_from_the_readme(lang):
+    english = (ROOT / "docs/student-guide.md").read_text()
+    guide = (ROOT / f"docs/{lang}/student-guide.md").read_text()
+    assert f"(docs/{lang}/student-guide.md)" in (ROOT / "README.md").read_text()
+    # the same sections, the same commands, the same pictures (each one there)
+    assert len(re.findall(r"^#{2,3} ", guide, re.MULTILINE)) == len(re.findall(r"^#{2,3} ", english, re.MULTILINE))
+    assert commands(guide) == commands(english) and len(commands(english)) >= 10
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", guide)
+    assert len(pictures) == len(re.findall(r"!\[", english))
+    assert all((ROOT / f"docs/{lang}" / p).resolve().is_file() for p in pictures), pictures
+    assert f"dashboard-guide-{lang}.png" in guide
+    # every exercise stub's English hint is quoted and explained
+    for stub in sorted((ROOT / "exercises").glob("[a-z]*.py")):
+        for hint in re.findall(r'NotImplementedError\(\s*"exercise \d+: (.*?)"\)', stub.read_text(), re.DOTALL):
+            hint = re.sub(r'"\s+"', "", hint)
+            assert hint in guide, f"{stub.name}'s hint is not explained in docs/{lang}/student-guide.md"
+    # the glossary's terms, never the words it rules out; the English term beside the first use
+    prose = re.sub(r"```.*?```|`[^`]*`|\*[^*]+\*", " ", guide, flags=re.DOTALL).lower()
+    for term, accepted, never in glossary(lang):
+        assert not [n for n in never if used(n.lower(), prose)], (term, never)
+    first = prose.index("high-water mark")
+    assert prose.index(glossary_term(lang, "high-water mark")) < first
+    for said in ("HWM", "hwm-lab exercise check", "--lang"):
+        assert said in guide
+
+
+def glossary_term(lang: str, english: str) -> str:
+    return next(accepted[0] for term, accepted, _ in glossary(lang) if term == english)
