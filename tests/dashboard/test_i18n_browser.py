@@ -32,6 +32,13 @@ OVERFLOWS = """() => {
     if (cut(b)) out.push('text cut in button ' + name(b));
     if (r.left < part.left - 0.5 || r.right > part.right + 0.5 || r.right > W + 0.5) out.push('button out of its box ' + name(b));
   }
+  // The legend shows whole items on its one line: an item is either inside its box or wrapped out of sight.
+  const G = document.querySelector('#legend').getBoundingClientRect();
+  for (const item of document.querySelectorAll('#legend > span')) {
+    const r = item.getBoundingClientRect();
+    const inside = r.left >= G.left - 0.5 && r.right <= G.right + 0.5 && r.top >= G.top - 0.5 && r.bottom <= G.bottom + 0.5;
+    if (!inside && r.top < G.bottom - 0.5) out.push('legend item cut ' + name(item) + JSON.stringify([r.left,r.right,r.top,r.bottom,G.left,G.right,G.top,G.bottom]));
+  }
   for (const lane of document.querySelectorAll('.lane')) {
     const L = lane.getBoundingClientRect();
     for (const el of lane.querySelectorAll('.info .line, .info .state, .role, .cutchips, .cell, .mark-label, .above-label, .index-marker, .conflict-note')) {
