@@ -94,16 +94,17 @@ def percentile(values: list[float], q: float) -> float:
 class Writers:
     """Client writes through the control API: `rate` writes/s in total (None: as fast as acknowledged)."""
 
-    def __init__(self, url: str, count: int, rate: float | None):
-        self.url, self.count, self.rate = url, count, rate
+    def __init__(self, url: str, token: str, count: int, rate: float | None):
+        self.url, self.token, self.count, self.rate = url, token, count, rate
         self.stop = threading.Event()
         self.acked = 0
         self.failed = 0
+        self.first_failure = None  # what the first refused write said: a bench writing nothing must say why
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(count)]
 
     def _run(self, i: int) -> None:
-        api = ControlClient(self.url, timeout=10)
+        api = ControlClient(self.url, timeout=10, token=self.token)
         n = 0
         interval = self.count / self.rate if self.rate else 0.0
         due = time.monotonic() + (interval * i / self.count if interval else 0)
@@ -115,14 +116,16 @@ class Writers:
                 due += interval
             n += 1
             try:
-                ok = api.write(f"w{i}-{n}", timeout=5.0).get("ok")
-            except (ApiError, ClusterUnavailable):
-                ok = False
+                answer = api.write(f"w{i}-{n}", timeout=5.0)
+                ok, why = answer.get("ok"), answer.get("error")
+            except (ApiError, ClusterUnavailable) as exc:
+                ok, why = False, str(exc)
             with self.lock:
                 if ok:
                     self.acked += 1
                 else:
                     self.failed += 1
+                    self.first_failure = self.first_failure or why
 
     def __enter__(self):
         for t in self.threads:
@@ -193,7 +196,7 @@ def run(args) -> dict:
         control_url, run_dir = info["control_url"], Path(info["run_dir"])
         started = datetime.fromisoformat(json.loads((run_dir / "trace.json").read_text())["started"]
                                          .replace("Z", "+00:00")).timestamp()
-        api = ControlClient(control_url, timeout=10)
+        api = ControlClient(control_url, timeout=10, token=info["token"])
         deadline = time.monotonic() + 30
         while not api.state(log=0)["leader"] and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -214,7 +217,7 @@ def run(args) -> dict:
                 results["phases"].append(measure(page, api, name, writers, rate, args.seconds, started,
                                                  demo.pid, supervisor_pid))
             if not args.no_slow:
-                results["phases"].append(measure_slow_motion(page, args, demo.pid))
+                results["phases"].append(measure_slow_motion(page, args, demo.pid, work))
             results["page_errors"] = errors
             browser.close()
     finally:
@@ -270,9 +273,12 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
     start_count = len(api.all_events())
     floor = Floor(api.url, start_count, started)
     t0 = time.monotonic()
-    with Writers(api.url, writers, rate) as w, floor:
+    with Writers(api.url, api.token, writers, rate) as w, floor:
         time.sleep(seconds)
     elapsed = time.monotonic() - t0
+    if not w.acked:
+        raise SystemExit(f"{name}: no write was acknowledged in {elapsed:.0f} s ({w.failed} failed; the first: "
+                         f"{w.first_failure})")
     after = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
              "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
              "bench": cpu_seconds(os.getpid())}
@@ -318,7 +324,7 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
     }
 
 
-def measure_slow_motion(page, args, dashboard_pid) -> dict:
+def measure_slow_motion(page, args, dashboard_pid, work: Path) -> dict:
     """3 nodes, slow motion, about one write a second: the page draws messages in flight all the time."""
     answer = page.evaluate("() => window.hwmControl('start_cluster', {nodes: 3})")
     if not answer.get("ok"):
@@ -328,13 +334,16 @@ def measure_slow_motion(page, args, dashboard_pid) -> dict:
     answer = page.evaluate("() => window.hwmControl('settings', {delay_ms: 1000})")
     if not answer.get("ok"):
         raise SystemExit(f"could not turn slow motion on: {answer}")
-    api = ControlClient(page.evaluate("window.hwmState.cluster.control_url"), timeout=30)
+    url = page.evaluate("window.hwmState.cluster.control_url")
+    info = next(i for i in map(lambda p: json.loads(p.read_text()), work.glob("clusters/*/cluster.json"))
+                if i["control_url"] == url)
+    api = ControlClient(url, timeout=30, token=info["token"])
     time.sleep(2.0)  # the nodes stretch their ticks; let an election settle if one starts
     chrome = browser_pids()
     before = {"dashboard": cpu_seconds(dashboard_pid), "browser": sum(cpu_seconds(p) for p in chrome)}
     page.evaluate(START_RECORDING)
     t0 = time.monotonic()
-    with Writers(api.url, 2, args.slow_writes):
+    with Writers(api.url, api.token, 2, args.slow_writes) as w:
         time.sleep(args.slow_seconds)
     elapsed = time.monotonic() - t0
     recorded = page.evaluate(STOP_RECORDING)
