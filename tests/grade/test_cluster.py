@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import synth
+from . import synth
 
 from .helpers import full_runs, rewrite_zip
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, synth
+from lab.grade import job
+from . import synth
 
 from .helpers import full_runs, make_class
 
