@@ -21,6 +21,8 @@ BUGS = (
     "stall",  # followers stop learning the HWM after the last fault
     "truncate-committed",  # a restarted node drops its last entry even when it is committed
     "expect",  # the scenario's expectation fails
+    "diverge",  # two followers end with a different entry each at index 1: final logs disagree under the HWM
+    "short-log",  # the last node's final log lacks its last entry while its HWM stays: the HWM is beyond its log
 )
 
 
@@ -273,9 +275,12 @@ class ScriptedCluster:
         self.step(2)
         for n in self.nodes:
             if self.alive[n]:
-                log = self.log[n]
-                self.emit(n, "log_snapshot", hwm=self.hwm[n], log_end=len(log),
-                          entries=[self.entry(n, i) for i in range(1, len(log) + 1)])
+                entries = [self.entry(n, i) for i in range(1, len(self.log[n]) + 1)]
+                if "diverge" in self.bugs and n in self.nodes[1:3] and entries:
+                    entries[0] = [1, entries[0][1], digest(f"diverged-{n}")]
+                if "short-log" in self.bugs and n == self.nodes[-1] and entries:
+                    entries = entries[:-1]
+                self.emit(n, "log_snapshot", hwm=self.hwm[n], log_end=len(entries), entries=entries)
         for name, ok in (expectations or {}).items():
             if "expect" in self.bugs:
                 ok = False
