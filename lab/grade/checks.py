@@ -5,6 +5,7 @@ and on a cluster. The rule each one enforces is written out in `lab.grade.rules`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Callable
 
@@ -84,9 +85,9 @@ def _final_logs(events: DataFrame) -> DataFrame:
     # Find each node's last snapshot on narrow columns, then fetch it: the entries are never shuffled.
     last = (snapshots.groupBy(*RUN, "node").agg(F.max(F.struct("time", "seq")).alias("last"))
             .select(*RUN, "node", F.col("last.seq").alias("seq")))
-    chosen = snapshots.join(F.broadcast(last), [*RUN, "node", "seq"], "left_semi").select(
+    chosen = snapshots.join(last, [*RUN, "node", "seq"], "left_semi").select(
         *RUN, "node", "hwm", "log_end", "entries", "seq", "time")
-    return (chosen.join(F.broadcast(_dead_at_end(events)), [*RUN, "node"], "left")
+    return (chosen.join(_dead_at_end(events), [*RUN, "node"], "left")
             .withColumn("live", F.col("dead").isNull()).drop("dead")
             .withColumn("held", F.size("entries")))
 
@@ -195,7 +196,7 @@ def check_committed_never_change(events: DataFrame) -> DataFrame:
                                [*RUN, "node", "gen", "seq", "time"], "o")
     # Only indexes committed with more than one digest can hold a second, different commit.
     recommitted = (commits.withColumnRenamed("oindex", "cindex")
-                   .join(F.broadcast(first.filter("conflicting")), [*RUN, "cindex"])
+                   .join(first.filter("conflicting"), [*RUN, "cindex"])
                    .filter(F.col("odigest") != F.col("cdigest")))
     v_commits = _violations(
         recommitted, check, node=F.col("node"), index=F.col("cindex"), seq=F.col("seq"), time=F.col("time"),
@@ -417,3 +418,8 @@ CHECKS: tuple[tuple[str, Callable[[DataFrame], DataFrame]], ...] = (
     ("scenario", check_scenario),
 )
 assert tuple(c for c, _ in CHECKS) == tuple(r.check for r in RULES)
+
+
+def all_checks(events: DataFrame) -> DataFrame:
+    """Every check's violations in one DataFrame: one plan, run as one Spark job."""
+    return functools.reduce(DataFrame.unionByName, [check(events) for _, check in CHECKS])

@@ -560,51 +560,54 @@ def small_table(spark, storage, path: str, rows, schema):
     return spark.read.schema(schema).json(storage.for_spark(path))
 
 
-def read_events(spark, cat: Catalog, storage, partitions: int = 8):
-    """The staged events files as one DataFrame, parsed against the explicit schema: the events the checks read
-    (schema.CHECKED_TYPES), each with its run's context, and every line that has something to say: `file_status`
-    (why the line makes its submission ungradable) or `warning` (a torn last line, to be skipped).
+def read_events(spark, cat: Catalog, storage, partitions: int):
+    """The staged events files as one DataFrame, parsed against the explicit schema and hash-partitioned by
+    (submission, run): the events the checks read (schema.CHECKED_TYPES), each with its run's context
+    (schema.EVENTS), and every line that has something to say, with `file_id` and `line` to find it and
+    `problem` (what is wrong with it, said after "<path> line <N>") or `edited` (its seq is not its line number).
+    A problem on the last line of a file that ends without a newline is `torn` (a node killed mid-write).
 
-    Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how files
-    are split. The rows come out hash-partitioned by (submission, run): every check groups, orders and joins within
-    a run, so Spark shuffles the events once here and never again.
-
-    Most of the cost is Spark's JSON parser, once per line; around it the rows stay narrow (a file id, not its
-    context) until the events the checks never read are dropped.
+    Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how
+    files are split. Every check groups, orders and joins within a run, so this is the one shuffle of the job.
+    Most of the cost is Spark's JSON parser, once per line; around it the rows stay narrow until the events the
+    checks never read are dropped, and the expensive tests run only on the lines kept.
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, REQUIRED
+    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CONTEXT_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, \
+        REQUIRED
 
     runs = {(s.student, r.run): r for s, r in cat.runs}
     file_rows = []
-    for file_id, student, run, node, rel in cat.files:
+    for file_id, student, run, node, _ in cat.files:
         info = runs[(student, run)]
-        file_rows.append((file_id, student, run, node, rel, info.scenario, len(info.nodes), info.liveness_bound))
+        file_rows.append((file_id, student, run, node, info.scenario, len(info.nodes), info.liveness_bound))
     files = small_table(spark, storage, cat.events_dir + "-files.jsonl", file_rows, T.StructType([
         T.StructField("file_id", T.IntegerType(), False), T.StructField("submission", T.StringType(), False),
         T.StructField("run", T.StringType(), False), T.StructField("file_node", T.StringType(), False),
-        T.StructField("path", T.StringType(), False), T.StructField("scenario", T.StringType()),
-        T.StructField("cluster_size", T.IntegerType()), T.StructField("liveness_bound", T.DoubleType())]))
+        T.StructField("scenario", T.StringType()), T.StructField("cluster_size", T.IntegerType()),
+        T.StructField("liveness_bound", T.DoubleType())]))
+    context = [f.name for f in CONTEXT_FIELDS]
 
-    raw = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
-           .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
-                   .alias("file_id"), F.col("value")))
     text = F.col("value")
-    # Two steps, so that no exploded line carries its whole file along.
-    lines = (raw.join(F.broadcast(files.select("file_id", "file_node")), "file_id")
-             .select("file_id", "file_node", F.split(text, "\n").alias("lines"),
+    # One row per file meets its context (one small broadcast); then the file is split into numbered lines, in
+    # two steps so that no line carries its whole file along.
+    lines = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
+             .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
+                     .alias("file_id"), text)
+             .join(F.broadcast(files), "file_id")
+             .select("file_id", "file_node", *context, F.split(text, "\n").alias("lines"),
                      ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
              # (the _outer form, or Spark adds a filter that splits every file a second time)
-             .select("file_id", "file_node", "ends_nl", F.size("lines").alias("n_lines"),
+             .select("file_id", "file_node", *context, "ends_nl", F.size("lines").alias("n_lines"),
                      F.posexplode_outer("lines").alias("pos", "text"))
              .select("*", (F.col("pos") + 1).alias("line"))
              .filter(F.col("text").startswith("{") | (F.trim(F.col("text")) != "")))
     opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
     # The parsed line comes out of a generator (of one row): Spark would otherwise push the filter below
     # (keep the lines the checks need) down to the raw text, parsing the JSON once per field the filter reads.
-    parsed = lines.select("file_id", "file_node", "line", "text",
+    parsed = lines.select("file_id", "file_node", *context, "line", "text",
                           ((F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")).alias("torn"),
                           F.explode(F.array(F.from_json("text", EVENT_LINE, opts))).alias("j"))
     j = F.col("j")
@@ -617,15 +620,12 @@ def read_events(spark, cat: Catalog, storage, partitions: int = 8):
         j["v"] != 1, j["node"] != F.col("file_node"), j["seq"] != line])
     event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
     kept = (parsed.filter(j["type"].isin(*CHECKED_TYPES) | suspect)
-            .select("file_id", "file_node", "line", "torn", F.when(suspect, F.col("text")).alias("text"),
-                    j.isNull().alias("unparsed"),
-                    *[j[n].alias(n) for n in event_fields], j[CORRUPT].alias(CORRUPT))
-            .join(F.broadcast(files.select("file_id", "submission", "run")), "file_id"))
-    if partitions:
-        kept = kept.repartition(partitions, "submission", "run")
+            .select("file_id", "file_node", *context, "line", "torn", F.when(suspect, F.col("text")).alias("text"),
+                    j.isNull().alias("unparsed"), *[j[n].alias(n) for n in event_fields], j[CORRUPT].alias(CORRUPT))
+            .repartition(partitions, "submission", "run"))
 
-    # Pass 2, on the lines kept: what is wrong with a line, said after "<path> line <N>". The expensive tests
-    # (re-reading the text, walking entries) run only where the cheap ones found something or the line is kept.
+    # Pass 2, on the lines kept: what is wrong with a line. The expensive tests (re-reading the text, walking
+    # entries) run only where the cheap ones found something or the line is kept.
     col = F.col
     wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & col(f.name).isNull(),
                                      F.lit(f.name)) for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
@@ -653,22 +653,11 @@ def read_events(spark, cat: Catalog, storage, partitions: int = 8):
                                                               col("file_node")))
                .when(per_type.isNotNull(), F.concat(F.lit(": "), per_type))
                .when(shapes.isNotNull(), F.concat(F.lit(": "), shapes)))
-    # A torn last line (a node killed mid-write: no newline after it) is skipped with a warning, as the trace
-    # format says. Every other line N must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
+    # Every line N that is not torn must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
     edited = F.when(seq != line, F.concat(
         F.lit(" has seq "), seq.cast("string"),
         F.when(line == 1, F.lit(", expected 1"))
         .when(seq < line, F.lit(", a repeat or out of sequence"))
         .otherwise(F.concat(F.lit(" after seq "), (line - 1).cast("string"), F.lit(" (events out of sequence)")))))
-    at = F.concat(F.col("path"), F.lit(" line "), line.cast("string"))
-    explained = (kept.join(F.broadcast(files.select("file_id", "path", "scenario", "cluster_size", "liveness_bound")),
-                           "file_id")
-                 .select("*", problem.alias("problem")))
-    return explained.select(
-        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "line",
-        F.when(F.col("problem").isNotNull() & ~F.col("torn"), F.concat(F.lit("malformed: "), at, F.col("problem")))
-        .when(F.col("problem").isNull() & (seq != line), F.concat(F.lit("edited: "), at, edited))
-        .alias("file_status"),
-        F.when(F.col("problem").isNotNull() & F.col("torn"),
-               F.concat(at, F.col("problem"), F.lit(" (torn last line, skipped)"))).alias("warning"),
-        *event_fields)
+    return kept.select("file_id", "line", "torn", problem.alias("problem"), edited.alias("edited"), *context,
+                       *event_fields)
