@@ -568,13 +568,15 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
     A problem on the last line of a file that ends without a newline is `torn` (a node killed mid-write).
 
     Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how
-    files are split. Every check groups, orders and joins within a run, so this is the one shuffle of the job.
-    Most of the cost is Spark's JSON parser, once per line; around it the rows stay narrow until the events the
-    checks never read are dropped, and the expensive tests run only on the lines kept.
+    files are split. Every check keeps within a run, so this is the one shuffle of the job. Most of the cost is
+    Spark's JSON parser, once per line; around it the rows stay narrow until the events the checks never read
+    are dropped, and the expensive tests run only on the lines kept. (The expressions are SQL text: built call by
+    call from Python they would cost thousands of round trips to the JVM.)
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from lab.grade.checks import among, q
     from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CONTEXT_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, \
         REQUIRED
 
@@ -589,75 +591,64 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
         T.StructField("scenario", T.StringType()), T.StructField("cluster_size", T.IntegerType()),
         T.StructField("liveness_bound", T.DoubleType())]))
     context = [f.name for f in CONTEXT_FIELDS]
+    fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
 
-    text = F.col("value")
     # One row per file meets its context (one small broadcast); then the file is split into numbered lines, in
     # two steps so that no line carries its whole file along.
     lines = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
-             .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
-                     .alias("file_id"), text)
+             .selectExpr(f"CAST(regexp_extract(_metadata.file_name, {q(r'^f([0-9]+)[.]jsonl$')}, 1) AS INT) "
+                         f"AS file_id", "value")
              .join(F.broadcast(files), "file_id")
-             .select("file_id", "file_node", *context, F.split(text, "\n").alias("lines"),
-                     ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
+             .selectExpr("file_id", "file_node", *context, "split(value, '\\n') AS lines",
+                         "length(value) = 0 OR endswith(value, '\\n') AS ends_nl")
              # (the _outer form, or Spark adds a filter that splits every file a second time)
-             .select("file_id", "file_node", *context, "ends_nl", F.size("lines").alias("n_lines"),
-                     F.posexplode_outer("lines").alias("pos", "text"))
-             .select("*", (F.col("pos") + 1).alias("line"))
-             .filter(F.col("text").startswith("{") | (F.trim(F.col("text")) != "")))
-    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+             .selectExpr("file_id", "file_node", *context, "ends_nl", "size(lines) AS n_lines",
+                         "posexplode_outer(lines) AS (pos, text)")
+             .selectExpr("*", "pos + 1 AS line")
+             .where("startswith(text, '{') OR trim(text) != ''"))
     # The parsed line comes out of a generator (of one row): Spark would otherwise push the filter below
     # (keep the lines the checks need) down to the raw text, parsing the JSON once per field the filter reads.
-    parsed = lines.select("file_id", "file_node", *context, "line", "text",
-                          ((F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")).alias("torn"),
-                          F.explode(F.array(F.from_json("text", EVENT_LINE, opts))).alias("j"))
-    j = F.col("j")
-    line = F.col("line")
+    parse = (f"from_json(text, {q(EVENT_LINE.simpleString())}, map('mode', 'PERMISSIVE', "
+             f"'columnNameOfCorruptRecord', {q(CORRUPT)}))")
+    parsed = lines.selectExpr("file_id", "file_node", *context, "line", "text",
+                              "line = n_lines AND NOT ends_nl AS torn", f"explode(array({parse})) AS j")
 
     # Pass 1, on every line: a few cheap tests. Lines of the types the checks read, and lines that fail a test,
     # go on (with the text of the failing ones, to be explained); the rest are done with.
-    suspect = functools.reduce(operator.or_, [
-        j.isNull(), j[CORRUPT].isNotNull(), *[j[f.name].isNull() for f in COMMON_FIELDS],
-        j["v"] != 1, j["node"] != F.col("file_node"), j["seq"] != line])
-    event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
-    kept = (parsed.filter(j["type"].isin(*CHECKED_TYPES) | suspect)
-            .select("file_id", "file_node", *context, "line", "torn", F.when(suspect, F.col("text")).alias("text"),
-                    j.isNull().alias("unparsed"), *[j[n].alias(n) for n in event_fields], j[CORRUPT].alias(CORRUPT))
+    suspect = " OR ".join(["j IS NULL", f"j.{CORRUPT} IS NOT NULL", *[f"j.{f.name} IS NULL" for f in COMMON_FIELDS],
+                           "j.v != 1", "j.node != file_node", "j.seq != line"])
+    kept = (parsed.where(f"j.type IN {among(CHECKED_TYPES)} OR {suspect}")
+            .selectExpr("file_id", "file_node", *context, "line", "torn", f"CASE WHEN {suspect} THEN text END AS text",
+                        "j IS NULL AS unparsed", *[f"j.{n} AS {n}" for n in fields], f"j.{CORRUPT} AS {CORRUPT}")
             .repartition(partitions, "submission", "run"))
 
     # Pass 2, on the lines kept: what is wrong with a line. The expensive tests (re-reading the text, walking
     # entries) run only where the cheap ones found something or the line is kept.
-    col = F.col
-    wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & col(f.name).isNull(),
-                                     F.lit(f.name)) for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
-    missing = F.coalesce(*[F.when(col(f.name).isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
-    per_type = F.coalesce(*[F.when((col("type") == t) & col(name).isNull(), F.lit(f"{t} without {name}"))
-                            for t, names in REQUIRED.items() for name in names])
+    def first_of(cases: list[str]) -> str:
+        return "coalesce(" + ", ".join(cases) + ")"
 
-    def bad_entry(e):
-        return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
-                | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
-
-    shapes = F.coalesce(*[F.when(F.exists(col(name), bad_entry),
-                                 F.lit(f"an entry in {name} is not [index, generation, digest]"))
-                          for name in ("committed", "removed", "entries")],
-                        F.when(col("entry").isNotNull() & bad_entry(col("entry")),
-                               F.lit("entry is not [index, generation, digest]")))
-    seq = col("seq")
-    problem = (F.when(col("unparsed") | (col(CORRUPT).isNotNull() & F.json_object_keys("text").isNull()),
-                      F.lit(" is not JSON"))
-               .when(col(CORRUPT).isNotNull(), F.concat(F.lit(": field "), wrong_type, F.lit(" has the wrong type")))
-               .when(missing.isNotNull(), F.concat(F.lit(": field "), missing, F.lit(" is missing")))
-               .when(col("v") != 1, F.concat(F.lit(": trace format version "), col("v").cast("string"),
-                                             F.lit(" is not supported")))
-               .when(col("node") != col("file_node"), F.concat(F.lit(": node is "), col("node"), F.lit(", not "),
-                                                              col("file_node")))
-               .when(per_type.isNotNull(), F.concat(F.lit(": "), per_type))
-               .when(shapes.isNotNull(), F.concat(F.lit(": "), shapes)))
+    wrong_type = first_of([f"CASE WHEN get_json_object(text, '$.{n}') IS NOT NULL AND {n} IS NULL THEN '{n}' END"
+                           for n in fields] + ["'?'"])
+    missing = first_of([f"CASE WHEN {f.name} IS NULL THEN '{f.name}' END" for f in COMMON_FIELDS])
+    per_type = first_of([f"CASE WHEN type = '{t}' AND {name} IS NULL THEN '{t} without {name}' END"
+                         for t, names in REQUIRED.items() for name in names])
+    bad_entry = ("(size({e}) != 3 OR try_cast(try_element_at({e}, 1) AS INT) IS NULL "
+                 "OR try_cast(try_element_at({e}, 2) AS INT) IS NULL)")
+    shapes = first_of([f"CASE WHEN exists({name}, e -> {bad_entry.format(e='e')}) THEN "
+                       f"'an entry in {name} is not [index, generation, digest]' END"
+                       for name in ("committed", "removed", "entries")]
+                      + [f"CASE WHEN entry IS NOT NULL AND {bad_entry.format(e='entry')} THEN "
+                         f"'entry is not [index, generation, digest]' END"])
+    problem = (f"CASE WHEN unparsed OR ({CORRUPT} IS NOT NULL AND json_object_keys(text) IS NULL) THEN ' is not JSON' "
+               f"WHEN {CORRUPT} IS NOT NULL THEN concat(': field ', {wrong_type}, ' has the wrong type') "
+               f"WHEN {missing} IS NOT NULL THEN concat(': field ', {missing}, ' is missing') "
+               f"WHEN v != 1 THEN concat(': trace format version ', CAST(v AS STRING), ' is not supported') "
+               f"WHEN node != file_node THEN concat(': node is ', node, ', not ', file_node) "
+               f"WHEN {per_type} IS NOT NULL THEN concat(': ', {per_type}) "
+               f"WHEN {shapes} IS NOT NULL THEN concat(': ', {shapes}) END")
     # Every line N that is not torn must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
-    edited = F.when(seq != line, F.concat(
-        F.lit(" has seq "), seq.cast("string"),
-        F.when(line == 1, F.lit(", expected 1"))
-        .when(seq < line, F.lit(", a repeat or out of sequence"))
-        .otherwise(F.concat(F.lit(" after seq "), (line - 1).cast("string"), F.lit(" (events out of sequence)")))))
-    return kept.select("file_id", "line", "torn", problem.alias("problem"), edited.alias("edited"), *context,
-                       *event_fields)
+    edited = ("CASE WHEN seq != line THEN concat(' has seq ', CAST(seq AS STRING), CASE WHEN line = 1 THEN "
+              "', expected 1' WHEN seq < line THEN ', a repeat or out of sequence' ELSE concat(' after seq ', "
+              "CAST(line - 1 AS STRING), ' (events out of sequence)') END) END")
+    return kept.selectExpr("file_id", "line", "torn", f"{problem} AS problem", f"{edited} AS edited", *context,
+                           *fields)
