@@ -16,6 +16,7 @@ import contextlib
 import os
 import sys
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
@@ -212,9 +213,10 @@ def _grade(spark, storage, args, rubric, say) -> int:
     results = []
     for s in sorted(cat.submissions, key=lambda s: s.student):
         runs = [(r.run, r.exercise, r.scenario) for r in s.runs]
-        score = rubric_module.score(rubric, runs, counts.get(s.student, {})) if s.ok else None
+        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), s.rules if s.version >= 2 else None)
+                 if s.ok else None)
         results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
-                                            runs=runs, warnings=list(s.warnings)))
+                                            runs=runs, warnings=[*s.left_out, *s.warnings]))
     _attach_first_violations(storage, cat, results, found.firsts)
     if cached is not None:
         cached.unpersist()
@@ -285,22 +287,16 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.checks import CHECKS, all_checks
+    from lab.grade.checks import CHECKS
 
     found = Found()
     t0 = time.monotonic()
-    sc = spark.sparkContext
-    staged = loader.join(staging, "violations")
-    sc.setJobGroup("hwm-lab-checks", "the checks", interruptOnCancel=False)
-    try:
-        all_checks(events).write.mode("overwrite").parquet(storage.for_spark(staged))
-    finally:
-        jobs = _jobs_of(sc, "hwm-lab-checks")
-        sc.setJobGroup(None, None)
-    violations = spark.read.parquet(storage.for_spark(staged))
+    staged = storage.for_spark(loader.join(staging, "violations"))
+    jobs = write_violations(spark, events, staged)
+    violations = spark.read.parquet(staged)
     say(f"checks done in {time.monotonic() - t0:.1f} s "
-        f"({jobs['jobs']} Spark jobs, {jobs['stages']} stages, {jobs['shuffle_stages']} shuffle stages, "
-        f"{jobs['tasks']} tasks)")
+        f"({jobs['jobs']} Spark job{'s' if jobs['jobs'] != 1 else ''}, {jobs['stages']} stages, "
+        f"{jobs['shuffle_stages']} shuffle stages, {jobs['tasks']} tasks)")
 
     # Per run and check: how many, and the first (earliest) violation, for scores and feedback.
     first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
@@ -333,9 +329,25 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
 OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time")
 
 
+def write_violations(spark, events, path: str) -> dict:
+    """Run every check on the events (partitioned by run) and write their violations to `path` (parquet), as one
+    Spark job. Returns what it took, from Spark's status store: jobs, stages, tasks, shuffle stages."""
+    from lab.grade.checks import all_checks
+
+    sc = spark.sparkContext
+    group = f"hwm-lab-checks-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "the checks", interruptOnCancel=False)
+    try:
+        all_checks(events).write.mode("overwrite").parquet(path)
+    finally:
+        sc.setJobGroup(None, None)
+    return _jobs_of(sc, group)
+
+
 def _jobs_of(sc, group: str) -> dict:
     """Spark jobs, stages and tasks that a job group ran, from Spark's status store; a shuffle stage is one that
-    wrote shuffle output."""
+    wrote shuffle output. Stages skipped because their output was there already (the parse, below the cache) do
+    not count."""
     tracker = sc.statusTracker()
     store = sc._jsc.sc().statusStore()
     stages = tasks = shuffles = 0
@@ -345,7 +357,9 @@ def _jobs_of(sc, group: str) -> dict:
         for stage_id in info.stageIds if info else []:
             try:
                 data = store.lastStageAttempt(stage_id)
-            except Exception:  # a stage that never ran (skipped) has no attempt
+            except Exception:  # a stage that never ran has no attempt
+                continue
+            if data.status().toString() not in ("COMPLETE", "ACTIVE", "FAILED"):
                 continue
             stages += 1
             tasks += data.numTasks()

@@ -9,6 +9,7 @@ Paths may be local or any URI Spark's Hadoop file systems understand (file://, h
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import json
 import operator
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 MANIFEST = "manifest.json"
+VERSIONS = (1, 2)  # submission format versions this grader reads
+FILES_DIR = "files"  # version 2: the student's exercise files, at files/exercises/<name>.py
 EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 MAX_NODES = 9
@@ -58,6 +61,10 @@ class Submission:
     runs: list[RunInfo] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     created: str = ""
+    version: int = 1
+    # Version 2: per exercise, (rules the student's check found ok, rules checked), as the manifest says.
+    rules: dict[int, tuple[int, int]] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)  # runs that do not count: stale or incomplete, and why
 
     @property
     def ok(self) -> bool:
@@ -289,6 +296,10 @@ class _Zip:
                 out.append((name[len(prefix):], "file", info.file_size))
         return sorted(out)
 
+    def files_under(self, rel: str) -> list[str]:
+        prefix = rel.rstrip("/") + "/"
+        return sorted(name for name in self.members if name.startswith(prefix))
+
     def copy(self, rel: str, storage, dst: str, limit: int) -> None:
         written = 0
         with self.zf.open(self.members[rel]) as src, storage.open_write(dst) as out:
@@ -337,6 +348,19 @@ class _Folder:
     def copy(self, rel: str, storage, dst: str, limit: int) -> None:
         self.storage.stage(self._path(rel), dst)
 
+    def files_under(self, rel: str, depth: int = 3) -> list[str]:
+        if depth == 0 or self.kind(rel) is None or self.kind(rel)[0] != "dir":
+            return []
+        out = []
+        for name, kind, _ in self.listdir(rel):
+            if kind == "file":
+                out.append(f"{rel}/{name}")
+            elif kind == "dir":
+                out.extend(self.files_under(f"{rel}/{name}", depth - 1))
+            elif kind == "link":
+                raise Rejected(f"unsafe folder: {rel}/{name} is a link")
+        return sorted(out)
+
 
 def _safe_rel(path: object, what: str) -> str:
     if not isinstance(path, str) or not path:
@@ -364,10 +388,12 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
     if m.get("format") != "hwm-lab-submission":
         raise Rejected(f"malformed: manifest.json format is {m.get('format')!r}, not 'hwm-lab-submission'")
     version = m.get("version")
-    if not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise Rejected("malformed: manifest.json has no integer version")
-    if version > 1:
-        raise Rejected(f"malformed: submission format version {version} is newer than this grader (1)")
+    if version > max(VERSIONS):
+        raise Rejected(f"malformed: submission format version {version} is newer than this grader "
+                       f"({max(VERSIONS)})")
+    sub.version = version
     student = m.get("student")
     if not isinstance(student, str) or not STUDENT_ID.match(student):
         raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id")
@@ -375,7 +401,65 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
     sub.created = str(m.get("created") or "")
     if not isinstance(m.get("runs"), list):
         raise Rejected("malformed: manifest.json runs is missing or not a list")
+    if version >= 2:
+        sub.rules = _rule_results(m.get("checks"))
     return m
+
+
+def _rule_results(checks: object) -> dict[int, tuple[int, int]]:
+    """Version 2's self-reported rule results: exercise -> (rules ok, rules)."""
+    if not isinstance(checks, list):
+        raise Rejected("malformed: manifest.json checks is missing or not a list")
+    results = {}
+    for i, c in enumerate(checks):
+        exercise = c.get("exercise") if isinstance(c, dict) else None
+        rules = c.get("rules") if isinstance(c, dict) else None
+        if isinstance(exercise, bool) or not isinstance(exercise, int) or not isinstance(rules, list):
+            raise Rejected(f"malformed: manifest.json checks[{i}] needs an integer exercise and a list of rules")
+        if not all(isinstance(r, dict) and isinstance(r.get("ok"), bool) for r in rules):
+            raise Rejected(f"malformed: manifest.json checks[{i}] has a rule without a true/false ok")
+        results[exercise] = (sum(r["ok"] for r in rules), len(rules))
+    return results
+
+
+def _file_hashes(box, limits: Limits) -> dict[str, str]:
+    """sha256 of every file under files/ in the submission, computed here (the manifest's own list of hashes is
+    not trusted): module path (exercises/NAME.py) -> hex digest."""
+    hashes = {}
+    for rel in box.files_under(FILES_DIR):
+        hashes[rel[len(FILES_DIR) + 1:]] = hashlib.sha256(box.read(rel, limits.max_meta_bytes)).hexdigest()
+    return hashes
+
+
+def _stale(run: dict, hashes: dict[str, str]) -> str | None:
+    """Why a version 2 run does not match the submitted files, or None."""
+    recorded = run.get("files_sha256")
+    if not isinstance(recorded, dict) or not recorded:
+        return "it records no files it was made from"
+    for module, digest in sorted(recorded.items()):
+        if module not in hashes:
+            return f"it was made from {module}, which the submission does not hold"
+        if digest != hashes[module]:
+            return f"it was made from another version of {module} than the one submitted"
+    return None
+
+
+def _never_started(box, rel: str, node: str, limits: Limits) -> bool:
+    """Whether the run's cluster events say the node's process ended on its own (`node_exited`): a node that
+    never started has nothing to trace."""
+    name = f"{rel}/events-cluster.jsonl"
+    if box.kind(name) is None:
+        return False
+    for line in box.read(name, limits.max_file_bytes).splitlines():
+        if b'"node_exited"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "node_exited" and event.get("target") == node:
+            return True
+    return False
 
 
 def _trace_meta(box, rel: str, limits: Limits) -> dict:
@@ -399,8 +483,10 @@ def _trace_meta(box, rel: str, limits: Limits) -> dict:
 
 
 def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tuple[str, str, int]]]]:
-    """Validate a submission's metadata; return its runs and their events files (node, path, size)."""
+    """Validate a submission's metadata; return the runs that count and their events files (node, path, size).
+    A run that does not count (stale or incomplete) is named in sub.left_out with the reason."""
     m = _manifest(box, sub, limits)
+    hashes = _file_hashes(box, limits) if sub.version >= 2 else {}
     runs, seen, total = [], set(), 0
     for i, r in enumerate(m["runs"]):
         if not isinstance(r, dict) or not isinstance(r.get("run"), str) or not r["run"]:
@@ -413,6 +499,11 @@ def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tu
         if isinstance(exercise, bool) or not isinstance(exercise, int):
             raise Rejected(f"malformed: manifest.json run {name!r} has no integer exercise")
         rel = _safe_rel(r.get("dir", f"runs/{name}"), f"run {name!r} dir")
+        if sub.version >= 2:
+            why = _stale(r, hashes)
+            if why:
+                sub.left_out.append(f"stale: run {name} (exercise {exercise}) counts for nothing: {why}")
+                continue
         meta = _trace_meta(box, rel, limits)
         files = []
         for fname, kind, size in box.listdir(rel):
@@ -430,14 +521,33 @@ def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tu
                 raise Rejected(f"too large: the events files add up to more than "
                                f"{limits.max_submission_bytes / MiB:g} MB")
             files.append((node, f"{rel}/{fname}", size))
-        if not files:
-            raise Rejected(f"malformed: {rel} has no events-*.jsonl files")
+        gaps = _gaps(box, rel, meta["nodes"], files, limits)
+        if gaps:
+            sub.left_out.append(f"incomplete: run {name} (exercise {exercise}) counts for nothing: "
+                                f"{'; '.join(gaps)}")
+            continue
         scenario = r.get("scenario", meta.get("scenario"))
         bound = meta.get("liveness_bound")
         runs.append((RunInfo(run=name, exercise=exercise, scenario=scenario if isinstance(scenario, str) else None,
                              dir=rel, nodes=list(meta["nodes"]),
                              liveness_bound=None if bound is None else float(bound)), files))
     return runs
+
+
+def _gaps(box, rel: str, nodes: list[str], files: list[tuple[str, str, int]], limits: Limits) -> list[str]:
+    """The events files a run lacks: every node of trace.json and the cluster have one with events in it, unless
+    the cluster's events say the node's process ended on its own before it started (a deleted file could hide
+    a violation)."""
+    sizes = {node: (path, size) for node, path, size in files}
+    gaps = []
+    for node in [*nodes, "cluster"]:
+        path, size = sizes.get(node, (None, 0))
+        if path is not None and size > 0 and (size > 64 or box.read(path, 64).strip()):
+            continue
+        if node != "cluster" and _never_started(box, rel, node, limits):
+            continue
+        gaps.append(f"events-{node}.jsonl is {'missing' if path is None else 'empty'}")
+    return gaps
 
 
 def _fallback_id(source: str) -> str:
@@ -516,12 +626,12 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
             files.extend(staged)
         except Rejected as exc:
             sub.status = str(exc)
-            sub.runs = []
+            sub.runs, sub.left_out = [], []
             for dst in written:
                 storage.remove(dst)
         except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError) as exc:
             sub.status = f"malformed: cannot read the submission ({type(exc).__name__}: {str(exc)[:100]})"
-            sub.runs = []
+            sub.runs, sub.left_out = [], []
             for dst in written:
                 storage.remove(dst)
         if n % step == 0 or n == len(candidates):
