@@ -1,13 +1,16 @@
-"""Benchmark a real cluster: 3 node processes, fsync `always`, on loopback.
+"""Benchmark a real cluster: 3 node processes, fsync `always`, traces on, on loopback; and PySyncObj beside it.
 
-Measured in the same run, on the same disk and the same loopback:
+Measured in the same run, on the same disk and the same loopback, three times (the medians are what is judged):
   floors      median append + fsync of a small record in the data directory; median loopback TCP round trip of
               a small frame between two processes
   latency     commit latency p50 / p99 with one write at a time (sent straight to the leader's port), and
               where the median write spends its time, from the trace's timestamps
   throughput  committed entries/s with many writes in flight (frames pipelined to the leader, many per send),
               and the CPU time each process spent per committed entry meanwhile
-Each figure is printed next to its target with PASS or FAIL. Run: .venv/bin/python bench/cluster.py [--help]
+  peer        PySyncObj (pip install '.[bench]'), three local processes, its most durable setting, the same work
+              (bench/pysyncobj_peer.py); the lab's figures are printed as ratios to it
+Each figure is printed next to its target with PASS or FAIL, and a missed target says by how much.
+Run: .venv/bin/python bench/cluster.py [--help]
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lab import codec  # noqa: E402
-from lab.client import NodeClient  # noqa: E402
-from lab.messages import ClientWrite  # noqa: E402
-from lab.supervisor import Supervisor  # noqa: E402
+from lab.ports import codec  # noqa: E402
+from lab.processes.client import NodeClient  # noqa: E402
+from lab.core.messages import ClientWrite  # noqa: E402
+from lab.processes.supervisor import Supervisor  # noqa: E402
+from bench import pysyncobj_peer  # noqa: E402
 
 _ECHO_SERVER = textwrap.dedent("""
     import socket, sys
@@ -170,16 +174,18 @@ def pipelined(port: int, frames: list[bytes], in_flight: int, per_send: int) -> 
             if not data:
                 raise RuntimeError("the leader closed the connection")
             buffer += data
-            # Count answers by their frames; each one is checked for "ok": true without a full decode.
+            # Count answers by their frames; each one is checked for "ok": true without a full decode (the node's
+            # greeting, a Challenge, is no answer).
             position = 0
             while len(buffer) - position >= 4:
                 (length,) = codec.LENGTH.unpack_from(buffer, position)
                 end = position + 4 + length
                 if end > len(buffer):
                     break
-                if b'"ok":true' in buffer[position + 4: end]:
+                frame = buffer[position + 4: end]
+                if b'"ok":true' in frame:
                     acked += 1
-                else:
+                elif not frame.startswith(b'{"type":"Challenge"'):
                     failed += 1
                 position = end
             del buffer[:position]
@@ -193,21 +199,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=int, default=400, help="floor samples and one-at-a-time writes")
-    parser.add_argument("--total", type=int, default=100_000, help="writes in the pipelined run")
-    parser.add_argument("--in-flight", type=int, default=4000, help="writes in flight at once")
-    parser.add_argument("--per-send", type=int, default=500, help="frames per send in the pipelined run")
-    parser.add_argument("--payload-bytes", type=int, default=16)
-    parser.add_argument("--election-ms", type=float, default=1000.0,
-                        help="minimum election timeout (default 1000 ms, the lab's default is 300 ms): fsync "
-                             "stalls on a shared disk must not depose the leader in the middle of the run")
-    parser.add_argument("--dir", help="run directory (default: a new temporary directory)")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
-    args = parser.parse_args(argv)
-
-    run_dir = Path(args.dir or tempfile.mkdtemp(prefix="hwm-bench-"))  # a temporary one is removed at the end
+def measure(args, run_dir: Path) -> dict:
+    """One run: a fresh cluster, its floors, one write at a time, then many in flight."""
     tick_ms = 10.0
     election_ticks = max(2, round(args.election_ms / tick_ms))
     supervisor = Supervisor(run_dir, nodes=3, fsync="always", fresh=True, cluster_file=False, tick_ms=tick_ms,
@@ -216,10 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         leader = supervisor.wait_for_leader(15.0)
         if not leader:
-            print("no leader elected within 15 s", file=sys.stderr)
-            return 1
+            raise RuntimeError("no leader elected within 15 s")
         port = supervisor.nodes[leader].port
-
         floors = Floors(supervisor.nodes[leader].data_dir)
         latencies: list[float] = []
         busy = 0.0
@@ -227,73 +218,115 @@ def main(argv: list[str] | None = None) -> int:
             with NodeClient("127.0.0.1", port, timeout=10.0) as client:
                 commit_latencies(client, 50)  # warm up
                 rounds = 20
-                for r in range(rounds):
+                for _ in range(rounds):
                     floors.sample(max(1, args.samples // rounds))
                     started = time.perf_counter()
                     latencies += commit_latencies(client, max(1, args.samples // rounds), 50 + len(latencies), sent)
                     busy += time.perf_counter() - started
         finally:
             floors.close()
-        fsync_s, rtt_s = statistics.median(floors.fsyncs), statistics.median(floors.round_trips)
-        floor = fsync_s + rtt_s
-        serial_rate = len(latencies) / busy
-        p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
-
         payload = "p" * args.payload_bytes
         frames = [codec.encode(ClientWrite(request=f"t{i}", payload=payload)) for i in range(args.total)]
         pids = {name: node.pid for name, node in supervisor.nodes.items()}
-        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
         elapsed, failed = pipelined(port, frames, args.in_flight, args.per_send)
-        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()} | {"client": time.process_time()}
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
         committed = args.total - failed
-        rate = committed / elapsed
-        cpu_us = {name: (cpu_after[name] - cpu_before[name]) / max(1, committed) * 1e6 for name in cpu_before}
-        state = supervisor.state(log=0)
+        cpu_us = {name: (cpu_after[name] - cpu_before[name]) / max(1, committed) * 1e6 for name in pids}
     finally:
         supervisor.stop()  # the nodes' traces are complete from here on
-        if sent:
-            split = latency_split(run_dir, supervisor.start_time, leader, sent)
-        if not args.dir:
-            shutil.rmtree(run_dir, ignore_errors=True)
+    split = latency_split(run_dir, supervisor.start_time, leader, sent) if sent else [float("nan")] * 4
+    return {"fsync_ms": statistics.median(floors.fsyncs) * 1e3,
+            "round_trip_ms": statistics.median(floors.round_trips) * 1e3,
+            "p50_ms": percentile(latencies, 0.50) * 1e3, "p99_ms": percentile(latencies, 0.99) * 1e3,
+            "legs_ms": [leg * 1e3 for leg in split], "serial_per_s": len(latencies) / busy,
+            "pipelined_per_s": committed / elapsed, "failed": failed,
+            "leader_cpu_us": cpu_us[leader],
+            "follower_cpu_us": [cpu_us[name] for name in pids if name != leader],
+            "election_ms": election_ticks * tick_ms}
 
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs, each on a fresh cluster; medians are judged")
+    parser.add_argument("--samples", type=int, default=400, help="floor samples and one-at-a-time writes")
+    parser.add_argument("--total", type=int, default=100_000, help="writes in the pipelined run")
+    parser.add_argument("--in-flight", type=int, default=4000, help="writes in flight at once")
+    parser.add_argument("--per-send", type=int, default=500, help="frames per send in the pipelined run")
+    parser.add_argument("--payload-bytes", type=int, default=16)
+    parser.add_argument("--election-ms", type=float, default=1000.0,
+                        help="minimum election timeout (default 1000 ms, the lab's default is 300 ms): fsync "
+                             "stalls on a shared disk must not depose the leader in the middle of the run")
+    parser.add_argument("--no-peer", action="store_true", help="skip PySyncObj")
+    parser.add_argument("--dir", help="run directory (default: a new temporary directory)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+
+    root = Path(args.dir or tempfile.mkdtemp(prefix="hwm-bench-"))  # a temporary one is removed at the end
+    runs = []
+    try:
+        for number in range(args.runs):
+            run = measure(args, root / f"run{number + 1}")
+            runs.append(run)
+            print(f"run {number + 1}: floors fsync {run['fsync_ms']:.3f} ms, round trip {run['round_trip_ms']:.3f} ms; "
+                  f"p50 {run['p50_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms; {run['pipelined_per_s']:,.0f} entries/s "
+                  f"({run['failed']} failed); CPU per entry: leader {run['leader_cpu_us']:.1f} us, followers "
+                  f"{' + '.join(f'{x:.1f}' for x in run['follower_cpu_us'])} us", flush=True)
+    finally:
+        if not args.dir:
+            shutil.rmtree(root, ignore_errors=True)
+    median = {key: statistics.median(run[key] for run in runs) for key in
+              ("fsync_ms", "round_trip_ms", "p50_ms", "p99_ms", "serial_per_s", "pipelined_per_s", "leader_cpu_us")}
+    median["floor_ms"] = statistics.median(run["fsync_ms"] + run["round_trip_ms"] for run in runs)
+    legs = [statistics.median(run["legs_ms"][i] for run in runs) for i in range(4)]
+    peer = None
+    if not args.no_peer:
+        try:
+            peer = pysyncobj_peer.run(samples=args.samples, total=args.total, in_flight=args.in_flight,
+                                      payload_bytes=args.payload_bytes)
+        except (ImportError, RuntimeError) as exc:
+            print(f"peer: PySyncObj not run ({exc}); install it with: pip install '.[bench]'")
+
+    limit = 3 * median["floor_ms"]
     checks = [
-        ("commit latency p50", f"{p50 * 1e3:.3f} ms", f"<= 3 x (fsync + round trip) = {3 * floor * 1e3:.3f} ms",
-         p50 <= 3 * floor),
-        ("pipelined vs one at a time", f"{rate / serial_rate:.1f} x", ">= 30 x", rate >= 30 * serial_rate),
-        ("pipelined throughput", f"{rate:,.0f} entries/s", ">= 50,000 entries/s", rate >= 50_000),
+        ("commit latency p50", median["p50_ms"], limit, "ms", lambda v, t: v <= t,
+         f"<= 3 x (fsync + round trip) = {limit:.3f} ms"),
+        ("pipelined throughput", median["pipelined_per_s"], 60_000, "entries/s", lambda v, t: v >= t,
+         ">= 60,000 entries/s"),
+        ("leader CPU per committed entry", median["leader_cpu_us"], 12.0, "us", lambda v, t: v <= t, "<= 12 us"),
+        ("pipelined vs one at a time", median["pipelined_per_s"] / median["serial_per_s"], 30, "x",
+         lambda v, t: v >= t, ">= 30 x"),
     ]
-    print(f"cluster: 3 nodes, fsync always, loopback, traces on; election timeout {election_ticks * tick_ms:g}-"
-          f"{2 * election_ticks * tick_ms:g} ms; {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")
-    print(f"run directory {run_dir}{'' if args.dir else ' (removed)'}")
-    print(f"floor    append + fsync (median)           {fsync_s * 1e3:8.3f} ms")
-    print(f"floor    loopback round trip (median)      {rtt_s * 1e3:8.3f} ms")
-    print(f"latency  commit p50, one write at a time   {p50 * 1e3:8.3f} ms")
-    print(f"latency  commit p99, one write at a time   {p99 * 1e3:8.3f} ms")
-    print(f"latency  median legs (trace times)         client -> leader persisted {split[0] * 1e3:.3f} ms, "
-          f"-> a follower persisted {split[1] * 1e3:.3f}, -> leader acknowledges {split[2] * 1e3:.3f}, "
-          f"-> client has the answer {split[3] * 1e3:.3f}")
-    print(f"latency  p50 beyond two fsyncs and two round trips (processing, waiting) "
-          f"{(p50 - 2 * floor) * 1e3:.3f} ms")
-    print(f"rate     one write at a time               {serial_rate:10,.0f} entries/s")
-    print(f"rate     pipelined ({args.in_flight} in flight)      {rate:10,.0f} entries/s "
-          f"({args.total - failed} committed in {elapsed:.2f} s, {failed} failed)")
-    followers = [name for name in pids if name != leader]
-    print(f"cpu      per committed entry, pipelined    leader {cpu_us[leader]:.1f} us, followers "
-          f"{' + '.join(f'{cpu_us[name]:.1f}' for name in followers)} us, this client {cpu_us['client']:.1f} us: "
-          f"{sum(cpu_us.values()):.1f} us in all")
-    for name, value, target, ok in checks:
-        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value} (target {target})")
-    logs = {n["id"]: (n["log_end"], n["hwm"]) for n in state["nodes"]}
-    print(f"final (log_end, hwm) per node: {logs}")
+    print(f"cluster: 3 nodes, fsync always, loopback, traces on; election timeout {runs[0]['election_ms']:g}-"
+          f"{2 * runs[0]['election_ms']:g} ms; {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end; medians of {len(runs)} runs")
+    print(f"floor    append + fsync (median)              {median['fsync_ms']:8.3f} ms")
+    print(f"floor    loopback round trip (median)         {median['round_trip_ms']:8.3f} ms")
+    print(f"latency  commit p50, one write at a time      {median['p50_ms']:8.3f} ms")
+    print(f"latency  commit p99, one write at a time      {median['p99_ms']:8.3f} ms")
+    print(f"latency  median legs (trace times)         client -> leader persisted {legs[0]:.3f} ms, -> a follower "
+          f"persisted {legs[1]:.3f}, -> leader acknowledges {legs[2]:.3f}, -> client has the answer {legs[3]:.3f}")
+    print(f"rate     one write at a time               {median['serial_per_s']:10,.0f} entries/s")
+    print(f"rate     pipelined ({args.in_flight} in flight)      {median['pipelined_per_s']:10,.0f} entries/s")
+    print(f"cpu      leader per committed entry        {median['leader_cpu_us']:10.1f} us")
+    if peer:
+        print(f"peer     PySyncObj: p50 {peer['p50_ms']:.3f} ms, p99 {peer['p99_ms']:.3f} ms, "
+              f"{peer['pipelined_per_s']:,.0f} entries/s pipelined, leader CPU {peer['leader_cpu_us_per_entry']:.1f} "
+              f"us per entry ({peer['failed']} failed)")
+        print(f"ratio    lab / PySyncObj: p50 {median['p50_ms'] / peer['p50_ms']:.2f} (lower is better), "
+              f"throughput {median['pipelined_per_s'] / peer['pipelined_per_s']:.2f} (higher is better), "
+              f"leader CPU per entry {median['leader_cpu_us'] / peer['leader_cpu_us_per_entry']:.2f} (lower is "
+              f"better)")
+    for name, value, target, unit, ok, words in checks:
+        passed = ok(value, target)
+        miss = "" if passed else f"; missed by {abs(value - target) / target:.0%}"
+        shown = f"{value:,.0f} {unit}" if unit == "entries/s" else f"{value:.3f} {unit}" if unit == "ms" else \
+            f"{value:.1f} {unit}"
+        print(f"{'PASS' if passed else 'FAIL'}  {name}: {shown} (target {words}{miss})")
     if args.json:
-        print(json.dumps({"fsync_ms": fsync_s * 1e3, "round_trip_ms": rtt_s * 1e3, "p50_ms": p50 * 1e3,
-                          "p99_ms": p99 * 1e3, "legs_ms": [leg * 1e3 for leg in split],
-                          "serial_per_s": serial_rate, "pipelined_per_s": rate, "failed": failed,
-                          "cpu_us_per_entry": {("leader" if name == leader else name): round(us, 2)
-                                               for name, us in cpu_us.items()},
-                          "load_average": os.getloadavg(), "passed": all(c[3] for c in checks)}))
-    return 0 if all(c[3] for c in checks) else 1
+        print(json.dumps({"runs": runs, "median": median, "legs_ms": legs, "peer": peer,
+                          "load_average": os.getloadavg(), "passed": all(c[4](c[1], c[2]) for c in checks)}))
+    return 0 if all(c[4](c[1], c[2]) for c in checks) else 1
 
 
 if __name__ == "__main__":

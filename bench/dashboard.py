@@ -5,10 +5,15 @@ Debian's Chromium (Playwright), drives client writes through the control API, an
 
 - trace events per second the cluster produced, and delivered to the page (in full, or summarised by type);
 - lag from a node's event (its trace time, on the run's clock) to the frame that brought it to the page: p50, p99;
-- CPU of the dashboard process (and, for context, of the supervisor and the nodes) during each phase.
+- CPU of the dashboard process (and, for context, of the supervisor and the nodes) during each phase;
+- the browser's frame time: for every animation frame the page draws, its script plus the style and layout it
+  causes (paint and compositing are Chromium's other threads), p50 / p95 / max, and the long animation frames
+  (over 50 ms) Chromium reports.
 
-Two phases: `paced` aims at about --target trace events/s (the issue's target: p99 lag <= 250 ms at 1,000
-events/s with 7 nodes), `full` writes with --writers concurrent clients as fast as the cluster acknowledges.
+Three phases: `paced` aims at about 1,000 trace events/s with 7 nodes (the target: p99 lag <= 250 ms), `full`
+writes with --writers concurrent clients as fast as the cluster acknowledges, and `slow` starts a 3-node
+cluster from the page, turns slow motion on (1 s a message) and writes about once a second, so that messages
+travel across the stage all the time (the target: frame time p95 <= 16 ms).
 
     .venv/bin/python bench/dashboard.py [--seconds 20] [--async-mode eventlet|threading] [--json out.json]
 """
@@ -33,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lab.client import ApiError, ClusterUnavailable, ControlClient  # noqa: E402
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -201,12 +206,15 @@ def run(args) -> dict:
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(url)
             page.wait_for_function("document.querySelectorAll('.lane').length === %d" % args.nodes, timeout=60_000)
+            page.evaluate(LONG_FRAMES)
             phases = [("paced", args.writers_paced, args.paced_writes)]
             if not args.paced_only:
                 phases.append(("full", args.writers, None))
             for name, writers, rate in phases:
                 results["phases"].append(measure(page, api, name, writers, rate, args.seconds, started,
                                                  demo.pid, supervisor_pid))
+            if not args.no_slow:
+                results["phases"].append(measure_slow_motion(page, args, demo.pid))
             results["page_errors"] = errors
             browser.close()
     finally:
@@ -228,9 +236,32 @@ def run(args) -> dict:
     return results
 
 
+# Long animation frames (over 50 ms, with their style, layout and paint) as Chromium counts them.
+LONG_FRAMES = """() => {
+  window.hwmLongFrames = [];
+  try {
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.hwmLongFrames.push(e.duration); })
+      .observe({ type: "long-animation-frame" });
+  } catch (e) { window.hwmLongFrames = null; }
+}"""
+START_RECORDING = """() => { const s = window.hwmStats; s.arrivals = []; s.drawMs = []; s.flights = 0; s.record = true;
+  if (window.hwmLongFrames) window.hwmLongFrames.length = 0; }"""
+STOP_RECORDING = """() => { const s = window.hwmStats; s.record = false;
+  return {arrivals: s.arrivals, draw: s.drawMs, flights: s.flights, long: window.hwmLongFrames}; }"""
+
+
+def frame_times(recorded: dict, seconds: float) -> dict:
+    draw = recorded["draw"]
+    long = recorded["long"]
+    return {"frames_drawn_per_s": round(len(draw) / seconds, 1),
+            "frame_ms_p50": round(percentile(draw, 0.5), 2), "frame_ms_p95": round(percentile(draw, 0.95), 2),
+            "frame_ms_max": round(max(draw), 1) if draw else None,
+            "long_frames": len(long) if long is not None else None, "messages_drawn_max": recorded["flights"]}
+
+
 def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid) -> dict:
     first = api.events(after=0, limit=1)  # noqa: F841 (warms the supervisor's tail)
-    page.evaluate("() => { window.hwmStats.arrivals = []; window.hwmStats.record = true; }")
+    page.evaluate(START_RECORDING)
     node_pids = children(supervisor_pid)
     chrome = browser_pids()
     before = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
@@ -246,7 +277,8 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
              "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
              "bench": cpu_seconds(os.getpid())}
     time.sleep(1.0)  # let the last frames arrive
-    arrivals = page.evaluate("() => { window.hwmStats.record = false; return window.hwmStats.arrivals; }")
+    recorded = page.evaluate(STOP_RECORDING)
+    arrivals = recorded["arrivals"]
     events = api.all_events()
     produced = events[start_count:]
     # event number n (1-based) reached the page with the first frame whose events_next is beyond n
@@ -282,7 +314,36 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
         "cpu_percent_nodes": round(100 * (after["nodes"] - before["nodes"]) / elapsed, 1),
         "cpu_percent_browser": round(100 * (after["browser"] - before["browser"]) / elapsed, 1),
         "cpu_percent_bench_clients": round(100 * (after["bench"] - before["bench"]) / elapsed, 1),
+        **frame_times(recorded, elapsed + 1.0),
     }
+
+
+def measure_slow_motion(page, args, dashboard_pid) -> dict:
+    """3 nodes, slow motion, about one write a second: the page draws messages in flight all the time."""
+    answer = page.evaluate("() => window.hwmControl('start_cluster', {nodes: 3})")
+    if not answer.get("ok"):
+        raise SystemExit(f"could not start a 3-node cluster from the page: {answer}")
+    page.wait_for_function("document.querySelectorAll('.lane').length === 3 && document.querySelector('.lane.leader')",
+                           timeout=60_000)
+    answer = page.evaluate("() => window.hwmControl('settings', {delay_ms: 1000})")
+    if not answer.get("ok"):
+        raise SystemExit(f"could not turn slow motion on: {answer}")
+    api = ControlClient(page.evaluate("window.hwmState.cluster.control_url"), timeout=30)
+    time.sleep(2.0)  # the nodes stretch their ticks; let an election settle if one starts
+    chrome = browser_pids()
+    before = {"dashboard": cpu_seconds(dashboard_pid), "browser": sum(cpu_seconds(p) for p in chrome)}
+    page.evaluate(START_RECORDING)
+    t0 = time.monotonic()
+    with Writers(api.url, 2, args.slow_writes):
+        time.sleep(args.slow_seconds)
+    elapsed = time.monotonic() - t0
+    recorded = page.evaluate(STOP_RECORDING)
+    after = {"dashboard": cpu_seconds(dashboard_pid), "browser": sum(cpu_seconds(p) for p in chrome)}
+    return {"phase": "slow", "nodes": 3, "delay_ms": 1000, "seconds": round(elapsed, 2),
+            "frames_per_s": round(len(recorded["arrivals"]) / elapsed, 1),
+            "cpu_percent_dashboard": round(100 * (after["dashboard"] - before["dashboard"]) / elapsed, 1),
+            "cpu_percent_browser": round(100 * (after["browser"] - before["browser"]) / elapsed, 1),
+            **frame_times(recorded, elapsed)}
 
 
 def main(argv=None) -> int:
@@ -296,6 +357,9 @@ def main(argv=None) -> int:
     parser.add_argument("--writers-paced", type=int, default=4)
     parser.add_argument("--writers", type=int, default=16, help="concurrent clients in the full-speed phase")
     parser.add_argument("--paced-only", action="store_true")
+    parser.add_argument("--no-slow", action="store_true", help="skip the 3-node slow-motion phase")
+    parser.add_argument("--slow-seconds", type=float, default=20.0, help="length of the slow-motion phase")
+    parser.add_argument("--slow-writes", type=float, default=1.0, help="writes/s in the slow-motion phase")
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--keep", action="store_true", help="keep the run directories (traces) afterwards")
     args = parser.parse_args(argv)
@@ -310,12 +374,21 @@ def main(argv=None) -> int:
               "API floor p99 ms", "dashboard CPU %", "supervisor CPU %", "nodes CPU %", "browser CPU %",
               "bench clients CPU %")
     print(" | ".join(header))
-    for ph in results["phases"]:
+    lagged = [ph for ph in results["phases"] if ph["phase"] != "slow"]
+    for ph in lagged:
         print(" | ".join(str(x) for x in (
             ph["phase"], ph["writes_acked_per_s"], ph["events_per_s_produced"], ph["events_per_s_delivered"],
             ph["events_in_full_per_s"], ph["lag_ms_p50"], ph["lag_ms_p99"], ph["lag_ms_max"], ph["api_lag_ms_p99"],
             ph["cpu_percent_dashboard"], ph["cpu_percent_supervisor"], ph["cpu_percent_nodes"],
             ph["cpu_percent_browser"], ph["cpu_percent_bench_clients"])))
+    print("browser frame time (script + style + layout per drawn frame; target p95 <= 16 ms in slow motion):")
+    print(" | ".join(("phase", "nodes", "frames drawn/s", "p50 ms", "p95 ms", "max ms", "long frames (>50 ms)",
+                      "messages on stage (max)", "browser CPU %")))
+    for ph in results["phases"]:
+        print(" | ".join(str(x) for x in (
+            ph["phase"], ph.get("nodes", args.nodes), ph["frames_drawn_per_s"], ph["frame_ms_p50"],
+            ph["frame_ms_p95"], ph["frame_ms_max"], ph["long_frames"], ph["messages_drawn_max"],
+            ph["cpu_percent_browser"])))
     if results.get("page_errors"):
         print("page errors:", results["page_errors"])
     results["load_average"] = load

@@ -2,7 +2,7 @@
 
 Each module holds one exercise: a function with a fixed signature and a docstring that teaches; its body raises
 NotImplementedError until you write it. Check your work with `hwm-lab exercise check N`; run the cluster on your
-own code with `hwm-lab up --impl exercises`. The interface is described in lab/interface.py.
+own code with `hwm-lab up --impl exercises`. The interface is described in lab/core/interface.py.
 """
 
 from .high_water_mark import high_water_mark

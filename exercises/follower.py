@@ -14,7 +14,7 @@ beyond what the leader sent.
 
 from typing import Sequence
 
-from lab.interface import AppendResult, Entry, LogView
+from lab.core.interface import AppendResult, Entry, LogView
 
 
 def follower_append(log: LogView, prev_index: int, prev_generation: int, entries: Sequence[Entry]) -> AppendResult:

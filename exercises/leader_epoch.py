@@ -6,7 +6,7 @@ KIP-101's fix: a restarted follower asks the leader "where does your log end for
 (the generation is Kafka's leader epoch) and truncates there, before fetching anything.
 """
 
-from lab.interface import LogView
+from lab.core.interface import LogView
 
 
 def leader_epoch_end(log: LogView, of_generation: int) -> int:

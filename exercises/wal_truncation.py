@@ -4,12 +4,12 @@ The log is a series of segment files. Scanning them at start gives, per segment,
 and a map index -> byte offset where that entry's record starts. To remove an index and everything after it:
 - every segment whose first index is above it is deleted whole;
 - the segment that holds it is cut short at that entry's offset (earlier entries in it stay).
-The write-ahead log (lab/wal.py) applies the plan you return; reopening the log afterwards must show the same entries.
+The write-ahead log (lab/ports/wal.py) applies the plan you return; reopening the log afterwards must show the same entries.
 """
 
 from typing import Sequence
 
-from lab.interface import SegmentInfo, TruncationPlan
+from lab.core.interface import SegmentInfo, TruncationPlan
 
 
 def plan_truncation(segments: Sequence[SegmentInfo], index: int) -> TruncationPlan:

@@ -1,4 +1,4 @@
-"""Reference answers to the HWM Lab exercises: the same interface as `exercises/`, see `lab.interface`."""
+"""Reference answers to the HWM Lab exercises: the same interface as `exercises/`, see `lab.core.interface`."""
 
 from .high_water_mark import high_water_mark
 from .leader import on_replication_response

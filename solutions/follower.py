@@ -2,7 +2,7 @@
 
 from typing import Sequence
 
-from lab.interface import AppendResult, Entry, LogView
+from lab.core.interface import AppendResult, Entry, LogView
 
 
 def follower_append(log: LogView, prev_index: int, prev_generation: int, entries: Sequence[Entry]) -> AppendResult:

@@ -1,8 +1,6 @@
 """Exercise 2 (reference): the leader's handling of a successful replication response."""
 
-from typing import Callable, MutableMapping
-
-from .high_water_mark import high_water_mark
+from typing import Callable, MutableMapping, Sequence
 
 
 def on_replication_response(
@@ -12,6 +10,7 @@ def on_replication_response(
     current_hwm: int,
     generation: int,
     generation_at: Callable[[int], int],
+    high_water_mark: Callable[[Sequence[int]], int],
 ) -> int:
     """Record the follower's acknowledgement and return the leader's new high-water mark."""
     # Responses can arrive late or twice: a match index only grows.

@@ -1,6 +1,6 @@
 """Exercise 6 (reference): restart recovery with leader epochs (Kafka KIP-101)."""
 
-from lab.interface import LogView
+from lab.core.interface import LogView
 
 
 def leader_epoch_end(log: LogView, of_generation: int) -> int:

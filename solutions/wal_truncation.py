@@ -2,7 +2,7 @@
 
 from typing import Sequence
 
-from lab.interface import SegmentInfo, TruncationPlan
+from lab.core.interface import SegmentInfo, TruncationPlan
 
 
 def plan_truncation(segments: Sequence[SegmentInfo], index: int) -> TruncationPlan:

@@ -1,4 +1,5 @@
-"""Shared test options: `pytest --impl solutions|exercises|MODULE` picks the code under test.
+"""Shared test fixtures: `pytest --impl solutions|exercises|MODULE` picks the code under test (the option itself
+is declared in the top-level conftest.py, so that `--impl exercises` is read as an option, not a test path).
 
 With a student's code, a test that needs an exercise the student has not started is skipped, and
 tests/test_exercises.py gives one clear failure per exercise instead of a wall of NotImplementedError.
@@ -10,24 +11,16 @@ import pytest
 ALL_EXERCISES = (1, 2, 3, 4, 5, 6)
 
 
-def pytest_addoption(parser):
-    parser.addoption(
-        "--impl",
-        default="solutions",
-        help="implementation of the exercises to test: solutions (default), exercises, or a module name",
-    )
-
-
 @pytest.fixture(scope="session")
 def impl(request):
-    from lab import impl as impl_module
+    from lab.core import impl as impl_module
 
     return impl_module.load(request.config.getoption("--impl"))
 
 
 def _not_started(impl_name):
-    from lab import impl as impl_module
-    from lab.checks import EXERCISES, check_rules
+    from lab.core import impl as impl_module
+    from lab.student.checks import EXERCISES, check_rules
 
     impl = impl_module.load(impl_name)
     return {ex.number for ex in EXERCISES if check_rules(ex, impl)[0] == "not started"}

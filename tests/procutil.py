@@ -9,8 +9,8 @@ import signal
 import time
 from typing import Callable, Iterator
 
-from lab.client import pid_alive
-from lab.supervisor import Supervisor
+from lab.processes.client import pid_alive
+from lab.processes.supervisor import Supervisor
 
 _PIDS: set[int] = set()  # every process a test started, killed at exit if still alive
 
@@ -59,10 +59,7 @@ def running_cluster(run_dir, **options) -> Iterator[Supervisor]:
         try:
             supervisor.stop()
         finally:
-            leftovers = [n.proc for n in supervisor.nodes.values() if n.proc is not None and n.proc.poll() is None]
-            for proc in leftovers:
-                proc.kill()
-                proc.wait(5)
+            supervisor.kill_leftovers()
 
 
 def by_id(state: dict) -> dict[str, dict]:

@@ -12,9 +12,9 @@ import pytest
 from procutil import kill_pids, track, wait_until
 
 from lab.cli import main
-from lab.client import pid_alive
+from lab.processes.client import pid_alive
 from lab.commands.cluster import FAILED, NO_CLUSTER, OK, START_FAILED, USAGE
-from lab.trace import read_trace
+from lab.ports.trace import read_trace
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,6 +81,11 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
         restarted = next(n for n in state["nodes"] if n["id"] == leader)
         assert restarted["state"] == "running" and restarted["boot"] == 2
         track(restarted["pid"])
+        # a power cut rather than a crash: said so, and on to the trace
+        killed = hwm(tmp_path, "kill", leader, "--lose-unsynced")
+        assert killed.returncode == OK and "losing what it had not synced" in killed.stdout
+        assert hwm(tmp_path, "restart", leader, "--json").returncode == OK
+        track(next(n for n in as_json(hwm(tmp_path, "status", "--json"))["nodes"] if n["id"] == leader)["pid"])
 
         # partitions, both ways and one way, and healing
         assert hwm(tmp_path, "partition", "A", "B", "--json").returncode == OK
@@ -114,6 +119,7 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
     assert snapshots == {"A", "B", "C"}
     assert {"node_killed", "node_restarted", "link_cut", "link_healed", "node_paused", "node_resumed",
             "cluster_stopped"} <= {e["type"] for e in trace.events}
+    assert [e["lose_unsynced"] for e in trace.of_type("node_killed")] == [False, True]
     assert (tmp_path / ".hwm-lab" / "data" / "A" / "wal").is_dir()
 
 
@@ -176,3 +182,42 @@ def test_scenarios_from_the_cli(tmp_path):
     assert (tmp_path / "s1-run" / "verdict.json").exists() and (tmp_path / "s1-run" / "trace.json").exists()
     missing = hwm(tmp_path, "scenario", "run", "nope")
     assert missing.returncode == USAGE and "no scenario 'nope'" in missing.stderr
+
+
+@pytest.mark.processes
+def test_the_demos_cluster_is_found_from_its_folder_by_status_write_and_read(tmp_path):
+    import re
+    import signal
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    demo = subprocess.Popen([sys.executable, "-m", "lab.cli", "demo", "--port", "0", "--async-mode", "threading"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any("Ctrl-C stops" in line for line in lines):
+            line = demo.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+        text = "".join(lines)
+        cluster_dir = re.search(r"cluster: (\S+) \(its data and traces; `hwm-lab status`", text)
+        assert cluster_dir, text
+        assert Path(cluster_dir.group(1)).is_dir() and (tmp_path / ".hwm-lab" / "cluster.json").exists()
+        status = as_json(hwm(tmp_path, "status", "--json"))
+        assert [n["id"] for n in status["nodes"]] == ["A", "B", "C"]
+        track(*[n["pid"] for n in status["nodes"]])
+        wait_until(lambda: as_json(hwm(tmp_path, "status", "--json"))["leader"], 20, "a leader")
+        written = as_json(hwm(tmp_path, "write", "from-the-folder", "--json"))
+        assert written["ok"] and written["index"] == 1
+        read = as_json(hwm(tmp_path, "read", "1", "--json"))
+        assert read["payload"] == "from-the-folder"
+    finally:
+        demo.send_signal(signal.SIGINT)
+        try:
+            demo.wait(30)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+    assert not (tmp_path / ".hwm-lab" / "cluster.json").exists()  # the demo took its pointer away

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lab import codec
-from lab.codec import Control, ControlReply, FrameDecoder, FrameTooLarge, Hello, MalformedFrame, UnknownMessage
-from lab.messages import (
+from lab.ports import codec
+from lab.core.messages import Challenge, Control, ControlReply, Hello
+from lab.ports.codec import FrameDecoder, FrameTooLarge, MalformedFrame, UnknownMessage
+from lab.core.messages import (
     Answer,
     ClientRead,
     ClientWrite,
@@ -39,7 +40,8 @@ EXAMPLES = [
     ClientRead(request="r1", index=-1),
     Answer(request="w1", ok=True, index=4, generation=2, payload="e5", high_water_mark=4, leader="B"),
     Answer(request="r2", ok=False, index=9, high_water_mark=4, error="not available: index 9 is above ..."),
-    Hello(node="A"),
+    Hello(node="A", proof="0f" * 32),
+    Challenge(nonce="ab" * 16, node="B"),
     Control(request="k1", op="status", args={"log": "all"}),
     ControlReply(request="k1", ok=True, result={"role": "leader", "log": [[1, 1, "x"]]}),
     ControlReply(request="k2", ok=False, error="unknown control op 'x'"),
@@ -165,48 +167,45 @@ def test_the_hand_written_answer_encoding_is_byte_for_byte_the_general_one(answe
     assert codec.encode_answer(answer) == codec.encode(answer)
 
 
-def test_a_nodes_trace_lines_are_byte_for_byte_those_of_trace_writer(tmp_path):
-    """The node formats its per-entry events by hand for speed; the file must not differ by a byte."""
-    from lab.messages import Event
-    from lab.node import _TraceWriter
-    from lab.trace import TraceWriter
+def test_trace_lines_formatted_by_hand_are_byte_for_byte_those_of_the_json_encoder(tmp_path):
+    """The trace formats per-entry events by hand for speed; the file must not differ by a byte from json.dumps."""
+    import json
+
+    from lab.core.messages import Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested
+    from lab.ports.trace import TraceFile, record
 
     events = [
-        Event(type="write_requested", fields={"gen": 2, "request": 'w"1', "digest": "0123456789abcdef",
-                                              "payload": "é\n\u2603"}),
-        Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x",
-                                "request": "w1"}),
-        Event(type="write_acked", fields={"gen": 2, "request": "w1", "index": 7, "generation": 2, "digest": "ab"}),
-        Event(type="follower_append", fields={"gen": 3, "index": 8, "generation": 3, "digest": "cd", "payload": ""}),
-        Event(type="follower_append", fields={"gen": 3, "index": "8", "generation": 3, "digest": "cd", "payload": ""}),
-        Event(type="leader_append", fields={"gen": 2, "index": 7, "generation": 2, "digest": "ab", "payload": "x"}),
-        Event(type="write_acked", fields={"gen": True, "request": "w1", "index": 7, "generation": 2, "digest": "ab"}),
-        Event(type="write_requested", fields={"gen": 2, "request": "w2", "digest": None, "payload": "y"}),
-        Event(type="hwm_changed", fields={"gen": 2, "from_hwm": 3, "hwm": 5, "role": "leader", "entry_generation": 2,
+        WriteRequested(2, 'w"1', "0123456789abcdef", "é\n\u2603"),
+        LeaderAppend(2, 7, 2, "ab", "x", "w1"),
+        WriteAcked(2, "w1", 7, 2, "ab"),
+        FollowerAppend(3, 8, 3, "cd", ""),
+        FollowerAppend(3, "8", 3, "cd", ""),  # a field of another type: the generic encoder takes it
+        WriteAcked(True, "w1", 7, 2, "ab"),
+        WriteRequested(2, "w2", None, "y"),
+        Event("hwm_changed", {"gen": 2, "from_hwm": 3, "hwm": 5, "role": "leader", "entry_generation": 2,
                               "committed": [[4, 2, "aa"], [5, 2, "bb"]]}),
-        Event(type="became_follower", fields={"gen": 4, "generation": 4, "leader": None}),
-        Event(type="node_stopped", fields={"reason": "signal SIGTERM"}),
+        Event("became_follower", {"gen": 4, "generation": 4, "leader": None}),
+        Event("node_stopped", {"reason": "signal SIGTERM"}),
     ]
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    plain, fast = TraceWriter(tmp_path / "a", "A", flush_each=False), _TraceWriter(tmp_path / "b", "A")
+    trace = TraceFile(tmp_path, "A")
+    expected = []
     for i, event in enumerate(events):
-        for writer in (plain, fast):
-            writer.emit(event, time=i * 0.0123456789 + 1, boot=2)
-    plain.close()
-    fast.close()
-    assert (tmp_path / "b" / "events-A.jsonl").read_bytes() == (tmp_path / "a" / "events-A.jsonl").read_bytes()
+        time = round(i * 0.0123456789 + 1, 6)
+        trace.emit([event], time=time, boot=2)
+        expected.append(json.dumps(record(event, seq=i + 1, time=time, node="A", boot=2), separators=(",", ":")))
+    trace.close()
+    assert (tmp_path / "events-A.jsonl").read_text(encoding="utf-8") == "\n".join(expected) + "\n"
 
 
 def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
-    """The replica builds its per-entry events itself; if their fields drifted from the node's hand formatters,
-    every line would still be right but would take the slow path. Leader and follower, one write each."""
+    """The replica builds its per-entry events as the fixed-field values the trace formats by hand; any other
+    value would still be written right, but on the slow path. Leader and follower, one write each."""
     import random
 
-    from lab import impl as impl_module
-    from lab.messages import HardState, ReplicationRequest, ReplicationResponse, VoteResponse
-    from lab.node import _FORMATTERS
-    from lab.replica import Replica
+    from lab.core import impl as impl_module
+    from lab.core.messages import HardState, ReplicationRequest, ReplicationResponse, VoteResponse
+    from lab.core.messages import ENTRY_EVENTS
+    from lab.core.replica import Replica
 
     solutions = impl_module.load("solutions")
 
@@ -224,7 +223,8 @@ def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
         generation=2, follower="A", success=True, match_index=1, log_end=1, prev_index=0)).events]
     request = next(e.message for e in proposed.messages if isinstance(e.message, ReplicationRequest))
     events += replica("A").receive("B", request).events
-    hot = [e for e in events if e.type in _FORMATTERS]
-    assert {e.type for e in hot} == set(_FORMATTERS)
+    by_hand = {cls.type: cls for cls in ENTRY_EVENTS}
+    hot = [e for e in events if e.type in by_hand]
+    assert {e.type for e in hot} == set(by_hand)
     for event in hot:
-        assert tuple(event.fields) == _FORMATTERS[event.type][0], event.type
+        assert type(event) is by_hand[event.type], event.type

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lab import impl as impl_module
-from lab.checks import EXERCISES, check_rules, run_check
+from lab.core import impl as impl_module
+from lab.student.checks import EXERCISES, check_rules, run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 

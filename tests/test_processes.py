@@ -16,17 +16,17 @@ import time
 import pytest
 from procutil import by_id, converged, running_cluster, track, wait_until
 
-from lab import codec
-from lab.client import ApiError, ControlClient, NodeClient
-from lab.messages import ClientWrite, digest
-from lab.trace import read_trace
+from lab.ports import codec
+from lab.processes.client import ApiError, ControlClient, NodeClient
+from lab.core.messages import ClientWrite, Hello, digest
+from lab.ports.trace import read_trace
 
 pytestmark = pytest.mark.processes
 
 
 def test_leader_killed_during_a_stream_of_writes(tmp_path):
     with running_cluster(tmp_path, nodes=3, fsync="always") as sup:
-        api = ControlClient(sup.control_url)
+        api = ControlClient(sup.control_url, token=sup.api_token)
         old = wait_until(lambda: sup.wait_for_leader(1.0), 10, "a first leader")
 
         # phase 1 - two clients write continuously; remember every acknowledged write
@@ -102,7 +102,7 @@ def test_leader_killed_during_a_stream_of_writes(tmp_path):
 
 
 def test_s1_as_real_processes(tmp_path):
-    from lab.realdriver import run_real
+    from lab.sim.realdriver import run_real
 
     verdict, out = run_real("s1", out=tmp_path / "s1")
     assert verdict.passed, verdict.summary()
@@ -131,7 +131,7 @@ def _closed_by_peer(sock: socket.socket, timeout: float = 5.0) -> bool:
 
 def test_a_node_fed_garbage_keeps_serving(tmp_path):
     with running_cluster(tmp_path, nodes=3) as sup:
-        api = ControlClient(sup.control_url)
+        api = ControlClient(sup.control_url, token=sup.api_token)
         leader = wait_until(lambda: sup.wait_for_leader(1.0), 10, "a leader")
         target = sup.nodes[leader]
         pid_before = target.pid
@@ -146,7 +146,7 @@ def test_a_node_fed_garbage_keeps_serving(tmp_path):
             "not an object": codec.LENGTH.pack(5) + b"[1,2]",
             "peer message without hello": codec.encode(
                 codec.decode_frame(b'{"type":"VoteResponse","generation":9,"voter":"B","granted":true}')),
-            "hello from a stranger": codec.encode(codec.Hello(node="Z")),
+            "hello from a stranger": codec.encode(Hello(node="Z", proof="00" * 32)),
             "answer sent to a node": codec.encode(codec.decode_frame(
                 b'{"type":"Answer","request":"x","ok":true,"index":1,"generation":1,"payload":"p",'
                 b'"high_water_mark":1,"leader":null,"error":""}')),
@@ -173,7 +173,7 @@ def test_a_node_fed_garbage_keeps_serving(tmp_path):
 
 def test_faults_pause_cut_delay_and_no_majority(tmp_path):
     with running_cluster(tmp_path, nodes=3, write_timeout_ticks=100) as sup:
-        api = ControlClient(sup.control_url)
+        api = ControlClient(sup.control_url, token=sup.api_token)
         first = wait_until(lambda: sup.wait_for_leader(1.0), 10, "a leader")
         assert api.write("one")["ok"]
 
@@ -235,11 +235,11 @@ def test_faults_pause_cut_delay_and_no_majority(tmp_path):
 
 
 def test_a_standalone_node_reports_its_port(tmp_path):
-    """`python -m lab.node` on its own: port 0 picks a free port; it says which and serves a client."""
+    """`python -m lab.processes.node` on its own: port 0 picks a free port; it says which and serves a client."""
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "lab.node", "--id", "A", "--nodes", "A", "--data-dir",
+    proc = subprocess.Popen([sys.executable, "-m", "lab.processes.node", "--id", "A", "--nodes", "A", "--data-dir",
                              str(tmp_path / "a"), "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     track(proc.pid)

@@ -4,9 +4,9 @@ import random
 
 import pytest
 
-from lab.messages import (ClientRead, ClientWrite, Entry, HardState, ReplicationRequest, ReplicationResponse,
+from lab.core.messages import (ClientRead, ClientWrite, Entry, HardState, ReplicationRequest, ReplicationResponse,
                           VoteRequest)
-from lab.replica import Replica
+from lab.core.replica import Replica
 
 EXERCISES_NEEDED = (1, 2, 3, 4)  # with --impl exercises, skipped until these are started
 
@@ -26,7 +26,7 @@ def leader(impl, log=(), generation=1):
     replica = make(impl, log=log, generation=generation - 1)
     ready = replica.campaign()
     for voter in ("B", "C"):
-        from lab.messages import VoteResponse
+        from lab.core.messages import VoteResponse
         replica.receive(voter, VoteResponse(generation=generation, voter=voter, granted=True))
     assert replica.role == "leader"
     return replica

@@ -2,8 +2,8 @@
 
 import pytest
 
-from lab.scenario import ScenarioError, load, parse, simulate
-from lab.trace import read_trace
+from lab.sim.scenario import ScenarioError, load, parse, simulate
+from lab.ports.trace import read_trace
 
 SAFE = ["generation", "leader-epoch"]
 

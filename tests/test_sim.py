@@ -7,8 +7,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from lab.invariants import safety_violations
-from lab.sim import SimCluster
+from lab.core.invariants import safety_violations
+from lab.sim.cluster import SimCluster
 
 ACTIONS = st.lists(
     st.tuples(
@@ -105,8 +105,8 @@ def test_power_loss_with_fsync_never_loses_only_the_unflushed_tail(impl):
     cluster.write("m2")
     cluster.run(10)
     cluster.kill("B", lose_unsynced=True)
-    assert [e.payload for e in cluster.disks["B"].entries] == ["m1"]
-    assert [e.payload for e in cluster.disks["C"].entries] == ["m1", "m2"]
+    assert [e.payload for e in cluster.logs["B"].entries()] == ["m1"]
+    assert [e.payload for e in cluster.logs["C"].entries()] == ["m1", "m2"]
 
 
 def test_drop_nth_message_of_a_type(impl):

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.messages import HardState
-from lab.state import HIGH_WATER_MARK_FILE, STATE_FILE, FileState, MemoryState, StateError
+from lab.core.messages import HardState
+from lab.ports.state import HIGH_WATER_MARK_FILE, STATE_FILE, FileState, MemoryState, StateError
 from diskutil import FsyncCounter
 
 

@@ -1,53 +1,85 @@
-"""`hwm-lab submit`: the latest check traces and a manifest in one zip that round-trips."""
+"""`hwm-lab submit`: every exercise checked again on the files as they are, only runs made from those same files,
+the files themselves and a manifest in one zip that round-trips; failing work is said plainly, in the exit code too."""
 
+import hashlib
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
+
+import pytest
+
+from tests.studentcode import StudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "lab.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-
-
-def test_submit_packs_check_traces_with_a_manifest(tmp_path):
+def test_submit_checks_everything_again_and_packs_runs_files_and_a_manifest(tmp_path):
+    code = StudentCode(tmp_path)
     checks = tmp_path / "checks"
-    for number in ("1", "4"):
-        result = cli("exercise", "check", number, "--impl", "solutions", "--dir", str(checks), cwd=tmp_path)
-        assert result.returncode == 0, result.stdout + result.stderr
-    result = cli("submit", "--student", "s042", "--dir", str(checks), "--out", str(tmp_path / "s.zip"), "--json",
-                 cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    result = code.cli("submit", "--student", "s042", "--impl", code.name, "--dir", str(checks), "--out",
+                      str(tmp_path / "s.zip"), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
     printed = json.loads(result.stdout)
     with zipfile.ZipFile(tmp_path / "s.zip") as archive:
         names = archive.namelist()
         manifest = json.loads(archive.read("manifest.json"))
+        files = {name: archive.read(name) for name in names if name.startswith("files/")}
     assert manifest == printed["manifest"]
-    assert manifest["student"] == "s042" and manifest["format"] == "hwm-lab-submission"
-    assert manifest["exercises"] == [1, 4]
+    assert manifest["student"] == "s042" and manifest["format"] == "hwm-lab-submission" and manifest["version"] == 2
+    assert manifest["exercises"] == [1, 2, 3, 4, 5, 6]
+    assert [c["verdict"] for c in manifest["checks"]] == ["passing"] * 6
+    assert all(r["ok"] and r["function"] for c in manifest["checks"] for r in c["rules"])
+    # The student's files are in the zip, and every run names the hash of the file it was made from.
+    assert sorted(files) == sorted(f"files/{m}" for m in manifest["files_sha256"]) and len(files) == 6
+    for path, data in files.items():
+        assert manifest["files_sha256"][path[len("files/"):]] == hashlib.sha256(data).hexdigest()
     runs = {r["run"]: r for r in manifest["runs"]}
-    assert "ex1-n4-generation-sim-seed7" in runs and runs["ex1-n4-generation-sim-seed7"]["scenario"] == "n4"
+    assert runs["ex1-n4-generation-sim-seed7"]["scenario"] == "n4" and runs["ex1-n4-generation-sim-seed7"]["passed"]
     for run in manifest["runs"]:
         assert f"{run['dir']}/trace.json" in names and f"{run['dir']}/events-cluster.jsonl" in names
+        module = next(iter(run["files_sha256"]))
+        assert run["files_sha256"] == {module: manifest["files_sha256"][module]}
     assert all(not n.startswith("/") and ".." not in n for n in names)
-    import hashlib
-    stub = (ROOT / "exercises" / "high_water_mark.py").read_bytes()
-    assert manifest["files_sha256"]["exercises/high_water_mark.py"] == hashlib.sha256(stub).hexdigest()
-    assert len(manifest["files_sha256"]) == 6
 
 
-def test_submit_without_checks_is_a_clear_error(tmp_path):
-    result = cli("submit", "--student", "s1", "--dir", str(tmp_path / "none"), cwd=tmp_path)
+@pytest.mark.processes
+def test_submit_after_a_reintroduced_bug_says_so_and_leaves_the_stale_real_run_out(tmp_path):
+    code = StudentCode(tmp_path)
+    checks = tmp_path / "checks"
+    result = code.cli("exercise", "check", "4", "--real", "--impl", code.name, "--dir", str(checks), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    real = "ex4-s1-generation-real-seed7"
+    assert (checks / real / "trace.json").exists()
+    code.edit("reads.py", "if index > high_water_mark:", "if index >= high_water_mark:")  # one too strict
+    result = code.cli("submit", "--student", "s7", "--impl", code.name, "--dir", str(checks), "--out",
+                      str(tmp_path / "s.zip"), cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("4 "))
+    assert "FAILING" in row and f"{real}: made from another version of exercises/reads.py" in row
+    assert "not passing yet: exercise 4" in result.stdout
+    with zipfile.ZipFile(tmp_path / "s.zip") as archive:
+        names = archive.namelist()
+        manifest = json.loads(archive.read("manifest.json"))
+    assert not any(real in name for name in names)
+    ex4 = [r for r in manifest["runs"] if r["exercise"] == 4]
+    assert [r["source"] for r in ex4] == ["sim"] and not ex4[0]["passed"]
+    check4 = manifest["checks"][3]
+    assert check4["verdict"] == "failing" and check4["left_out"] == [f"{real}: made from another version of "
+                                                                       "exercises/reads.py"]
+    assert any(not r["ok"] and r["function"] == "check_read" for r in check4["rules"])
+
+
+def test_submit_with_no_exercise_started_is_a_clear_error(tmp_path):
+    code = StudentCode(tmp_path)
+    result = code.cli("submit", "--student", "s1", "--dir", str(tmp_path / "none"), cwd=tmp_path)  # the handout
     assert result.returncode == 2
-    assert "run `hwm-lab exercise check N` first" in result.stderr
+    assert "no exercise is started yet" in result.stderr
 
 
 def test_unknown_exercise_and_argument_are_clear_errors(tmp_path):
-    result = cli("exercise", "check", "9", "--impl", "solutions", cwd=tmp_path)
+    code = StudentCode(tmp_path)
+    result = code.cli("exercise", "check", "9", "--impl", "solutions", cwd=tmp_path)
     assert result.returncode == 2 and "no exercise 9" in result.stderr
-    result = cli("exercise", "list", "--bogus", cwd=tmp_path)
+    result = code.cli("exercise", "list", "--bogus", cwd=tmp_path)
     assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 import logging
 import os
 import shutil
@@ -13,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.interface import TruncationPlan
-from lab.messages import Entry
-from lab.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
+from lab.core.interface import TruncationPlan
+from lab.core.messages import Entry
+from lab.ports.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
 from diskutil import FsyncCounter
 
 EXERCISES_NEEDED = (5,)  # with --impl exercises, skipped until these are started
@@ -200,7 +201,9 @@ def test_a_tail_torn_at_every_byte_of_the_last_record_keeps_every_earlier_record
         assert contents(directory, impl) == written
 
 
-def test_a_flipped_bit_anywhere_in_a_record_drops_that_record_and_later_ones_and_keeps_earlier(tmp_path, impl):
+def test_a_flipped_bit_in_the_middle_refuses_to_open_and_repair_keeps_the_prefix(tmp_path, impl):
+    """Valid records follow the damaged one: not a torn tail. Without repair nothing is touched and the error names
+    the file and offset; with repair the record and every later one go, and the earlier ones stay."""
     written = make_entries(1, 30)
     base = tmp_path / "base"
     with WriteAheadLog(base, segment_bytes=SMALL_SEGMENT, impl=impl) as wal:
@@ -220,10 +223,14 @@ def test_a_flipped_bit_anywhere_in_a_record_drops_that_record_and_later_ones_and
             byte = f.read(1)[0]
             f.seek(offset + bit // 8)
             f.write(bytes([byte ^ (1 << bit % 8)]))
-        with WriteAheadLog(directory, segment_bytes=SMALL_SEGMENT, impl=impl) as wal:
+        before = {n: Path(directory, n).read_bytes() for n in segment_files(directory)}
+        with pytest.raises(WalCorruption, match=f"{name} offset {offset} \\(index {target}\\).*--repair"):
+            WriteAheadLog(directory, segment_bytes=SMALL_SEGMENT, impl=impl)
+        assert {n: Path(directory, n).read_bytes() for n in segment_files(directory)} == before, f"bit {bit}"
+        with WriteAheadLog(directory, segment_bytes=SMALL_SEGMENT, impl=impl, repair=True) as wal:
             assert list(wal.entries()) == written[: target - 1], f"bit {bit}"
             assert wal.recovery is not None and wal.recovery.first_bad_index == target
-            assert wal.recovery.dropped_bytes == dropped
+            assert wal.recovery.dropped_bytes == dropped and wal.recovery.mid_log
             assert wal.recovery.reason
             assert not set(later) & set(segment_files(directory)), "later segments are removed"
 
@@ -234,13 +241,13 @@ def test_recovery_is_logged_with_file_offset_bytes_and_first_index(tmp_path, imp
     path = tmp_path / segment_name(1)
     size = path.stat().st_size
     os.truncate(path, size - 2)
-    caplog.set_level(logging.WARNING, logger="lab.wal")
+    caplog.set_level(logging.WARNING, logger="lab.ports.wal")
     with WriteAheadLog(tmp_path, impl=impl) as wal:
         dropped = len(encode(make_entries(3, 1)[0])) - 2
         assert wal.recovery.dropped_bytes == dropped
         assert wal.recovery.first_bad_index == 3
         assert "short payload" in wal.recovery.reason
-    (message,) = [r.getMessage() for r in caplog.records if r.name == "lab.wal"]
+    (message,) = [r.getMessage() for r in caplog.records if r.name == "lab.ports.wal"]
     offset = size - 2 - dropped
     assert segment_name(1) in message and f"offset {offset}" in message
     assert f"{dropped} bytes" in message and "index 3" in message

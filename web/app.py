@@ -5,6 +5,9 @@ task polls the control API and pushes at most FRAME_HZ frames a second to every 
 then deltas. Controls arrive as Socket.IO `control` events (or POST /api/dashboard/control/<action>) and are
 forwarded to the control API; the answer goes back to the page that asked.
 
+The room follows the instructor: pages without control rights follow by default (room "follow"), so when a
+page with the token opens a trace, scrubs or plays it, or goes back to the live view, they do the same.
+
 Eventlet is never imported here: the entry point (web.cli) monkey-patches when ASYNC_MODE is "eventlet".
 """
 
@@ -20,11 +23,14 @@ from urllib.parse import urlsplit
 from flask import Flask, abort, jsonify, render_template, request
 from flask_socketio import SocketIO, join_room, leave_room
 
-from web.control import ControlClient, ControlError
+from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.processes.client import ControlClient, ControlError
 from web.live import LiveFeed, cut_off, shape_node
+from web.narrate import humane
 
 DEFAULTS = {
     "CONTROL_URL": None,  # the supervisor's control API (live mode)
+    "CONTROL_TOKEN": None,  # the cluster's token for it (RUN_DIR/cluster.json), which every change needs
     "CLUSTER_HOST": None,  # an object that can start and stop clusters (hwm-lab demo); see web.cluster
     "REPLAY_DIR": None,  # a trace directory (replay mode)
     "ASYNC_MODE": "eventlet",  # or "threading"
@@ -39,9 +45,8 @@ DEFAULTS = {
     "WRITE_TIMEOUT": 10.0,
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+MAX_BODY = 64 * 1024  # a control from the page is a few small fields
 ACTIONS_NODE = ("kill", "restart", "pause", "resume")
-FSYNC = ("always", "batch", "never")
-TRUNCATION = ("generation", "high-water-mark", "leader-epoch")
 
 
 def is_loopback(host: str) -> bool:
@@ -62,12 +67,13 @@ def create_app(config: dict | None = None) -> Flask:
     if app.config["TOKEN"] is None and not is_loopback(app.config["HOST"]):
         app.config["TOKEN"] = secrets.token_urlsafe(16)
     app.config.setdefault("SECRET_KEY", secrets.token_hex(16))
+    app.config.setdefault("MAX_CONTENT_LENGTH", MAX_BODY)  # a bigger body is refused from its length (413)
     socketio = SocketIO()
     dashboard = Dashboard(app, socketio)
     socketio.init_app(app, async_mode=app.config["ASYNC_MODE"],
                       cors_allowed_origins=lambda origin, environ=None: dashboard.origin_ok(
                           origin, (environ or {}).get("HTTP_HOST")),
-                      max_http_buffer_size=1_000_000)
+                      max_http_buffer_size=MAX_BODY)
     app.extensions["hwm_dashboard"] = dashboard
     _routes(app, dashboard)
     _socket_handlers(socketio, dashboard)
@@ -91,8 +97,10 @@ class Dashboard:
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
         self.guide = None
+        self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
-        self.feed = LiveFeed(ControlClient(url) if url else None, event_cap=app.config["EVENT_CAP"],
+        token = app.config["CONTROL_TOKEN"] or (self.host.token if self.host else None)
+        self.feed = LiveFeed(ControlClient(url, token=token) if url else None, event_cap=app.config["EVENT_CAP"],
                              log_window=app.config["LOG_WINDOW"])
         self.mode = "replay" if app.config["REPLAY_DIR"] else "live"
         if app.config["REPLAY_DIR"]:
@@ -214,7 +222,7 @@ class Dashboard:
         return self.feed.client
 
     def _perform(self, action: str, args: dict) -> dict:  # noqa: C901 (a table of actions)
-        if action in (*ACTIONS_NODE, "cut", "heal", "heal_all", "write", "read", "settings"):
+        if action in (*ACTIONS_NODE, "cut", "heal", "heal_all", "write", "read", "settings", "clocks", "drop"):
             self._client()  # refuses first when there is no cluster at all
         if action in ACTIONS_NODE:
             node = self._node_arg(args)
@@ -227,15 +235,24 @@ class Dashboard:
                                        {"src": src, "dst": dst, "one_way": bool(args.get("one_way", False))})
         if action == "heal_all":
             return self._client().post("/api/links/heal", {})
+        if action == "drop":
+            return self._drop(self._node_arg(args, "src"), self._node_arg(args, "dst"), args.get("ms"))
+        if action == "clocks":
+            return self._client().post("/api/ticks", {"hold": bool(args.get("hold"))})
         if action == "write":
             payload = str(args.get("payload", "")).strip()
             if not payload or len(payload) > 200:
                 raise ValueError("write a payload of 1 to 200 characters")
-            body = {"payload": payload}
+            # In slow motion a write needs two trips per follower: wait long enough for them (and no longer).
+            delay = float((self.feed.cluster.get("settings") or {}).get("delay_ms") or 0) / 1000.0
+            body = {"payload": payload, "timeout": min(self.config["WRITE_TIMEOUT"], max(5.0, 3 * delay + 3))}
             node = self._node_arg(args, optional=True)
             if node:
                 body["node"] = node
-            return self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
+            answer = self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
+            if answer.get("error"):
+                answer["error"] = humane(answer["error"])
+            return answer
         if action == "read":
             try:
                 index = int(args.get("index"))
@@ -247,12 +264,12 @@ class Dashboard:
         if action == "settings":
             body = {}
             if args.get("fsync") is not None:
-                if args["fsync"] not in FSYNC:
-                    raise ValueError(f"fsync is one of {', '.join(FSYNC)}")
+                if args["fsync"] not in FSYNC_POLICIES:
+                    raise ValueError(f"fsync is one of {', '.join(FSYNC_POLICIES)}")
                 body["fsync"] = args["fsync"]
             if args.get("truncation") is not None:
-                if args["truncation"] not in TRUNCATION:
-                    raise ValueError(f"truncation is one of {', '.join(TRUNCATION)}")
+                if args["truncation"] not in TRUNCATION_STRATEGIES:
+                    raise ValueError(f"truncation is one of {', '.join(TRUNCATION_STRATEGIES)}")
                 body["truncation"] = args["truncation"]
             if args.get("delay_ms") is not None:
                 delay = int(args["delay_ms"])
@@ -273,6 +290,33 @@ class Dashboard:
             return {"ok": True, "replay": self.open_replay(str(args.get("dir", "")))}
         raise ValueError(f"unknown action {action!r}")
 
+    def _drop(self, src: str, dst: str, ms) -> dict:
+        """Drop the message now in flight from src to dst: the link is cut one way until it would have arrived.
+        (Nodes drop what a cut link holds when they send it, so nothing else is needed; messages sent on that
+        link in the meantime are lost too, as on a real network.)"""
+        try:
+            ms = float(ms)
+        except (TypeError, ValueError):
+            raise ValueError("drop needs the time the message has left in flight (ms)") from None
+        if not 0 < ms <= 10_000:
+            raise ValueError("a message in flight arrives within 10 s")
+        if src == dst:
+            raise ValueError("a link joins two different nodes")
+        if any(l["src"] == src and l["dst"] == dst and l.get("cut") for l in self.feed.cluster.get("links") or []):
+            raise ValueError(f"the link {src} → {dst} is already cut: the message is lost anyway")
+        client = self._client()
+        answer = client.post("/api/links/cut", {"src": src, "dst": dst, "one_way": True})
+        if answer.get("ok"):
+            self.socketio.start_background_task(self._heal_after_drop, client, src, dst, ms / 1000.0 + 0.2)
+        return {**answer, "src": src, "dst": dst, "ms": ms}
+
+    def _heal_after_drop(self, client: ControlClient, src: str, dst: str, seconds: float) -> None:
+        self.socketio.sleep(seconds)
+        try:
+            client.post("/api/links/heal", {"src": src, "dst": dst, "one_way": True})
+        except ControlError as exc:
+            self.app.logger.warning("healing %s -> %s after a drop failed: %s", src, dst, exc)
+
     def start_cluster(self, nodes: int, settings: dict | None = None, scenario=None) -> dict:
         if self.host is None:
             raise RuntimeError("this dashboard is attached to a cluster it did not start; "
@@ -281,7 +325,7 @@ class Dashboard:
                        if k in ("fsync", "truncation")}, **(settings or {})}
         url = self.host.start(nodes, settings=settings, scenario=scenario)
         with self.lock:
-            self.feed.reset(ControlClient(url))
+            self.feed.reset(ControlClient(url, token=self.host.token))
             self.socketio.emit("frame", self.feed.snapshot(), to="live")
         return {"ok": True, "control_url": url, "nodes": nodes}
 
@@ -291,12 +335,12 @@ class Dashboard:
         if self.guide is None:
             raise RuntimeError("guided scenarios need a cluster this dashboard started (hwm-lab demo)")
         if what == "start":
-            return {"ok": True, "guide": self.guide.start(str(args.get("scenario", "")),
-                                                        args.get("truncation") or None)}
+            return {"ok": True, "guide": guide_for_pages(self.guide.start(str(args.get("scenario", "")),
+                                                                          args.get("truncation") or None))}
         if what in ("next", "back", "stop"):
-            return {"ok": True, "guide": getattr(self.guide, what)()}
+            return {"ok": True, "guide": guide_for_pages(getattr(self.guide, what)())}
         if what == "state":
-            return {"ok": True, "guide": self.guide.state()}
+            return {"ok": True, "guide": guide_for_pages(self.guide.state())}
         raise ValueError(f"unknown guide action {what!r}")
 
     def _launch_for_guide(self, scenario):
@@ -304,12 +348,12 @@ class Dashboard:
         return self.host.driver(scenario)
 
     def _guide_changed(self, state: dict) -> None:
-        self.socketio.emit("guide", state, to="live")
+        self.socketio.emit("guide", guide_for_pages(state))
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
     def open_replay(self, run_dir: str) -> dict:
-        from lab.trace import TraceError
+        from lab.ports.trace import TraceError
         from web.fold import Replay
 
         path = Path(run_dir).expanduser()
@@ -343,21 +387,29 @@ class Dashboard:
         return {"kind": "snapshot", "seq": position, "base": None, "sent": time.time(), "nodes": nodes,
                 "gone": [], "cluster": {"leader": status["leader"], "settings": status["settings"],
                                         "links": status["links"], "ids": ids, "connected": True, "error": None},
-                "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1, "rate": 0,
-                "position": position, "total": len(replay), "time": status["time"],
-                "duration": replay.duration}
+                "clocks": {}, "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1,
+                "rate": 0, "position": position, "total": len(replay), "time": status["time"],
+                "play": replay.play_time(position), "duration": replay.duration}
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
-    def hello(self, can_control: bool, mode: str | None = None) -> dict:
+    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False) -> dict:
         from web.guide import catalog
 
         mode = mode or self.mode
-        return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control, "token_required": self.token is not None,
+        return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control,
+                "token_required": self.token is not None, "follow": follow,
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
-                "guide": self.guide.state() if self.guide else None,
+                "guide": guide_for_pages(self.guide.state()) if self.guide else None,
                 "replay": self.replay.info() if self.replay and mode == "replay" else None}
+
+
+def guide_for_pages(state: dict) -> dict:
+    """The guide's state with the scripts' checks in the room's words."""
+    if state.get("outcomes"):
+        state = {**state, "outcomes": [{**o, "detail": humane(o.get("detail") or "")} for o in state["outcomes"]]}
+    return state
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:
@@ -387,12 +439,13 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
     def control(action):
         if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
             return jsonify(ok=False, error="cross-origin request refused"), 403
-        body = request.get_json(silent=True) or {}
-        token = request.headers.get("X-HWM-Token") or request.args.get("token") or body.pop("token", None)
+        # The token first, from the header or the query: a watcher's body is never read, let alone parsed.
+        token = request.headers.get("X-HWM-Token") or request.args.get("token")
         if not dashboard.may_control(token):
             return jsonify(ok=False, action=action,
                            error="viewers can only watch: control actions need the instructor token"), 403
-        answer = dashboard.perform(action, body)
+        body = request.get_json(silent=True) or {}
+        answer = dashboard.perform(action, body if isinstance(body, dict) else {})
         return jsonify(answer), 200 if answer.get("ok") else 400
 
 
@@ -403,28 +456,61 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
             return False
         token = (auth or {}).get("token") if isinstance(auth, dict) else None
         can_control = dashboard.may_control(token or request.args.get("token"))
-        dashboard.viewers[request.sid] = {"control": can_control}
-        if dashboard.mode == "replay":
-            _watch_replay(request.sid)
-        else:
-            _watch_live(request.sid)
+        # Watchers follow the instructor unless they leave; whoever holds the token leads.
+        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control}
+        if not can_control:
+            join_room("follow", sid=request.sid)
+        _show(request.sid, dashboard.lead["mode"] if not can_control else dashboard.mode)
         return None
+
+    def _show(sid: str, mode: str, position: int | None = None) -> None:
+        if mode == "replay" and dashboard.replay is not None:
+            _watch_replay(sid, dashboard.lead["position"] if position is None else position)
+        elif dashboard.feed.client is not None or dashboard.replay is None:
+            _watch_live(sid)
+        else:
+            _watch_replay(sid, 0)
+
+    def _hello(sid: str, mode: str) -> dict:
+        viewer = dashboard.viewers[sid]
+        return dashboard.hello(viewer["control"], mode, viewer["follow"])
 
     def _watch_live(sid: str) -> None:
         dashboard.viewers[sid]["mode"] = "live"
         leave_room("replay", sid=sid)
-        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "live"), to=sid)
+        socketio.emit("hello", _hello(sid, "live"), to=sid)
         with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
             socketio.emit("frame", dashboard.feed.snapshot(), to=sid)
             join_room("live", sid=sid)
         dashboard.ensure_running()
 
-    def _watch_replay(sid: str) -> None:
+    def _watch_replay(sid: str, position: int = 0) -> None:
         dashboard.viewers[sid]["mode"] = "replay"
         leave_room("live", sid=sid)
         join_room("replay", sid=sid)
-        socketio.emit("hello", dashboard.hello(dashboard.viewers[sid]["control"], "replay"), to=sid)
-        socketio.emit("frame", dashboard.replay_frame(0), to=sid)
+        socketio.emit("hello", _hello(sid, "replay"), to=sid)
+        socketio.emit("frame", dashboard.replay_frame(position), to=sid)
+
+    def _lead(mode: str, position: int = 0) -> None:
+        """An instructor changed view: every follower changes with them."""
+        dashboard.lead = {"mode": mode, "position": position}
+        for sid, viewer in list(dashboard.viewers.items()):
+            if viewer.get("follow") and sid != request.sid:
+                _show(sid, mode, position)
+
+    @socketio.on("follow")
+    def follow(message):
+        message = message if isinstance(message, dict) else {}
+        viewer = dashboard.viewers.get(request.sid)
+        if viewer is None:
+            return {"ok": False, "error": "not connected"}
+        viewer["follow"] = bool(message.get("on"))
+        if viewer["follow"]:
+            join_room("follow", sid=request.sid)
+            _show(request.sid, dashboard.lead["mode"])
+        else:
+            leave_room("follow", sid=request.sid)
+        return {"ok": True, "follow": viewer["follow"], "mode": viewer.get("mode")}
 
     @socketio.on("replay_open")
     def replay_open(message):
@@ -440,6 +526,8 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         if dashboard.replay is None:
             return {"ok": False, "error": "no trace is open: give a trace directory"}
         _watch_replay(request.sid)
+        if viewer.get("control"):
+            _lead("replay", 0)
         return {"ok": True, "replay": dashboard.replay.info()}
 
     @socketio.on("go_live")
@@ -447,6 +535,8 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
         if dashboard.feed.client is None:
             return {"ok": False, "error": "no live cluster: this dashboard only replays (hwm-lab replay)"}
         _watch_live(request.sid)
+        if dashboard.viewers.get(request.sid, {}).get("control"):
+            _lead("live")
         return {"ok": True}
 
     @socketio.on("disconnect")
@@ -455,7 +545,7 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
 
     @socketio.on("resync")
     def resync(*_):
-        if dashboard.mode == "live":
+        if dashboard.viewers.get(request.sid, {}).get("mode", dashboard.mode) == "live":
             return dashboard.snapshot()
         return None
 
@@ -472,6 +562,12 @@ def _socket_handlers(socketio: SocketIO, dashboard: Dashboard) -> None:
     def replay_seek(message):
         message = message if isinstance(message, dict) else {}
         try:
-            return dashboard.replay_frame(message.get("position"), message.get("time"))
+            frame = dashboard.replay_frame(message.get("position"), message.get("time"))
         except (RuntimeError, ValueError, TypeError) as exc:
             return {"ok": False, "error": str(exc)}
+        viewer = dashboard.viewers.get(request.sid, {})
+        if viewer.get("control") and viewer.get("mode") == "replay":
+            dashboard.lead = {"mode": "replay", "position": frame["position"]}
+            followed = {**frame, "playing": bool(message.get("playing")), "speed": message.get("speed")}
+            socketio.emit("frame", followed, to="follow", skip_sid=request.sid)
+        return frame

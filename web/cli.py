@@ -1,7 +1,8 @@
 """`hwm-lab demo`, `hwm-lab dashboard` and `hwm-lab replay`: the dashboard's commands.
 
 This module imports neither Flask nor eventlet: with the default async mode (eventlet) a command re-runs itself
-through `python -m web.serve`, which monkey-patches before anything else is imported.
+through `python -m web.serve`, which monkey-patches before anything else is imported. The arguments live in
+web.args, which both use.
 """
 
 from __future__ import annotations
@@ -10,69 +11,17 @@ import argparse
 import os
 import sys
 
-
-def _common(p: argparse.ArgumentParser, port: int) -> None:
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to serve on (default 127.0.0.1; 0.0.0.0 for a classroom: controls then need "
-                        "the instructor token printed at start)")
-    p.add_argument("--port", type=int, default=port, help=f"port (default {port}; 0 picks a free one)")
-    p.add_argument("--async-mode", choices=("eventlet", "threading"), default="eventlet",
-                   help="Socket.IO server mode (default eventlet)")
-    p.add_argument("--frame-hz", type=float, default=10.0, help="frames pushed to each page per second (default 10)")
-    p.add_argument("--token", default=None, help="instructor token (default: generated when not on loopback)")
+from web import args as arguments
 
 
 def register(subparsers) -> None:
-    demo = subparsers.add_parser("demo", help="start a 3-node cluster and the dashboard; Ctrl-C stops both",
-                                 description="Start a cluster of node processes (reference solutions) and the "
-                                             "dashboard in one command; prints the URL; Ctrl-C stops everything.")
-    _common(demo, 8800)
-    demo.add_argument("--nodes", type=int, default=3, help="cluster size, 1 to 7 (default 3)")
-    demo.add_argument("--dir", default=os.path.join("runs", "demo"),
-                      help="where the clusters' traces and data go (default runs/demo)")
-    demo.add_argument("--impl", default="solutions", help="exercise implementation the nodes run (default solutions)")
-    demo.add_argument("--truncation", default=None, choices=("generation", "high-water-mark", "leader-epoch"))
-    demo.add_argument("--fsync", default=None, choices=("always", "batch", "never"))
-    demo.set_defaults(func=run, command_name="demo")
-
-    dash = subparsers.add_parser("dashboard", help="open the dashboard on a running cluster (hwm-lab up)",
-                                 description="Serve the dashboard for a cluster that is already running.")
-    _common(dash, 8800)
-    dash.add_argument("--control-url", default=None, help="the supervisor's control API (default: from RUN_DIR)")
-    dash.add_argument("--dir", default=".hwm-lab",
-                      help="the cluster's run directory, as given to `hwm-lab up` (default ./.hwm-lab)")
-    dash.set_defaults(func=run, command_name="dashboard")
-
-    replay = subparsers.add_parser("replay", help="replay a trace directory in the dashboard",
-                                   description="Open a trace directory (a real or simulated run, or a student's "
-                                               "submission) in the dashboard's replay view.")
-    replay.add_argument("trace_dir", metavar="DIR")
-    _common(replay, 8801)
-    replay.set_defaults(func=run, command_name="replay")
-
-
-def to_argv(args: argparse.Namespace) -> list[str]:
-    """The command line that means `args` (to re-run it through web.serve)."""
-    argv = [args.command_name, "--host", args.host, "--port", str(args.port), "--async-mode", args.async_mode,
-            "--frame-hz", str(args.frame_hz)]
-    if args.token:
-        argv += ["--token", args.token]
-    if args.command_name == "demo":
-        argv += ["--nodes", str(args.nodes), "--dir", args.dir, "--impl", args.impl]
-        argv += ["--truncation", args.truncation] if args.truncation else []
-        argv += ["--fsync", args.fsync] if args.fsync else []
-    elif args.command_name == "dashboard":
-        argv += ["--control-url", args.control_url] if args.control_url else []
-        argv += ["--dir", args.dir]
-    else:
-        argv += [args.trace_dir]
-    return argv
+    arguments.register(subparsers, run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.async_mode == "eventlet" and not getattr(args, "launched", False):
+    if args.async_mode == "eventlet":
         sys.stdout.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "web.serve", *to_argv(args)])
-    from web.serve import serve_command
+        os.execv(sys.executable, [sys.executable, "-m", "web.serve", *arguments.to_argv(args)])
+    from web.serve import serve_command  # Flask is imported only now, in threading mode
 
     return serve_command(args)

@@ -1,7 +1,10 @@
 """Clusters that the dashboard owns (`hwm-lab demo`): one supervisor process at a time, started and stopped here.
 
 Starting a new cluster (another size, or a guided scenario's) stops the previous one first. The supervisor runs
-in its own process (web.clusterproc) so that the dashboard's event loop, and its CPU figure, stay its own.
+in its own process (`python -m lab.processes.supervisor`, the daemon `hwm-lab up` starts too), so that the
+dashboard's event loop, and its CPU figure, stay its own; it stops with the dashboard. While a cluster runs, its
+address and token are also written where `hwm-lab status`, `write`, `read`... look by default (./.hwm-lab), unless
+another cluster already runs there.
 """
 
 from __future__ import annotations
@@ -14,10 +17,13 @@ import sys
 import time
 from pathlib import Path
 
-from web.control import ControlClient, ControlError
+from lab.core.config import node_names
+from lab.processes.client import CLUSTER_FILE, ControlClient, ControlError, cluster_info
+from lab.sim.realdriver import RealDriver
 
 START_SECONDS = 60.0  # node processes are Python: slow to start on a busy two-core machine
 STOP_SECONDS = 10.0
+POINTER_DIR = ".hwm-lab"  # where the CLI looks for a cluster by default (lab.commands.cluster.DEFAULT_DIR)
 
 
 class ClusterError(Exception):
@@ -26,13 +32,15 @@ class ClusterError(Exception):
 
 class ClusterHost:
     def __init__(self, base_dir: str | os.PathLike, *, impl: str = "solutions", python: str = sys.executable,
-                 supervisor_options: dict | None = None):
+                 supervisor_options: dict | None = None, pointer_dir: str | os.PathLike | None = None):
         self.base_dir = Path(base_dir).resolve()
         self.impl = impl
         self.python = python
         self.supervisor_options = dict(supervisor_options or {})
+        self.pointer = Path(pointer_dir) / CLUSTER_FILE if pointer_dir else None
         self.proc: subprocess.Popen | None = None
         self.control_url: str | None = None
+        self.token: str | None = None
         self.run_dir: Path | None = None
         self.count = 0
 
@@ -50,41 +58,36 @@ class ClusterHost:
         if settings.get("delay_ms"):
             options["delay_ms"] = float(settings["delay_ms"])
         if scenario is not None:
-            # As lab.realdriver does: clocks held until the script's first command, no background writeback,
+            # As lab.sim.realdriver does: clocks held until the script's first command, no background writeback,
             # so that every run of a guided scenario unfolds the same way.
-            names = [chr(ord("A") + i) for i in range(nodes)]
             options.update(truncation=scenario.truncation, hold_ticks=True, writeback_ms=0.0,
-                           fsync={n: scenario.fsync.get(n, "always") for n in names},
+                           fsync={n: scenario.fsync.get(n, "always") for n in node_names(nodes)},
+                           segment_bytes=scenario.segment_bytes,
                            meta={"run": f"{scenario.name}-guided", "scenario": scenario.name})
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.run_dir / "supervisor.log", "ab")
-        self.proc = subprocess.Popen([self.python, "-m", "web.clusterproc", "--dir", str(self.run_dir),
-                                      "--options", json.dumps(options)],
-                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     cwd=str(Path(__file__).resolve().parent.parent))
-        log.close()
-        info_path = self.run_dir / "cluster.json"
+        with open(self.run_dir / "supervisor.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [self.python, "-m", "lab.processes.supervisor", "--dir", str(self.run_dir),
+                 "--options", json.dumps(options), "--parent-pid", str(os.getpid())],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=str(Path(__file__).resolve().parent.parent))
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 tail = (self.run_dir / "supervisor.log").read_text(errors="replace")[-800:]
                 raise ClusterError(f"the cluster did not start (exit {self.proc.returncode}): {tail}")
-            try:
-                info = json.loads(info_path.read_text())
-                if info.get("pid") == self.proc.pid and info.get("control_url"):
-                    self.control_url = info["control_url"]
-                    return self.control_url
-            except (OSError, ValueError):
-                pass
+            info = cluster_info(self.run_dir)
+            if info and info.get("pid") == self.proc.pid:
+                self.control_url, self.token = info["control_url"], info.get("token")
+                self._point_here(info)
+                return self.control_url
             time.sleep(0.1)
         self.stop()
         raise ClusterError(f"the cluster did not start within {START_SECONDS:g}s (see {self.run_dir}/supervisor.log)")
 
-    def driver(self, scenario):
-        """A scenario Driver on the current cluster (lab.realdriver), for the guided scenarios."""
-        from lab.realdriver import RealDriver
-
-        return RealDriver(control_url=self.control_url)
+    def driver(self, scenario) -> RealDriver:
+        """A scenario Driver on the current cluster, for the guided scenarios."""
+        return RealDriver(control_url=self.control_url, token=self.token)
 
     def pids(self) -> list[int]:
         """The supervisor and its node processes, as far as the control API tells."""
@@ -99,13 +102,14 @@ class ClusterHost:
 
     def stop(self) -> None:
         """Stop the cluster: ask the supervisor (it stops its nodes), then signal it, then kill it."""
-        proc, url = self.proc, self.control_url
-        self.proc, self.control_url = None, None
+        proc, url, token = self.proc, self.control_url, self.token
+        self.proc, self.control_url, self.token = None, None, None
         if proc is None:
             return
+        self._unpoint(proc.pid)
         if proc.poll() is None and url:
             try:
-                ControlClient(url, timeout=3).post("/api/shutdown")
+                ControlClient(url, timeout=3, token=token).post("/api/shutdown")
             except ControlError:
                 pass
         for sig, wait in ((None, STOP_SECONDS), (signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, 5)):
@@ -116,3 +120,23 @@ class ClusterHost:
                 break
             except subprocess.TimeoutExpired:
                 continue
+
+    def _point_here(self, info: dict) -> None:
+        """Let the CLI find this cluster from the folder the demo runs in, unless another cluster is there."""
+        if self.pointer is None or cluster_info(self.pointer.parent) is not None:
+            return
+        self.pointer.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.pointer.with_name(self.pointer.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(info, f)
+        os.replace(tmp, self.pointer)
+
+    def _unpoint(self, pid: int) -> None:
+        if self.pointer is None:
+            return
+        try:
+            if json.loads(self.pointer.read_text(encoding="utf-8")).get("pid") == pid:
+                self.pointer.unlink()
+        except (OSError, ValueError):
+            pass

@@ -10,10 +10,50 @@ import bisect
 import copy
 from pathlib import Path
 
-from lab.trace import CLUSTER, read_trace
+from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
 
 CHECKPOINT_EVERY = 256
+STEP_SECONDS = 0.4  # a simulated trace plays each tick in which something happens as one moment this long
+IDLE_SECONDS = 1.0  # a quiet stretch (heartbeats only, or nothing) longer than this plays in this long
+
+
+def is_quiet(event: dict) -> bool:
+    """Nothing for the room to watch: heartbeats, held or released clocks, final snapshots."""
+    kind = event.get("type")
+    if kind in ("replication_sent", "replication_received"):
+        return (event.get("first") or 0) > (event.get("last") or 0)
+    return kind in ("clocks_held", "clocks_released", "log_snapshot")
+
+
+def play_times(events: list[dict], stepped: bool) -> list[float]:
+    """When each event shows in a replay at 1x, in seconds: the trace's own time (or, for a simulated trace,
+    one STEP_SECONDS moment per tick), with every quiet stretch cut to at most IDLE_SECONDS."""
+    gaps, previous = [], None
+    for event in events:
+        t = event.get("time", 0.0)
+        if previous is None:
+            gaps.append(0.0)
+        elif stepped:
+            gaps.append(STEP_SECONDS if t != previous else 0.0)
+        else:
+            gaps.append(max(0.0, t - previous))
+        previous = t
+    # A stretch runs from one event the room watches to the next; only quiet events lie between.
+    start = 0
+    for i in range(1, len(events) + 1):
+        if i == len(events) or not is_quiet(events[i]):
+            total = sum(gaps[start + 1:i + 1]) if i < len(events) else sum(gaps[start + 1:])
+            if total > IDLE_SECONDS:
+                scale = IDLE_SECONDS / total
+                for j in range(start + 1, min(i + 1, len(events))):
+                    gaps[j] *= scale
+            start = i
+    play, now = [], 0.0
+    for gap in gaps:
+        now += gap
+        play.append(round(now, 4))
+    return play
 
 
 def _new_node(name: str) -> dict:
@@ -160,6 +200,8 @@ class Replay:
         self.warnings = trace.warnings
         self.events = trace.events
         self.times = [e["time"] for e in self.events]
+        self.stepped = self.meta.get("source") == "sim"
+        self.play = play_times(self.events, self.stepped)
         narrator = Narrator()
         self.texts = [narrator.describe(e) for e in self.events]
         nodes = list(self.meta.get("nodes") or [])
@@ -177,11 +219,19 @@ class Replay:
 
     @property
     def duration(self) -> float:
+        """How long the replay plays at 1x (idle stretches cut, simulated ticks stretched)."""
+        return self.play[-1] if self.play else 0.0
+
+    @property
+    def trace_duration(self) -> float:
         return self.times[-1] if self.times else 0.0
 
     def position_at_time(self, time: float) -> int:
-        """How many events happened at or before `time`."""
-        return bisect.bisect_right(self.times, time)
+        """How many events show at or before `time` on the replay's clock."""
+        return bisect.bisect_right(self.play, time)
+
+    def play_time(self, position: int) -> float:
+        return self.play[position - 1] if position > 0 and self.play else 0.0
 
     def fold_at(self, position: int) -> ClusterFold:
         position = max(0, min(position, len(self.events)))
@@ -198,8 +248,9 @@ class Replay:
 
     def info(self) -> dict:
         return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,
-                "warnings": self.warnings[:20],
-                "steps": [{"n": i + 1, "time": e["time"], "text": e.get("text", "")}
+                "trace_duration": self.trace_duration, "stepped": self.stepped,
+                "step_seconds": STEP_SECONDS if self.stepped else None, "warnings": self.warnings[:20],
+                "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": e.get("text", "")}
                           for i, e in enumerate(self.events) if e["type"] == "step"]}
 
 

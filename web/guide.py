@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from lab import scenario as scripts
+from lab.sim import scenario as scripts
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4")
 
@@ -40,6 +40,7 @@ class Guide:
         self.busy = False
         self.error = None
         self.outcomes: list[dict] = []
+        self.action = None  # what the busy guide is doing: ("start" | "next" | "back", the step it heads for)
         self.generation = 0  # bumps on start/stop so that a stale background step reports nothing
 
     def state(self) -> dict:
@@ -47,8 +48,9 @@ class Guide:
         if s is None:
             return {"active": False, "busy": self.busy, "error": self.error}
         done = self.run.next_step if self.run else 0
+        action, target = self.action if self.busy and self.action else (None, None)
         return {"active": True, "name": s.name, "title": s.title, "description": s.description,
-                "truncation": s.truncation,
+                "truncation": s.truncation, "action": action, "target": target,
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
                 "text": s.steps[done - 1].text if done else "",
                 "next_text": s.steps[done].text if done < len(s.steps) else "",
@@ -69,7 +71,7 @@ class Guide:
                 raise RuntimeError("a step is still running; wait for it to finish")
             self.busy, self.error, self.outcomes = True, None, []
             self.generation += 1
-            self.scenario, self.run = scenario, None
+            self.scenario, self.run, self.action = scenario, None, ("start", 0)
         self._publish()
         self.spawn(self._rebuild, self.generation, 0)
         return self.state()
@@ -83,6 +85,7 @@ class Guide:
             if self.run.next_step >= len(self.scenario.steps):
                 raise RuntimeError("that was the last step; press back, or start the scenario again")
             self.busy, self.error = True, None
+            self.action = ("next", self.run.next_step + 1)
         self._publish()
         self.spawn(self._step, self.generation)
         return self.state()
@@ -96,6 +99,7 @@ class Guide:
             target = max(0, self.run.next_step - 1)
             self.busy, self.error, self.outcomes = True, None, []
             self.generation += 1
+            self.action = ("back", target)
         self._publish()
         self.spawn(self._rebuild, self.generation, target)
         return self.state()

@@ -4,6 +4,10 @@ A frame is a snapshot (every node) or a delta (only the nodes that changed) plus
 since the last frame. When thousands of events arrive between two frames, the rare ones (elections,
 truncations, faults, refusals) are all kept, the newest routine ones fill the rest of the budget and the
 remainder is only counted by type: the page never receives more than `event_cap` events per frame.
+
+The feed also keeps the story of the run (its first and latest story events, and the latest acknowledged
+writes) so that a page opened mid-class sees the elections, truncations and refusals so far, not only the
+last few heartbeats.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import time
 from collections import Counter, deque
 
-from web.control import ControlClient, ControlError
+from lab.processes.client import ControlClient, ControlError
 from web.fold import slim
 from web.narrate import Narrator
 
@@ -22,6 +26,17 @@ ROUTINE = frozenset({
     "client_read",
 })
 PAYLOAD_CHARS = 16
+# What a page that joins late must still see; everything else is summarised by type.
+STORY = frozenset({
+    "cluster_started", "cluster_stopped", "node_started", "node_stopped", "node_killed", "node_restarted",
+    "node_paused", "node_resumed", "node_exited", "link_cut", "link_healed", "delay_set", "settings_changed",
+    "election_started", "became_leader", "truncated", "read_refused", "write_failed", "client_write_failed",
+    "step", "expectation", "clocks_held", "clocks_released", "truncation_refused", "wal_recovered", "caught_up",
+    "wal_truncated",
+})
+STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
+STORY_TAIL = 300
+ACKS_KEPT = 20
 
 
 def shape_node(node: dict, log_window: int) -> dict:
@@ -42,6 +57,21 @@ def shape_node(node: dict, log_window: int) -> dict:
     # The supervisor could not ask a running node (busy, or its clock held): these figures are its last known.
     shaped["stale"] = shaped["state"] == "running" and bool(node.get("unresponsive") or node.get("stale"))
     return shaped
+
+
+def election_clock(node: dict) -> dict | None:
+    """A running node's election clock (ticks elapsed of its timeout), sent apart from the node: it changes
+    on every poll, and a frame should not resend a whole node for it."""
+    if node.get("state", "running") != "running" or node.get("election_timeout") is None:
+        return None
+    return {"elapsed": node.get("election_elapsed"), "timeout": node.get("election_timeout"),
+            "tick_ms": node.get("tick_ms"), "held": bool(node.get("hold_ticks"))}
+
+
+def shown_links(links: list[dict], delay_ms) -> list[dict]:
+    """The links a page draws: the cut ones, and those slower or faster than the cluster's slow motion."""
+    delay = delay_ms or 0
+    return [l for l in links if l.get("cut") or ("delay_ms" in l and (l["delay_ms"] or 0) != delay)]
 
 
 def cut_off(node_id: str, links: list[dict], ids: list[str]) -> bool:
@@ -87,8 +117,14 @@ class LiveFeed:
         self.caught_up = False
         self.nodes: dict[str, dict] = {}
         self.cluster: dict = {"leader": None, "settings": {}, "links": [], "ids": [], "connected": False,
-                              "control_url": client.base if client else None, "error": None}
+                              "control_url": client.url if client else None, "error": None}
         self.recent.clear()
+        self.story_head: list[dict] = []
+        self.story_tail: deque = deque(maxlen=STORY_TAIL)
+        self.acks: deque = deque(maxlen=ACKS_KEPT)
+        self.counts: Counter = Counter()  # every event seen, by type (what a late page did not get is counted)
+        self.clocks: dict[str, dict] = {}
+        self.run_offset: float | None = None  # wall clock minus the run's clock (the trace's "time")
         self.narrator = Narrator()
         self.total = 0
         self._rate_window: deque = deque()
@@ -132,8 +168,17 @@ class LiveFeed:
     def _update(self, state: dict, events: list[dict]) -> dict | None:
         ids = [n["id"] for n in state.get("nodes") or []]
         links = state.get("links") or []
+        if state.get("time") is not None:  # a state read late overstates the offset: keep the smallest seen
+            offset = self.clock() - float(state["time"])
+            self.run_offset = offset if self.run_offset is None else min(self.run_offset, offset)
         changed = {}
+        clocks = {}
         for node in state.get("nodes") or []:
+            clock = election_clock(node)
+            if clock is not None:
+                clocks[node["id"]] = clock
+                if clock["tick_ms"]:
+                    self.narrator.tick_ms[node["id"]] = clock["tick_ms"]
             shaped = shape_node(node, self.log_window)
             if shaped["state"] == "running" and cut_off(shaped["id"], links, ids):
                 shaped["state"] = "cut off"
@@ -143,9 +188,12 @@ class LiveFeed:
         for name in gone:
             del self.nodes[name]
         self.nodes.update(changed)
-        cluster = {"leader": state.get("leader"), "settings": state.get("settings") or {},
-                   "links": [l for l in links if l.get("cut")], "ids": ids, "connected": True, "error": None,
-                   "control_url": self.client.base}
+        settings = state.get("settings") or {}
+        cluster = {"leader": state.get("leader"), "settings": settings,
+                   "links": shown_links(links, settings.get("delay_ms")), "ids": ids, "connected": True,
+                   "error": None, "control_url": self.client.url}
+        clocks_changed = clocks != self.clocks
+        self.clocks = clocks
         cluster_changed = cluster != self.cluster
         self.cluster = cluster
         kept, skipped = select_events(events, self.event_cap)
@@ -162,10 +210,22 @@ class LiveFeed:
                 self.narrator.observe(event)
         narrated.sort(key=lambda e: (e.get("time", 0), e["n"]))  # files are read one after another
         self.recent.extend(narrated)
+        self._keep_story(narrated)
+        self.counts.update(e["type"] for e in events)
         self._count(len(events))
-        if not changed and not gone and not cluster_changed and not events:
+        if not changed and not gone and not cluster_changed and not events and not clocks_changed:
             return None
         return self._frame(changed, narrated, skipped, gone)
+
+    def _keep_story(self, narrated: list[dict]) -> None:
+        for event in narrated:
+            if event["type"] == "write_acked":
+                self.acks.append(event)
+            elif event["type"] in STORY:
+                if len(self.story_head) < STORY_HEAD:
+                    self.story_head.append(event)
+                else:
+                    self.story_tail.append(event)
 
     def _count(self, n: int) -> None:
         now = self.clock()
@@ -183,16 +243,30 @@ class LiveFeed:
 
     # ---- frames -------------------------------------------------------------------------------------------
 
+    def _run_clock(self, now: float) -> float | None:
+        """The run's clock now (the `time` of an event happening now): pages time messages in flight by it."""
+        return round(now - self.run_offset, 4) if self.run_offset is not None else None
+
     def _frame(self, nodes: dict, events: list[dict], skipped: Counter, gone: list[str] = ()) -> dict:
         self.seq += 1
-        return {"kind": "delta", "seq": self.seq, "base": self.seq - 1, "sent": self.clock(),
-                "nodes": list(nodes.values()), "gone": list(gone), "cluster": self.cluster,
+        now = self.clock()
+        return {"kind": "delta", "seq": self.seq, "base": self.seq - 1, "sent": now,
+                "run_clock": self._run_clock(now), "nodes": list(nodes.values()), "gone": list(gone),
+                "cluster": self.cluster, "clocks": self.clocks,
                 "events": events, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped),
                 "events_next": self.after + 1, "rate": round(self.rate, 1)}
 
+    def story(self) -> list[dict]:
+        """The events a page that joins now is shown: the story so far, the latest writes, the latest events."""
+        by_number = {e["n"]: e for part in (self.story_head, self.story_tail, self.acks, self.recent) for e in part}
+        return sorted(by_number.values(), key=lambda e: (e.get("time", 0), e["n"]))
+
     def snapshot(self) -> dict:
         """Everything a page needs to start drawing; the deltas that follow apply on top of it."""
-        return {"kind": "snapshot", "seq": self.seq, "base": None, "sent": self.clock(),
+        now = self.clock()
+        events = self.story()
+        summarised = self.counts - Counter(e["type"] for e in events)
+        return {"kind": "snapshot", "seq": self.seq, "base": None, "sent": now, "run_clock": self._run_clock(now),
                 "nodes": [self.nodes[n] for n in sorted(self.nodes)], "gone": [], "cluster": self.cluster,
-                "events": list(self.recent), "skipped": 0, "skipped_by_type": {},
-                "events_next": self.after + 1, "rate": round(self.rate, 1)}
+                "clocks": self.clocks, "events": events, "skipped": sum(summarised.values()),
+                "skipped_by_type": dict(summarised), "events_next": self.after + 1, "rate": round(self.rate, 1)}

@@ -2,6 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
+from lab.core.config import TIMING
+
+TICK_MS = TIMING.tick_ms  # a node's tick when nothing says otherwise
+_TICKS = re.compile(r"within (\d+) ticks")
+_ENTRIES = re.compile(r"\[(\[\d+, \d+, '[0-9a-f]{16}'\](?:, )?)+\]")
+_ENTRY = re.compile(r"\[(\d+), (\d+), '[0-9a-f]{16}'\]")
+
+
+def humane(text, tick_ms: float | None = None) -> str:
+    """A message from the nodes or the scripts as a room reads it: seconds rather than ticks, entries by index
+    and generation rather than by digest."""
+    text = str(text)
+    text = _TICKS.sub(lambda m: f"within {int(m.group(1)) * (tick_ms or TICK_MS) / 1000:g} s", text)
+    return _ENTRIES.sub(lambda m: ", ".join(f"index {i} (generation {g})" for i, g in _ENTRY.findall(m.group(0))),
+                        text)
+
 
 def _entries(first: int, last: int) -> str:
     if first == last:
@@ -28,6 +46,8 @@ class Narrator:
     def __init__(self):
         self.leader_of: dict[str, str | None] = {}
         self.cluster_leader: str | None = None  # the newest leader anyone announced (or the state says)
+        self.tick_ms: dict[str, float] = {}  # each node's tick, when the cluster says (slow motion stretches it)
+        self.refused_at: dict[tuple[str, str], int] = {}  # (leader, follower) -> where the follower's log differs
 
     def observe(self, event: dict) -> None:
         kind, node = event.get("type"), event.get("node")
@@ -40,6 +60,8 @@ class Narrator:
             self.cluster_leader = node
         elif kind in ("node_started", "election_started"):
             self.leader_of[node] = None
+        elif kind == "replication_rejected":
+            self.refused_at[(event.get("from"), node)] = event.get("prev_index")
 
     def describe(self, event: dict) -> str:
         text = self._describe(event)
@@ -91,7 +113,8 @@ class Narrator:
             target = g("target")
             return f"Client writes {_quote(g('payload'))} " + (f"to {target}" if target else "(to the leader)")
         if kind == "client_write_failed":
-            return "Client write failed" + (f": {g('error') or g('reason')}" if g("error") or g("reason") else "")
+            why = g("error") or g("reason")
+            return "Client write failed" + (f": {humane(why)}" if why else "")
         if kind == "client_read":
             return f"Client reads index {g('index')} from {g('target')}"
         if kind == "step":
@@ -100,7 +123,7 @@ class Narrator:
             mark = "✓" if g("ok") else "✗"
             detail, name = g("detail"), str(g("name"))
             name = name if name.startswith("expect ") else f"expect {name}"
-            return f"{mark} {name}" + (f": {detail}" if detail else "")
+            return f"{mark} {name}" + (f": {humane(detail)}" if detail else "")
         if kind == "clocks_held":
             return "Node clocks held: nothing happens by itself until the next command"
         if kind == "clocks_released":
@@ -114,6 +137,29 @@ class Narrator:
             return f"{node} stopped: {g('reason')}"
         if kind == "election_started":
             return f"{node} starts an election for generation {g('generation')}"
+        if kind == "prevote_started":
+            return f"{node} hears no leader: it asks whether it could win generation {g('generation')} (pre-vote)"
+        if kind == "prevote_granted":
+            return f"{node} would vote for {g('candidate')} in generation {g('generation')} (pre-vote)"
+        if kind == "prevote_denied":
+            return f"{node} would not vote for {g('candidate')} in generation {g('generation')}: {g('reason')}"
+        if kind == "truncation_refused":
+            return (f"{node} refuses to truncate from index {g('from_index')}: at or below its high-water mark "
+                    f"{g('hwm')}, a committed entry would change")
+        if kind == "wal_recovered":
+            if g("repaired"):
+                return (f"{node}'s write-ahead log was damaged at index {g('first_bad_index')}: repaired, it keeps "
+                        f"indexes 1 to {g('log_end')} and catches up to {g('catching_up_to')} before it votes again")
+            return f"{node}'s write-ahead log lost a torn tail from index {g('first_bad_index')} ({g('reason')})"
+        if kind == "wal_truncated":
+            return (f"{node}'s write-ahead log drops index {g('from_index')} and after: segments left "
+                    f"{g('segments')}, deleted {g('deleted')}; the log ends at {g('log_end')}")
+        if kind == "epoch_truncation":
+            cut = g("cut")
+            return (f"{node}: the leader's generation ends at index {g('end_index')}, so "
+                    + (f"it removes index {cut} and after" if cut is not None else "it keeps its whole log"))
+        if kind == "caught_up":
+            return f"{node} holds again everything up to index {g('index')}: it votes again"
         if kind == "vote_granted":
             return f"{node} votes for {g('candidate')} in generation {g('generation')}"
         if kind == "vote_denied":
@@ -143,7 +189,10 @@ class Narrator:
         if kind == "match_index_updated":
             return f"{node}: {g('follower')} matches up to index {g('match_index')} (next {g('next_index')})"
         if kind == "next_index_backed_up":
-            return f"{node}: {g('follower')} refused; retry from index {g('next_index')}"
+            follower, differs = g("follower"), self.refused_at.get((node, g("follower")))
+            where = f" at index {differs}" if differs else ""
+            return (f"{node}: {follower}'s log differs{where}; {node} sends again from index {g('next_index')} "
+                    f"({follower} keeps what matches and replaces what conflicts)")
         if kind == "hwm_changed":
             hwm = g("hwm")
             return (f"{node}'s high-water mark {g('from_hwm')} → {hwm}"
@@ -157,7 +206,7 @@ class Narrator:
         if kind == "write_acked":
             return f"{node} acknowledges the write at index {g('index')} (generation {g('generation')})"
         if kind == "write_failed":
-            return f"{node}: write failed: {g('reason')}"
+            return f"{node}: write failed: {humane(g('reason'), self.tick_ms.get(node))}"
         if kind == "read_served":
             return f"{node} serves index {g('index')} ({_quote(g('payload'))}), high-water mark {g('hwm')}"
         if kind == "read_refused":

@@ -24,28 +24,50 @@ def main(argv: list[str] | None = None) -> int:
         import eventlet
 
         eventlet.monkey_patch()
-    from web import cli
+    from web import args as arguments
 
     parser = argparse.ArgumentParser(prog="hwm-lab")
-    cli.register(parser.add_subparsers(dest="command", required=True))
+    arguments.register(parser.add_subparsers(dest="command", required=True), serve_command)
     args = parser.parse_args(argv)
-    args.launched = True
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
 
 
-def find_control_url(run_dir: str) -> str:
-    """The control URL of the cluster running in RUN_DIR (what `hwm-lab up --dir RUN_DIR` wrote)."""
-    from lab.client import cluster_info
+def find_cluster(run_dir: str) -> tuple[str, str | None]:
+    """The control URL and token of the cluster running in RUN_DIR (what `hwm-lab up --dir RUN_DIR` wrote)."""
+    from lab.processes.client import cluster_info  # after eventlet's monkey-patching (see the module's docstring)
 
     info = cluster_info(run_dir)
     if info is None:
         raise SystemExit(f"hwm-lab dashboard: no cluster is running in {run_dir} (no live cluster.json): start one "
                          f"with `hwm-lab up{'' if run_dir == '.hwm-lab' else ' --dir ' + run_dir}`, or give "
                          "--control-url")
-    return info["control_url"]
+    return info["control_url"], info.get("token")
+
+
+def port_taken(host: str, port: int) -> str | None:
+    """Why the dashboard could not listen on host:port, or None if it can (checked before a cluster starts)."""
+    if port == 0:
+        return None
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
+
+
+def reachable_address() -> str:
+    """An address of this machine that students' laptops on the same network can reach (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: picks the outgoing interface, sends nothing
+            return probe.getsockname()[0]
+        except OSError:
+            return socket.gethostname()
 
 
 def _interrupt(*_):
@@ -53,21 +75,25 @@ def _interrupt(*_):
 
 
 def serve_command(args: argparse.Namespace) -> int:
+    # Imported here, after eventlet's monkey-patching (see the module's docstring).
+    from lab.core.config import MAX_NODES
     from web.app import create_app, is_loopback
+    from web.cluster import POINTER_DIR, ClusterError, ClusterHost
 
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token}
     host = None
+    taken = port_taken(args.host, args.port)
+    if taken:  # before a cluster starts: a second dashboard must not share the port with the first
+        print(f"hwm-lab {args.command_name}: {taken} (address in use? another dashboard may run there; "
+              f"choose another --port)", file=sys.stderr)
+        return 1
     signal.signal(signal.SIGTERM, _interrupt)  # while the cluster starts; run_server takes over after
     try:
         if args.command_name == "demo":
-            from web.cluster import ClusterHost
-
-            if not 1 <= args.nodes <= 7:
-                print("hwm-lab demo: --nodes is 1 to 7", file=sys.stderr)
+            if not 1 <= args.nodes <= MAX_NODES:
+                print(f"hwm-lab demo: --nodes is 1 to {MAX_NODES}", file=sys.stderr)
                 return 2
-            from web.cluster import ClusterError
-
-            host = ClusterHost(args.dir, impl=args.impl)
+            host = ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR)
             print(f"starting a {args.nodes}-node cluster in {args.dir} ...", flush=True)
             settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
             try:
@@ -75,9 +101,12 @@ def serve_command(args: argparse.Namespace) -> int:
             except ClusterError as exc:
                 print(f"hwm-lab demo: {exc}", file=sys.stderr)
                 return 1
+            print(f"cluster: {host.run_dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this "
+                  f"folder find it)", flush=True)
             config["CLUSTER_HOST"] = host
         elif args.command_name == "dashboard":
-            config["CONTROL_URL"] = args.control_url or find_control_url(args.dir)
+            url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
+            config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
         else:
             config["REPLAY_DIR"] = args.trace_dir
         app = create_app(config)
@@ -86,10 +115,13 @@ def serve_command(args: argparse.Namespace) -> int:
             print(f"trace {args.trace_dir}: {len(replay)} events, {replay.duration:.2f} s", flush=True)
 
         def ready(port: int) -> None:
-            shown = args.host if is_loopback(args.host) or args.host not in ("0.0.0.0", "::") else socket.gethostname()
+            shown = args.host if args.host not in ("0.0.0.0", "::") else reachable_address()
             url = f"http://{shown}:{port}/"
             token = app.config["TOKEN"]
-            print(f"dashboard: {url}{'?token=' + token if token else ''}", flush=True)
+            print(f"dashboard: {url}{'?token=' + token if token else ''}" + ("  (the instructor's: controls)"
+                                                                             if token else ""), flush=True)
+            if token and not is_loopback(args.host):
+                print(f"students (watch only): {url}", flush=True)
             if token:
                 print(f"instructor token: {token}  (viewers without it can only watch)", flush=True)
             print("Ctrl-C stops " + ("the cluster and " if host else "") + "the dashboard", flush=True)
@@ -123,7 +155,7 @@ def run_server(app, host: str, port: int, ready) -> None:
             import eventlet.wsgi
 
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            listener = eventlet.listen((host, port), family=family)
+            listener = eventlet.listen((host, port), family=family, reuse_port=False)  # never share a port
             app.config["PORT"] = listener.getsockname()[1]
             dashboard.ensure_running()  # frames are ready before the first page asks
             server = eventlet.spawn(eventlet.wsgi.server, listener, app, log_output=False, debug=False)

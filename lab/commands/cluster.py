@@ -17,6 +17,15 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from lab.cluster import check_delay
+from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.impl import ImplError
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
+from lab.processes.supervisor import SupervisorError
+from lab.sim import scenario
+from lab.sim.realdriver import run_real
+from lab.sim.scenario import ScenarioError
+
 DEFAULT_DIR = ".hwm-lab"
 
 # Exit codes, the same for every command.
@@ -34,8 +43,6 @@ class CommandError(Exception):
 
 
 def register(subparsers) -> None:
-    from lab.replica import TRUNCATION_STRATEGIES
-    from lab.wal import FSYNC_POLICIES
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",
@@ -65,6 +72,8 @@ def register(subparsers) -> None:
     p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
                    "(otherwise the nodes restart on their data and the traces continue)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a leader (default 30)")
+    p.add_argument("--no-pre-vote", action="store_true",
+                   help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
 
     add("status", "show the nodes, roles, generations, log ends, high-water marks and links", func=cmd_status)
 
@@ -79,7 +88,7 @@ def register(subparsers) -> None:
     p.add_argument("index", type=int, help="log index, from 1")
     p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
 
-    for name, help_text in (("kill", "kill a node with SIGKILL (its fsync-never buffer is lost)"),
+    for name, help_text in (("kill", "kill a node with SIGKILL (what it wrote survives; see --lose-unsynced)"),
                             ("restart", "restart a node on its data directory (a running node is killed first)"),
                             ("pause", "pause a node (SIGSTOP)"),
                             ("resume", "resume a paused node (SIGCONT)"),
@@ -87,6 +96,13 @@ def register(subparsers) -> None:
         p = add(name, help_text, func=cmd_node_action)
         p.add_argument("node", metavar="ID", help="node name, e.g. A")
         p.set_defaults(action=name)
+        if name == "kill":
+            p.add_argument("--lose-unsynced", action="store_true",
+                           help="a power cut: what the node had not synced (an fsync never node's tail) is lost too")
+        if name == "restart":
+            p.add_argument("--repair", action="store_true",
+                           help="start even on a write-ahead log damaged in the middle: keep the valid prefix; "
+                                "the node catches up before it votes again")
 
     p = add("partition", "cut the link between two nodes (both ways unless --one-way)", func=cmd_partition)
     p.add_argument("a", metavar="A")
@@ -132,8 +148,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def _wrap(func):
     """Run a command; turn the errors every command can meet into one clear line and an exit code."""
-    from lab.client import ApiError, ClusterUnavailable
-
     def run(args) -> int:
         try:
             return func(args)
@@ -165,20 +179,18 @@ def _fail(args, message: str, code: int, **extra) -> int:
 
 
 def _client(args):
-    from lab.client import ControlClient, cluster_info
 
     info = cluster_info(args.dir)
     if info is None:
         raise CommandError(f"no cluster is running in {args.dir}: start one with `hwm-lab up`"
                            + ("" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"), NO_CLUSTER)
-    return ControlClient(info["control_url"]), info
+    return ControlClient(info["control_url"], token=info.get("token")), info
 
 
 # ---- up and down ---------------------------------------------------------------------------------------------
 
 
 def cmd_up(args) -> int:
-    from lab.client import ClusterUnavailable, ControlClient, cluster_info
 
     if not 1 <= args.nodes <= 7:
         raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
@@ -186,7 +198,7 @@ def cmd_up(args) -> int:
     info = cluster_info(run_dir)
     if info is not None:
         try:
-            ControlClient(info["control_url"], timeout=5.0).state(log=0)
+            ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
             raise CommandError(f"a cluster is already running in {run_dir} (supervisor pid {info['pid']}, control "
                                f"{info['control_url']}); stop it first with `hwm-lab down`", NO_CLUSTER,
                                control_url=info["control_url"])
@@ -194,11 +206,13 @@ def cmd_up(args) -> int:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").unlink(missing_ok=True)
-    command = [sys.executable, "-m", "lab.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
+    command = [sys.executable, "-m", "lab.processes.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
                "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
                "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host]
     if args.fresh:
         command.append("--fresh")
+    if args.no_pre_vote:
+        command.append("--no-pre-vote")
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
@@ -216,13 +230,13 @@ def cmd_up(args) -> int:
         info = cluster_info(run_dir)
         if info and info.get("pid") == proc.pid:
             try:
-                state = ControlClient(info["control_url"], timeout=5.0).state(log=0)
+                state = ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
             except ClusterUnavailable:
                 state = None
             if state and state["leader"]:
                 # Nodes that cannot run (an exercise not written yet) die on their first message: look again.
                 time.sleep(0.5)
-                state = ControlClient(info["control_url"], timeout=5.0).state(log=0)
+                state = ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
                 dead = [n for n in state["nodes"] if n["state"] == "exited"]
                 if dead:
                     _stop_process(proc)
@@ -268,7 +282,6 @@ def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
 
 
 def cmd_down(args) -> int:
-    from lab.client import ClusterUnavailable, pid_alive
 
     client, info = _client(args)
     pids = [int(info["pid"])]
@@ -353,8 +366,14 @@ def cmd_read(args) -> int:
 
 def cmd_node_action(args) -> int:
     client, _ = _client(args)
-    getattr(client, args.action)(args.node)
-    done = {"kill": "killed (SIGKILL)", "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
+    if args.action == "kill":
+        client.kill(args.node, lose_unsynced=args.lose_unsynced)
+    elif args.action == "restart":
+        client.restart(args.node, repair=args.repair)
+    else:
+        getattr(client, args.action)(args.node)
+    done = {"kill": "killed (SIGKILL)" + (", losing what it had not synced" if args.action == "kill" and
+                                          args.lose_unsynced else ""), "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
             "resume": "resumed (SIGCONT)", "campaign": "started an election"}[args.action]
     return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
 
@@ -380,6 +399,10 @@ def cmd_heal(args) -> int:
 def cmd_delay(args) -> int:
     if bool(args.src) != bool(args.dst):
         raise CommandError("a per-link delay needs both --from and --to", USAGE)
+    try:
+        check_delay(args.ms)
+    except ValueError as exc:
+        raise CommandError(str(exc), USAGE) from None
     client, _ = _client(args)
     client.delay(args.ms, args.src, args.dst)
     where = f"on {args.src} -> {args.dst}" if args.src else "on every link"
@@ -391,7 +414,6 @@ def cmd_delay(args) -> int:
 
 
 def cmd_scenario_list(args) -> int:
-    from lab import scenario
 
     items = []
     for name in scenario.available():
@@ -402,10 +424,6 @@ def cmd_scenario_list(args) -> int:
 
 
 def cmd_scenario_run(args) -> int:
-    from lab.impl import ImplError
-    from lab.realdriver import run_real
-    from lab.scenario import ScenarioError
-    from lab.supervisor import SupervisorError
 
     out = Path(args.out) if args.out else Path("runs") / (
         f"{Path(args.name).stem.lower()}-real-{datetime.now().strftime('%Y%m%d-%H%M%S')}")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
-import zipfile
-from datetime import datetime, timezone
 from pathlib import Path
+
+from lab.core.impl import ImplError
+from lab.core.impl import load as load_impl
+from lab.student.checks import EXERCISES, check_rules, run_check
+from lab.student.submit import NothingToSubmit, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
 
@@ -31,23 +33,28 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_check)
 
-    p = subparsers.add_parser("submit", help="pack your latest check traces and a manifest into one zip",
-                              description="Pack the traces of your latest `hwm-lab exercise check` runs, with a "
-                                          "manifest, into a zip for your instructor.")
+    p = subparsers.add_parser("submit", help="check every exercise again and pack the runs, your files and a "
+                                             "manifest into one zip",
+                              description="Check every exercise again on your current files (rules and simulator "
+                                          "scenarios), add your `--real` runs made from these same files, and pack "
+                                          "them with your exercise files and a manifest into a zip for your "
+                                          "instructor.",
+                              epilog="exit codes: 0 every exercise passes; 1 the zip is written but some exercise "
+                                     "is failing or not started (it is graded as it is); 2 nothing to submit or "
+                                     "bad arguments")
     p.add_argument("--student", required=True, help="your student id")
     p.add_argument("--out", help="the zip to write (default: submission-STUDENT.zip)")
+    p.add_argument("--impl", default="exercises", help="the code to submit (default: exercises)")
+    p.add_argument("--seed", type=int, default=7, help="simulator seed (default 7)")
     p.add_argument("--dir", default=str(CHECKS_DIR), help="where the check traces are")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_submit)
 
 
 def cmd_list(args) -> int:
-    from lab import impl as impl_module
-    from lab.checks import EXERCISES, check_rules
-
     try:
-        impl = impl_module.load(args.impl)
-    except impl_module.ImplError as exc:
+        impl = load_impl(args.impl)
+    except ImplError as exc:
         print(f"hwm-lab exercise list: {exc}", file=sys.stderr)
         return 2
     rows = []
@@ -65,9 +72,6 @@ def cmd_list(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from lab import impl as impl_module
-    from lab.checks import run_check
-
     def progress(text: str) -> None:
         if not args.json:
             print(f"... {text}", file=sys.stderr, flush=True)
@@ -75,7 +79,7 @@ def cmd_check(args) -> int:
     try:
         report = run_check(args.number, args.impl, out_root=args.dir, seed=args.seed, real=args.real,
                            progress=progress)
-    except (ValueError, impl_module.ImplError) as exc:
+    except (ValueError, ImplError) as exc:
         print(f"hwm-lab exercise check: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -87,44 +91,22 @@ def cmd_check(args) -> int:
 
 
 def cmd_submit(args) -> int:
-    from lab.checks import EXERCISES
+    def progress(text: str) -> None:
+        if not args.json:
+            print(f"... {text}", file=sys.stderr, flush=True)
 
-    root = Path(args.dir)
-    runs = sorted(p for p in root.glob("ex*-*") if (p / "trace.json").exists()) if root.exists() else []
-    if not runs:
-        print(f"hwm-lab submit: no check traces in {root}; run `hwm-lab exercise check N` first", file=sys.stderr)
+    try:
+        result = submit(args.student, impl=args.impl, checks_dir=args.dir, seed=args.seed,
+                        out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
+    except (NothingToSubmit, ImplError) as exc:
+        print(f"hwm-lab submit: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or f"submission-{args.student}.zip")
-    import exercises
-
-    # Hash the student's files wherever the package lives, so submit works from any directory.
-    package_dir = Path(exercises.__file__).parent
-    files = {}
-    for ex in EXERCISES:
-        path = package_dir / Path(ex.module).name
-        if path.exists():
-            files[ex.module] = hashlib.sha256(path.read_bytes()).hexdigest()
-    entries = []
-    for run in runs:
-        meta = json.loads((run / "trace.json").read_text(encoding="utf-8"))
-        number = int(run.name.split("-")[0][2:])
-        entries.append({"run": run.name, "exercise": number, "scenario": meta.get("scenario"),
-                        "seed": meta.get("seed"), "source": meta.get("source"), "dir": f"runs/{run.name}"})
-    manifest = {"format": "hwm-lab-submission", "version": 1, "student": args.student,
-                "lab_version": _version(), "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "files_sha256": files, "exercises": sorted({e["exercise"] for e in entries}), "runs": entries}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("manifest.json", json.dumps(manifest, indent=2))
-        for run in runs:
-            for file in sorted(run.iterdir()):
-                if file.is_file():
-                    archive.write(file, f"runs/{run.name}/{file.name}")
     if args.json:
-        print(json.dumps({"ok": True, "out": str(out), "manifest": manifest}))
+        print(json.dumps({"ok": result.complete, "out": str(result.out), "table": result.table,
+                          "manifest": result.manifest}))
     else:
-        print(f"wrote {out}: {len(runs)} runs of exercises {', '.join(map(str, manifest['exercises']))}")
-    return 0
+        print(table_text(result))
+    return 0 if result.complete else 1
 
 
 def _version() -> str:

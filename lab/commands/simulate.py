@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
+from lab.core.config import TRUNCATION_STRATEGIES
+from lab.core.impl import ImplError
+from lab.sim.scenario import ScenarioError, available, simulate
+
 
 def register(subparsers) -> None:
-    from lab.replica import TRUNCATION_STRATEGIES
-    from lab.scenario import available
 
     parser = subparsers.add_parser(
         "simulate", help="run a scenario on the deterministic simulator",
@@ -19,17 +21,17 @@ def register(subparsers) -> None:
     parser.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="restart truncation strategy")
     parser.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
     parser.add_argument("--out", help="write the trace directory here")
+    parser.add_argument("--no-pre-vote", action="store_true",
+                        help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from lab.impl import ImplError
-    from lab.scenario import ScenarioError, simulate
 
     try:
         verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
-                           impl=args.impl, out=args.out)
+                           impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote)
     except (ScenarioError, ImplError, ValueError) as exc:
         print(f"hwm-lab simulate: {exc}", file=sys.stderr)
         return 2

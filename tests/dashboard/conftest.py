@@ -54,10 +54,10 @@ def wait_until(predicate, timeout=10.0, step=0.02):
 
 
 class LockedDriver:
-    """lab.scenario.SimDriver on the fake's simulator, holding the fake's lock (its HTTP threads read the sim)."""
+    """lab.sim.scenario.SimDriver on the fake's simulator, holding the fake's lock (its HTTP threads read the sim)."""
 
     def __init__(self, fake: FakeControl):
-        from lab.scenario import SimDriver
+        from lab.sim.scenario import SimDriver
 
         self._driver = SimDriver(fake.sim)
         self._lock = fake.lock
@@ -81,6 +81,7 @@ class FakeHost:
         self.started: list[tuple[int, dict, object]] = []
         self.fake: FakeControl | None = None
         self.control_url = None
+        self.token = None  # a fake control API asks for no token
         self.lock = threading.Lock()
 
     def start(self, nodes, settings=None, scenario=None):

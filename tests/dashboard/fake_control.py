@@ -1,6 +1,6 @@
 """A stand-in for the supervisor's control API (docs/control-api.md) backed by the seeded simulator.
 
-It serves the documented endpoints on 127.0.0.1 from a `lab.sim.SimCluster`, records every POST, and can
+It serves the documented endpoints on 127.0.0.1 from a `lab.sim.cluster.SimCluster`, records every POST, and can
 tick the simulator in real time (auto_tick) or leave time to the test. Used to test the dashboard without
 node processes.
 """
@@ -13,7 +13,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from lab.sim import SimCluster
+from lab.sim.cluster import SimCluster
 
 
 class FakeControl:
@@ -88,10 +88,13 @@ class FakeControl:
                     else:
                         sim.heal()
                     return 200, {"ok": True}
+                if path == "/api/ticks":  # recorded only: the simulator's time is the test's to give
+                    self.settings["hold_ticks"] = bool(body.get("hold"))
+                    return 200, {"ok": True}
                 if path == "/api/settings":
                     self.settings.update(body)
                     if "delay_ms" in body:
-                        sim.set_delay(max(1, body["delay_ms"] // 10))
+                        sim.delay(body["delay_ms"])
                         sim._cluster_event("delay_set", ms=body["delay_ms"])
                     return 200, {"ok": True, "settings": dict(self.settings)}
                 if path == "/api/read":

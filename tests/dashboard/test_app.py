@@ -45,7 +45,9 @@ def test_index_page_uses_the_shipped_socket_io_client(live):
     script = http.get("/static/vendor/socket.io/socket.io.min.js")
     assert script.status_code == 200 and b"Socket.IO v4." in script.data[:200]
     assert "MIT" in (ROOT / "web/static/vendor/socket.io/LICENSE").read_text()
-    assert http.get("/static/dashboard.js").status_code == 200
+    for script in ("text.js", "stage.js", "dashboard.js"):  # strings, the stage, the page, in that order
+        assert f"/static/{script}" in html and http.get(f"/static/{script}").status_code == 200
+    assert html.index("text.js") < html.index("stage.js") < html.index("dashboard.js")
     assert http.get("/static/dashboard.css").status_code == 200
     assert http.get("/static/favicon.svg").status_code == 200
 
@@ -244,11 +246,20 @@ def test_write_and_read_answers_come_back_to_the_page(live, fake):
     client = connect(socketio, app)
     answer = control(client, "write", payload="e1", node="A")
     assert answer["ok"] and answer["index"] == 1 and answer["generation"] == 1
-    assert fake.posts[-1] == ("/api/write", {"payload": "e1", "node": "A"})
+    assert fake.posts[-1] == ("/api/write", {"payload": "e1", "node": "A", "timeout": 5.0})
     fake.run_until(lambda: fake.sim.node("C").high_water_mark == 1)
     served = control(client, "read", index=1, node="C")
     assert served["ok"] and served["payload"] == "e1"
     assert fake.posts[-1] == ("/api/read", {"index": 1, "node": "C"})
+
+
+def test_in_slow_motion_a_write_waits_for_the_slower_round_trips(live, fake):
+    app, socketio, dashboard = live
+    client = connect(socketio, app)
+    assert control(client, "settings", delay_ms=2000)["ok"]
+    dashboard.tick()
+    control(client, "write", payload="slow")
+    assert fake.posts[-1] == ("/api/write", {"payload": "slow", "timeout": 9.0})  # two 2 s trips and some
 
 
 def test_a_read_above_the_hwm_is_refused_with_the_reason(live, fake):
@@ -362,10 +373,13 @@ def test_guided_scenario_next_and_back_with_progress():
         assert any("read 4 refused" in o["name"] for o in state["outcomes"])
         pushed = [m["args"][0] for m in received(client, "guide")]
         assert pushed and pushed[-1]["done"] == 3
-        assert control(client, "guide_back")["ok"]
+        going_back = control(client, "guide_back")
+        assert going_back["ok"]
+        # while it rebuilds, the page is told where it is going (not "step 4 of 7")
+        assert (going_back["guide"]["action"], going_back["guide"]["target"]) == ("back", 2)
         assert wait_until(lambda: not guide_state()["busy"], 30)
         state = guide_state()
-        assert state["done"] == 2 and state["error"] is None
+        assert state["done"] == 2 and state["error"] is None and state["action"] is None
         assert len(host.started) == 3  # back = a fresh cluster replayed to the step before
         assert control(client, "guide_state")["guide"]["done"] == 2
         assert control(client, "guide_next")["ok"]
@@ -381,7 +395,7 @@ def test_guided_scenario_next_and_back_with_progress():
 
 @pytest.fixture
 def sim_trace(tmp_path):
-    from lab.scenario import simulate
+    from lab.sim.scenario import simulate
 
     out = tmp_path / "s1"
     verdict = simulate("s1", seed=3, out=out)
@@ -414,8 +428,8 @@ def test_replay_mode_scrubs_back_and_forth(sim_trace):
         f"A truncated index 4 (generation 1): conflicts with generation {generation} from {leader}"
     back = client.emit("replay_seek", {"position": 10}, callback=True)
     assert back["position"] == 10 and len(back["events"]) == 10
-    by_time = client.emit("replay_seek", {"time": after["time"]}, callback=True)
-    assert by_time["position"] >= where
+    by_time = client.emit("replay_seek", {"time": after["play"]}, callback=True)  # the replay's own clock
+    assert by_time["position"] >= where and by_time["play"] == after["play"]
 
 
 def test_replay_open_from_a_live_dashboard_and_back(live, sim_trace, tmp_path):

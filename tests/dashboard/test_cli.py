@@ -67,7 +67,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    from lab.scenario import simulate
+    from lab.sim.scenario import simulate
 
     out = tmp_path_factory.mktemp("trace") / "s1"
     assert simulate("s1", seed=1, out=out).passed
@@ -135,3 +135,49 @@ def test_dashboard_without_a_cluster_says_how_to_start_one(tmp_path):
     out = subprocess.run([sys.executable, "-m", "lab.cli", "dashboard", "--dir", str(tmp_path), "--async-mode",
                           "threading"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "no cluster is running" in out.stderr and "hwm-lab up" in out.stderr
+
+
+def test_classroom_host_prints_the_students_url_without_the_token(trace):
+    served = Served("replay", str(trace), "--host", "0.0.0.0", "--port", "0", "--async-mode", "threading")
+    try:
+        text = "".join(served.lines)
+        students = re.search(r"students \(watch only\): (http://\S+)", text).group(1)
+        assert "token" not in students and students == served.url.split("?")[0]
+        assert not students.startswith("http://0.0.0.0")  # an address a laptop can reach
+    finally:
+        assert served.stop() == 0
+
+
+@pytest.mark.parametrize("mode", ["eventlet", "threading"])
+def test_a_second_dashboard_on_a_taken_port_says_so_and_exits(trace, mode):
+    first = Served("replay", str(trace), "--port", "0", "--async-mode", mode)
+    try:
+        port = re.search(r":(\d+)/", first.url).group(1)
+        second = subprocess.run([sys.executable, "-m", "lab.cli", "replay", str(trace), "--port", port,
+                                 "--async-mode", mode], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{port}" in second.stderr and "address in use" in second.stderr
+        assert first.get("/healthz")[0] == 200  # the first one is untouched
+    finally:
+        assert first.stop() == 0
+
+
+def test_a_watchers_big_body_is_refused_before_it_is_read(trace):
+    served = Served("replay", str(trace), "--host", "0.0.0.0", "--port", "0", "--async-mode", "threading")
+    try:
+        port = re.search(r":(\d+)/", served.url).group(1)
+        import socket as sockets
+
+        with sockets.create_connection(("127.0.0.1", int(port)), timeout=10) as sock:
+            sock.sendall(f"POST /api/dashboard/control/kill HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: {60 << 20}\r\n\r\n".encode())
+            sock.sendall(b"{" * 4096)  # a watcher starts sending 60 MiB: no token, never read
+            answer = b""
+            while b"instructor token" not in answer:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        assert b" 403 " in answer.split(b"\r\n")[0] and b"instructor token" in answer
+    finally:
+        assert served.stop() == 0

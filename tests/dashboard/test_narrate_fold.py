@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from lab.sim import SimCluster
+from lab.sim.cluster import SimCluster
 from web.fold import Replay, slim
 from web.narrate import Narrator
 

@@ -1,7 +1,7 @@
 """Synthetic traces and classes for the grader's tests and benchmark: a small scripted cluster that writes trace
 directories (docs/trace-format.md) and submissions (docs/submission-format.md), with bugs that can be planted.
 
-It is not the simulator (lab.sim): it follows a script, not a network, so a test knows exactly which rule a
+It is not the simulator (lab.sim.cluster): it follows a script, not a network, so a test knows exactly which rule a
 planted bug breaks. No Spark here.
 """
 

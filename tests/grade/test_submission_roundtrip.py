@@ -29,7 +29,7 @@ def test_a_submit_zip_is_graded_with_its_manifest(spark, tmp_path):
         cli("exercise", "check", str(number), "--impl", "solutions", "--dir", str(checks), cwd=tmp_path)
     subs = tmp_path / "subs"
     subs.mkdir()
-    printed = json.loads(cli("submit", "--student", "s042", "--dir", str(checks), "--out",
+    printed = json.loads(cli("submit", "--student", "s042", "--impl", "solutions", "--dir", str(checks), "--out",
                              str(subs / "s042.zip"), "--json", cwd=tmp_path).stdout)
     with zipfile.ZipFile(subs / "s042.zip") as archive:
         assert json.loads(archive.read("manifest.json")) == printed["manifest"]

@@ -1,6 +1,6 @@
 """Exercise 3 that truncates from the first entry it is sent, even when that entry matches."""
 
-from lab.interface import AppendResult
+from lab.core.interface import AppendResult
 from solutions import *  # noqa: F401,F403
 
 

@@ -1,6 +1,6 @@
 """Exercise 5 that cuts after the entry instead of at it: the truncated index survives."""
 
-from lab.interface import TruncationPlan
+from lab.core.interface import TruncationPlan
 from solutions import *  # noqa: F401,F403
 
 

@@ -1,9 +1,10 @@
-/* HWM Lab dashboard page: draws the frames the server pushes and sends controls back. Plain JS, no build step.
-   Frames: a snapshot (every node) or a delta (changed nodes) plus the events since the last frame; the page
-   draws at most once per animation frame whatever the rate at which they arrive. */
+/* HWM Lab dashboard page: takes the frames the server pushes, keeps the page's state, sends controls back, and
+   lets the stage (stage.js) draw. Plain JS, no build step. Frames: a snapshot (every node) or a delta (changed
+   nodes) plus the events since the last frame; the page draws at most once per animation frame whatever the
+   rate at which they arrive. Every sentence comes from text.js. */
 (function () {
   "use strict";
-
+  const T = window.HWM_TEXT;
   const $ = (sel, root) => (root || document).querySelector(sel);
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -17,14 +18,26 @@
   // ---- state -------------------------------------------------------------------------------------------
   const S = {
     mode: document.body.dataset.mode || "live",
-    canControl: false, tokenRequired: false, ownsCluster: false, liveAvailable: true,
-    seq: null, nodes: {}, cluster: { ids: [], links: [], settings: {}, leader: null, connected: false },
-    feed: [], skipped: 0, skippedByType: {}, rate: 0, eventsNext: 1,
-    selected: null, anims: {}, flights: [], dirty: true, guide: null, scenarios: [],
-    replay: null, position: 0, total: 0, time: 0, duration: 0, playing: false, playTime: 0,
+    canControl: false, tokenRequired: false, ownsCluster: false, liveAvailable: true, follow: false,
+    seq: null, nodes: {}, clocks: {}, cluster: { ids: [], links: [], settings: {}, leader: null, connected: false },
+    feed: [], skipped: 0, skippedByType: {}, rate: 0, eventsNext: 1, frameHz: 10,
+    selected: null, dirty: true, guide: null, scenarios: [], showHeartbeats: true,
+    replay: null, position: 0, total: 0, time: 0, play: 0, duration: 0, playing: false, playTime: 0,
   };
-  // For bench/dashboard.py: what arrived and when (recording is off unless a test turns it on).
-  const stats = window.hwmStats = { frames: 0, events: 0, covered: 0, record: false, arrivals: [], lastFrameAt: 0 };
+  // For bench/dashboard.py and the browser tests: what arrived and when, and how long each drawing took
+  // (recording is off unless a test turns it on).
+  const stats = window.hwmStats = { frames: 0, events: 0, covered: 0, record: false, arrivals: [], drawMs: [],
+                                    lastFrameAt: 0, flights: 0 };
+  window.hwmState = S;
+  let scheduled = false;  // a drawing is asked for the next animation frame
+
+  const stage = window.HWMStage(S, {
+    nodeAction: (id, action) => nodeAction(id, action),
+    select: (id) => { S.selected = id; S.dirty = true; schedule(); },
+    drop: (flight) => dropMessage(flight),
+    // what else decides the lanes' height: the caption, the timeline, the feed (body classes are seen already)
+    sizing: () => [$("#caption").textContent, $("#timeline").hidden].join("|"),
+  });
 
   // ---- socket ------------------------------------------------------------------------------------------
   const socket = io({ auth: token ? { token } : {}, query: token ? { token } : {} });
@@ -33,72 +46,101 @@
   socket.on("connect_error", () => setConn(false));
   socket.on("hello", onHello);
   socket.on("frame", onFrame);
-  socket.on("guide", (g) => { S.guide = g; renderGuide(); });
+  socket.on("guide", (g) => { S.guide = g; renderGuide(); S.dirty = true; schedule(); });
 
   function setConn(ok) {
     const c = $("#conn");
-    c.textContent = ok ? (S.mode === "replay" ? "replay" : "live") : "disconnected";
+    c.textContent = ok ? (S.mode === "replay" ? T.replay : T.live) : T.disconnected;
     c.className = "pill " + (ok ? "ok" : "bad");
   }
 
   function onHello(h) {
-    S.mode = h.mode; S.canControl = h.can_control; S.tokenRequired = h.token_required;
+    S.mode = h.mode; S.canControl = h.can_control; S.tokenRequired = h.token_required; S.follow = !!h.follow;
     S.ownsCluster = h.owns_cluster; S.scenarios = h.scenarios || []; S.liveAvailable = h.live_available;
+    S.frameHz = h.frame_hz || 10;
     if (h.guide) S.guide = h.guide;
-    S.replay = h.replay;
+    S.replay = h.replay; S.seq = null; S.clocks = {};
+    if (h.mode !== "replay") stopPlaying();
+    stage.clearFlights();
     document.body.dataset.mode = h.mode;
+    document.body.classList.toggle("watcher", !S.canControl);
     $("#viewer").hidden = S.canControl;
     $("#timeline").hidden = h.mode !== "replay";
-    $("#btn-live").disabled = !S.liveAvailable;
+    renderFollow();
     setConn(true);
     if (h.replay) {
-      S.total = h.replay.events; S.duration = h.replay.duration;
-      $("#scrub").max = String(S.total);
-      $("#replay-info").textContent = `${h.replay.run_dir}: ${h.replay.meta.run || ""} (${h.replay.meta.source || "?"}), ` +
-        `${h.replay.events} events, ${h.replay.duration.toFixed(2)} s` + (h.replay.warnings.length ? `; ${h.replay.warnings.length} warnings` : "");
-      $("#replay-dir").value = h.replay.run_dir;
+      const r = h.replay;
+      S.total = r.events; S.duration = r.duration;
+      $("#replay-info").textContent = T.replayInfo(r.run_dir, r.meta.run || "", r.meta.source || "?", r.events,
+                                                   r.duration.toFixed(1), r.warnings.length);
+      $("#replay-dir").value = r.run_dir;
+      renderMarkers();
     }
     const sel = $("#guide-scenario");
-    sel.innerHTML = "";
+    sel.replaceChildren();
     for (const s of S.scenarios) {
       const o = el("option", "", `${s.name.toUpperCase()}: ${s.title.replace(/^\S+\s+-\s+/, "")}`);
       o.value = s.name; sel.appendChild(o);
     }
-    $("#start-note").textContent = S.ownsCluster ? "" : "Attached to a cluster this dashboard did not start: start others with `hwm-lab up`.";
+    $("#start-note").textContent = S.ownsCluster ? "" : T.attached;
     renderGuide(); applyRights();
-    S.dirty = true;
+    S.dirty = true; schedule();
   }
 
   function onFrame(f) {
     stats.frames += 1;
-    const now = performance.timeOrigin + performance.now();
-    stats.lastFrameAt = now;
+    const now = performance.now();
+    stats.lastFrameAt = performance.timeOrigin + now;
     if (f.kind === "delta" && S.seq !== null && f.base !== S.seq) {
       socket.emit("resync", null, (snap) => { if (snap) onFrame(snap); });
       return;
     }
-    const animate = f.kind === "delta" || (S.mode === "replay" && f.position > S.position && f.position - S.position <= 60);
-    const fresh = f.kind === "delta" ? f.events : (animate ? f.events.filter((e) => e.n > S.position) : []);
-    for (const e of fresh) startAnimation(e);
+    const replaying = f.position !== undefined;
+    const forward = replaying && f.position > S.position && f.position - S.position <= 60;
+    const fresh = f.kind === "delta" ? f.events : (forward ? f.events.filter((e) => e.n > S.position) : []);
+    for (const e of fresh) if (e.type === "truncated") stage.startTruncation(e);  // before its state lands
     if (f.kind === "snapshot") S.nodes = {};
     for (const n of f.nodes) S.nodes[n.id] = n;
     for (const id of f.gone || []) delete S.nodes[id];
     S.cluster = f.cluster; S.seq = f.seq; S.rate = f.rate; S.eventsNext = f.events_next;
+    if (f.clocks) {
+      // A clock that ran on since the last poll (no heartbeat reset it) may be drawn running on between polls.
+      const clocks = {};
+      for (const [id, c] of Object.entries(f.clocks)) {
+        const before = S.clocks[id];
+        clocks[id] = { ...c, at: now, running: !!before && c.elapsed > before.elapsed };
+      }
+      S.clocks = clocks;
+    }
     if (f.kind === "snapshot") {
-      S.feed = f.events.slice().reverse(); S.skipped = 0; S.skippedByType = {}; S.feedFull = true;
+      S.feed = f.events.slice().reverse(); S.skipped = f.skipped || 0; S.skippedByType = { ...(f.skipped_by_type || {}) };
+      S.feedFull = true;
     } else {
       if (f.events.length) S.feed = f.events.slice().reverse().concat(S.feed);
       S.skipped += f.skipped || 0;
       for (const [k, v] of Object.entries(f.skipped_by_type || {})) S.skippedByType[k] = (S.skippedByType[k] || 0) + v;
       if (S.feed.length > 400) S.feed.length = 400;
     }
-    if (f.position !== undefined) {
-      S.position = f.position; S.total = f.total; S.time = f.time; S.duration = f.duration;
+    if (replaying) {
+      S.position = f.position; S.total = f.total; S.time = f.time; S.play = f.play || 0; S.duration = f.duration;
+    }
+    // Messages in flight: live ones are timed by the run's clock (how long ago each left); replayed ones by
+    // the replay's pace.
+    const speed = Number(f.speed || $("#play-speed").value) || 1;
+    for (const e of fresh) {
+      if (replaying) {
+        const step = S.replay && S.replay.step_seconds;
+        const delay = Number(S.cluster.settings.delay_ms) >= 100 ? Number(S.cluster.settings.delay_ms) : 600;
+        stage.addFlights(e, 0, Math.max(150, Math.min(4000, (step ? step * 950 : delay) / speed)));
+      } else {
+        const age = f.run_clock != null && e.time != null ? Math.max(0, (f.run_clock - e.time) * 1000) : 0;
+        stage.addFlights(e, age, Number(S.cluster.settings.delay_ms) || 0);
+      }
     }
     stats.events += f.events.length;
     stats.covered += f.events.length + (f.skipped || 0);
     // per frame: when it arrived, when the server sent it, the first event number after it, events in full, summarised
-    if (stats.record && f.kind === "delta") stats.arrivals.push([now, f.sent * 1000, f.events_next, f.events.length, f.skipped || 0]);
+    if (stats.record && f.kind === "delta") stats.arrivals.push([performance.timeOrigin + now, f.sent * 1000, f.events_next, f.events.length, f.skipped || 0]);
     S.dirty = true;
     schedule();
   }
@@ -107,8 +149,8 @@
   function control(action, args) {
     return new Promise((resolve) => {
       socket.emit("control", { action, args: args || {} }, (answer) => {
-        if (!answer.ok && !["write", "read"].includes(action)) toast(answer.error || "refused", true);
-        if (answer.guide) { S.guide = answer.guide; renderGuide(); }
+        if (!answer.ok && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
+        if (answer.guide) { S.guide = answer.guide; renderGuide(); S.dirty = true; schedule(); }
         resolve(answer);
       });
     });
@@ -117,18 +159,16 @@
 
   function toast(text, bad) {
     let t = $("#toast");
-    if (!t) { t = el("div", "", ""); t.id = "toast"; t.setAttribute("role", "alert"); document.body.appendChild(t); }
+    if (!t) { t = el("div", ""); t.id = "toast"; t.setAttribute("role", "alert"); document.body.appendChild(t); }
     t.textContent = text;
-    t.style.cssText = `position:fixed;left:50%;top:3.2em;transform:translateX(-50%);padding:.4em 1em;border-radius:6px;z-index:20;` +
-      `background:${bad ? "#fbe0de" : "#d7f0df"};color:${bad ? "#8c1d18" : "#0d5a27"};font-weight:600;`;
+    t.className = bad ? "bad" : "";
     clearTimeout(toast.timer);
-    toast.timer = setTimeout(() => t.remove(), 4000);
+    toast.timer = setTimeout(() => t.remove(), 4500);
   }
 
   function showAnswer(text, refused) {
     const box = $("#answers");
-    const a = el("div", "answer" + (refused ? " refused" : ""), text);
-    box.prepend(a);
+    box.prepend(el("div", "answer" + (refused ? " refused" : ""), text));
     while (box.children.length > 5) box.lastChild.remove();
   }
 
@@ -151,12 +191,11 @@
     if (!payload) return;
     const node = $("#write-node").value;
     $("#btn-write").disabled = true;
+    $("#write-payload").value = nextPayload(payload);
     const a = await control("write", node ? { payload, node } : { payload });
     $("#btn-write").disabled = !S.canControl;
-    if (a.ok) {
-      showAnswer(`Wrote “${payload}” at index ${a.index} (generation ${a.generation}) via ${a.node}: acknowledged, the high-water mark covers it.`);
-      $("#write-payload").value = nextPayload(payload);
-    } else showAnswer(`Write “${payload}” not acknowledged: ${a.error}`, true);
+    if (a.ok) showAnswer(T.wrote(payload, a.index, a.generation, a.node));
+    else showAnswer(T.notAcked(payload, a.error), true);
   });
   function nextPayload(p) { const m = /^(.*?)(\d+)$/.exec(p); return m ? m[1] + (Number(m[2]) + 1) : p; }
 
@@ -164,8 +203,8 @@
     ev.preventDefault();
     const index = Number($("#read-index").value), node = $("#read-node").value;
     const a = await control("read", { index, node });
-    if (a.ok) showAnswer(`${node} serves index ${index}: “${a.payload}” (generation ${a.generation}); its high-water mark is ${a.hwm}.`);
-    else showAnswer(`${node} refuses index ${index}: ${a.error}`, true);
+    if (a.ok) showAnswer(T.served(node, index, a.payload, a.generation, a.hwm));
+    else showAnswer(T.refused(node, index, a.error), true);
   });
 
   $("#settings-form").addEventListener("submit", (ev) => {
@@ -176,16 +215,17 @@
     if ($("#set-fsync").value !== st.fsync) want.fsync = $("#set-fsync").value;
     if ($("#set-truncation").value !== st.truncation) want.truncation = $("#set-truncation").value;
     if (Number($("#set-delay").value) !== Math.round(st.delay_ms || 0)) want.delay_ms = Number($("#set-delay").value);
-    if (!Object.keys(want).length) { toast("No change"); return; }
-    control("settings", want).then((a) => { if (a.ok) toast("Settings applied"); });
+    if (!Object.keys(want).length) { toast(T.noChange); return; }
+    control("settings", want).then((a) => { if (a.ok) toast(T.applied); });
   });
   $("#start-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const nodes = Number($("#start-nodes").value);
     $("#btn-start").disabled = true;
-    control("start_cluster", { nodes }).then((a) => { $("#btn-start").disabled = !S.canControl; if (a.ok) toast(`Started a ${nodes}-node cluster`); });
+    control("start_cluster", { nodes }).then((a) => { $("#btn-start").disabled = !S.canControl; if (a.ok) toast(T.started(nodes)); });
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
+  $("#btn-clocks").addEventListener("click", toggleClocks);
   $("#guide-form").addEventListener("submit", (ev) => { ev.preventDefault(); control("guide_start", { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null }); });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
@@ -194,7 +234,8 @@
     socket.emit("replay_open", { dir: $("#replay-dir").value.trim() }, (a) => { if (!a.ok) toast(a.error, true); });
   });
   $("#btn-live").addEventListener("click", () => {
-    S.playing = false;
+    stopPlaying();
+    leaveFollow();
     socket.emit("go_live", null, (a) => { if (!a.ok) toast(a.error, true); });
   });
 
@@ -202,9 +243,40 @@
   function isolate(id) {
     for (const o of S.cluster.ids) if (o !== id) control("cut", { src: id, dst: o, one_way: false });
   }
+  function clocksHeld() { return !!(S.cluster.settings && S.cluster.settings.hold_ticks); }
+  function toggleClocks() {
+    const hold = !clocksHeld();
+    control("clocks", { hold }).then((a) => { if (a.ok) toast(hold ? T.clocksHeld : T.clocksReleased); });
+  }
+  function dropMessage(flight) {
+    if (S.mode !== "live" || !S.canControl) { toast(T.viewerOnly, true); return; }
+    const left = flight.t0 + flight.dur - performance.now();
+    if (left <= 30) return;
+    stage.dropFlight(flight);
+    control("drop", { src: flight.src, dst: flight.dst, ms: Math.round(left) }).then((a) => {
+      if (a.ok) toast(T.dropped(flight.src, flight.dst, flight.label));
+    });
+  }
 
-  // ---- tabs, help, large type ----------------------------------------------------------------------------
+  // ---- following the instructor ------------------------------------------------------------------------
+  function renderFollow() {
+    const b = $("#btn-follow");
+    b.hidden = S.canControl;  // whoever holds the token leads
+    b.setAttribute("aria-pressed", String(S.follow));
+    b.textContent = S.follow ? T.following : T.notFollowing;
+  }
+  function setFollow(on) {
+    socket.emit("follow", { on }, (a) => { if (a && a.ok) { S.follow = a.follow; renderFollow(); } });
+  }
+  function leaveFollow() {
+    if (!S.follow) return;
+    S.follow = false; renderFollow(); setFollow(false); toast(T.followLeft);
+  }
+  $("#btn-follow").addEventListener("click", () => setFollow(!S.follow));
+
+  // ---- tabs, help, large type, panels ------------------------------------------------------------------
   function showTab(name) {
+    if (document.body.classList.contains("no-panel")) setPanel(true);
     for (const b of document.querySelectorAll(".tabs button")) b.setAttribute("aria-selected", String(b.dataset.tab === name));
     for (const t of document.querySelectorAll(".tab")) t.hidden = t.id !== "tab-" + name;
   }
@@ -212,42 +284,69 @@
   const help = $("#help");
   $("#btn-help").addEventListener("click", () => { help.hidden = false; $("#btn-help-close").focus(); });
   $("#btn-help-close").addEventListener("click", () => { help.hidden = true; });
+  function remember(key, on) { try { localStorage.setItem(key, on ? "1" : ""); } catch (e) { /* private mode */ } }
+  function remembered(key) { try { return localStorage.getItem(key); } catch (e) { return null; } }
   function setLarge(on) {
     document.body.classList.toggle("large", on);
     $("#btn-large").setAttribute("aria-pressed", String(on));
-    try { localStorage.setItem("hwm-large", on ? "1" : ""); } catch (e) { /* private mode */ }
+    remember("hwm-large", on);
     S.dirty = true; schedule();
   }
+  function setPanel(on) {
+    document.body.classList.toggle("no-panel", !on);
+    $("#btn-panel").setAttribute("aria-pressed", String(on));
+    remember("hwm-no-panel", !on);
+    S.dirty = true; schedule();
+  }
+  function setFeed(open) {
+    $("#feed-wrap").classList.toggle("collapsed", !open);
+    document.body.classList.toggle("feed-collapsed", !open);
+    $("#btn-feed").setAttribute("aria-expanded", String(open));
+    $("#btn-feed").textContent = open ? T.feedOpen : T.feedClosed;
+    remember("hwm-feed-closed", !open);
+    S.dirty = true; S.feedFull = true; schedule();
+  }
   $("#btn-large").addEventListener("click", () => setLarge(!document.body.classList.contains("large")));
-  try { if (localStorage.getItem("hwm-large") || params.get("large")) setLarge(true); } catch (e) { /* ignore */ }
+  $("#btn-panel").addEventListener("click", () => setPanel(document.body.classList.contains("no-panel")));
+  $("#btn-feed").addEventListener("click", () => setFeed($("#feed-wrap").classList.contains("collapsed")));
+  $("#show-heartbeats").addEventListener("change", (ev) => { S.showHeartbeats = ev.target.checked; });
+  if (remembered("hwm-large") || params.get("large")) setLarge(true);
+  if (remembered("hwm-no-panel") || params.get("panel") === "0") setPanel(false);
+  if (remembered("hwm-feed-closed") || params.get("feed") === "0") setFeed(false);
   window.addEventListener("resize", () => { S.dirty = true; schedule(); });
 
   document.addEventListener("keydown", (ev) => {
     if (ev.key === "Escape") { help.hidden = true; if (document.activeElement) document.activeElement.blur(); return; }
     const tag = (ev.target.tagName || "").toLowerCase();
     if (["input", "select", "textarea"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    const k = ev.key;
+    const k = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
     const ids = S.cluster.ids || [];
     const sel = S.selected;
+    const needsNode = new Set(["k", "r", "p", "x"]);  // they act on the selected node
     let handled = true;
     if (k === "?") help.hidden = !help.hidden;
     else if (/^[1-7]$/.test(k) && ids[Number(k) - 1]) { S.selected = ids[Number(k) - 1]; S.dirty = true; schedule(); }
-    else if ((k === "k" || k === "K") && sel) nodeAction(sel, "kill");
-    else if ((k === "r" || k === "R") && sel) nodeAction(sel, "restart");
-    else if ((k === "p" || k === "P") && sel) nodeAction(sel, (S.nodes[sel] || {}).state === "paused" ? "resume" : "pause");
-    else if ((k === "x" || k === "X") && sel) isolate(sel);
-    else if (k === "h" || k === "H") control("heal_all");
-    else if (k === "w" || k === "W") { showTab("client"); $("#write-payload").focus(); }
-    else if (k === "e" || k === "E") { showTab("client"); $("#read-index").focus(); }
-    else if (k === "s" || k === "S") control("settings", { delay_ms: (S.cluster.settings.delay_ms || 0) ? 0 : 1000 });
-    else if (k === "n" || k === "N") { if (!$("#btn-next").disabled) control("guide_next"); }
-    else if (k === "b" || k === "B") { if (!$("#btn-back").disabled) control("guide_back"); }
-    else if (k === "l" || k === "L") setLarge(!document.body.classList.contains("large"));
+    else if (needsNode.has(k) && !sel) toast(T.needNode(k.toUpperCase()), true);
+    else if (k === "k") nodeAction(sel, "kill");
+    else if (k === "r") nodeAction(sel, "restart");
+    else if (k === "p") nodeAction(sel, (S.nodes[sel] || {}).state === "paused" ? "resume" : "pause");
+    else if (k === "x") isolate(sel);
+    else if (k === "h") control("heal_all");
+    else if (k === "t") toggleClocks();
+    else if (k === "w") { showTab("client"); $("#write-payload").focus(); }
+    else if (k === "e") { showTab("client"); $("#read-index").focus(); }
+    else if (k === "s") control("settings", { delay_ms: (S.cluster.settings.delay_ms || 0) ? 0 : 1000 });
+    else if (k === "n") { if (!$("#btn-next").disabled) control("guide_next"); }
+    else if (k === "b") { if (!$("#btn-back").disabled) control("guide_back"); }
+    else if (k === "l") setLarge(!document.body.classList.contains("large"));
+    else if (k === "c") setPanel(document.body.classList.contains("no-panel"));
+    else if (k === "f") setFeed($("#feed-wrap").classList.contains("collapsed"));
     else if (k === " " && S.mode === "replay") togglePlay();
     else if ((k === "ArrowRight" || k === "ArrowLeft") && S.mode === "replay") {
-      stopPlaying();
+      stopPlaying(); leaveFollow();
       seek({ position: S.position + (k === "ArrowRight" ? 1 : -1) * (ev.shiftKey ? 20 : 1) });
-    } else handled = false;
+    } else if ((k === "[" || k === "]") && S.mode === "replay") jumpStep(k === "]" ? 1 : -1);
+    else handled = false;
     if (handled) ev.preventDefault();
   });
 
@@ -266,87 +365,95 @@
     });
   }
   function stopPlaying() { S.playing = false; seekGen += 1; seekPending = null; updatePlayButton(); }
-  $("#scrub").addEventListener("input", () => { stopPlaying(); seek({ position: Number($("#scrub").value) }); });
+  $("#scrub").addEventListener("input", () => {
+    stopPlaying(); leaveFollow();
+    const t = Number($("#scrub").value);  // the slider's steps are 0.01 s: its end is the replay's end
+    seek(t >= Number($("#scrub").max) - 0.005 ? { position: S.total } : { time: t });
+  });
   $("#btn-play").addEventListener("click", togglePlay);
+  $("#btn-step-back").addEventListener("click", () => jumpStep(-1));
+  $("#btn-step-next").addEventListener("click", () => jumpStep(1));
   function togglePlay() {
     if (S.mode !== "replay") return;
+    leaveFollow();
     if (S.playing) { stopPlaying(); return; }
     S.playing = true;
-    if (S.playing && S.position >= S.total) seek({ position: 0 });
-    S.playTime = S.position >= S.total ? 0 : S.time;
+    S.playTime = S.position >= S.total ? 0 : S.play;
+    if (S.position >= S.total) seek({ position: 0 });
     updatePlayButton();
     lastPlayTick = performance.now();
-    if (S.playing) requestAnimationFrame(playTick);
+    requestAnimationFrame(playTick);
   }
-  function updatePlayButton() { $("#btn-play").textContent = S.playing ? "❚❚ Pause" : "▶ Play"; }
+  function updatePlayButton() { $("#btn-play").textContent = S.playing ? T.pause : T.play; }
   let lastPlayTick = 0;
   function playTick(now) {
     if (!S.playing) return;
     const dt = (now - lastPlayTick) / 1000;
     if (dt >= 0.1) {  // ten seeks a second at most: the server answers with a frame each
       lastPlayTick = now;
-      S.playTime += dt * Number($("#play-speed").value);
+      const speed = Number($("#play-speed").value);
+      S.playTime += dt * speed;
       const end = S.playTime >= S.duration;
       if (end) S.playTime = S.duration;
-      seek({ time: S.playTime });
+      seek({ time: S.playTime, playing: true, speed });
       if (end) { S.playing = false; updatePlayButton(); }  // the last seek above still lands
     }
     requestAnimationFrame(playTick);
   }
-
-  // ---- animations --------------------------------------------------------------------------------------
-  const CONFLICT_MS = 1500, REMOVE_MS = 800, SLIDE_MS = 800;
-  function startAnimation(e) {
-    if (e.type === "truncated") {
-      const before = S.nodes[e.node];
-      const payloadAt = {};
-      if (before) for (const c of before.log) payloadAt[c[0]] = c;
-      const removed = (e.removed || []).map((r) => {
-        const known = payloadAt[r[0]];
-        return [r[0], r[1], known && known[1] === r[1] ? known[2] : "?"];
-      });
-      S.anims[e.node] = { from: e.from_index, removed, t0: performance.now(), reason: e.reason, gen: e.conflicting_generation };
-    }
-    const delay = Number(S.cluster.settings && S.cluster.settings.delay_ms) || 0;
-    if (delay < 100) return;
-    const dur = Math.min(Math.max(delay, 200), 4000);
-    const add = (src, dst, kind, label) => S.flights.push({ src, dst, kind, label, t0: performance.now(), dur });
-    if (e.type === "replication_sent") add(e.node, e.to, e.first > e.last ? "heartbeat" : "request", e.first > e.last ? "♥" : (e.first === e.last ? `${e.first}` : `${e.first}-${e.last}`));
-    else if (e.type === "replication_received") add(e.node, e.from, "response", "ack");
-    else if (e.type === "replication_rejected") add(e.node, e.from, "refusal", "✗");
-    else if (e.type === "election_started") for (const o of S.cluster.ids) { if (o !== e.node) add(e.node, o, "vote", "vote?"); }
-    else if (e.type === "vote_granted") add(e.node, e.candidate, "vote", "yes");
+  function steps() { return (S.replay && S.replay.steps) || []; }
+  function jumpStep(direction) {
+    const list = steps();
+    if (!list.length) return;
+    stopPlaying(); leaveFollow();
+    const target = direction > 0 ? list.find((s) => s.n > S.position) : [...list].reverse().find((s) => s.n < S.position);
+    if (target) seek({ position: target.n });
+    else if (direction < 0) seek({ position: 0 });
+  }
+  function renderMarkers() {
+    const box = $("#markers");
+    box.replaceChildren();
+    const list = steps();
+    list.forEach((s, k) => {
+      const m = el("button", "marker"); m.type = "button";
+      m.style.left = (100 * s.play / Math.max(S.duration, 0.001)) + "%";
+      m.title = T.stepMarker(k + 1, s.text);
+      m.appendChild(el("span", "", String(k + 1)));
+      m.addEventListener("click", () => { stopPlaying(); leaveFollow(); seek({ position: s.n }); });
+      box.appendChild(m);
+    });
   }
 
   // ---- drawing -----------------------------------------------------------------------------------------
-  let scheduled = false;
   function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(draw); } }
 
   function draw() {
     scheduled = false;
-    const now = performance.now();
-    if (S.dirty) { S.dirty = false; renderAll(now); }
-    else renderLanes(now);
-    renderFlights(now);
-    const animating = Object.keys(S.anims).length || S.flights.length;
-    if (animating) schedule();
+    const started = performance.now();
+    if (S.dirty) { S.dirty = false; renderAll(started); }
+    const moving = stage.animate(started);
+    if (stats.record) {  // the frame's style and layout are counted too: read a size to have them done now
+      void document.body.offsetHeight;
+      stats.drawMs.push(performance.now() - started);
+      stats.flights = Math.max(stats.flights, stage.flightsShown());
+    }
+    if (moving) schedule();
   }
 
   function renderAll(now) {
-    renderHeader(); renderLegend(); renderLanes(now); renderFeed(S.feedFull); S.feedFull = false;
-    renderNodeButtons(); renderLinks();
-    renderSelects(); renderTimeline();
+    renderHeader(); renderLegend(); renderBanners(); renderCaption();
+    stage.render(now);
+    renderFeed(S.feedFull); S.feedFull = false;
+    renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
     const rights = [S.canControl, S.mode, S.ownsCluster, S.liveAvailable, (S.cluster.ids || []).join()].join();
     if (rights !== S.rightsShown) { S.rightsShown = rights; applyRights(); }  // new buttons appear with new nodes
   }
 
   function renderHeader() {
     const c = S.cluster, leader = c.leader ? S.nodes[c.leader] : null;
-    $("#summary").textContent = c.error ? `control API: ${c.error}` :
-      `${(c.ids || []).length} nodes · leader ${leader ? leader.id + " (generation " + leader.generation + ")" : "none"} · ` +
-      `high-water mark ${leader ? leader.hwm : "–"} · truncation ${c.settings.truncation || "?"} · fsync ${fmtFsync(c.settings.fsync)}` +
-      ((c.settings.delay_ms || 0) ? ` · slow motion ${Math.round(c.settings.delay_ms)} ms` : "");
-    $("#rate").textContent = S.mode === "live" ? `${Math.round(S.rate).toLocaleString()} events/s` : "";
+    $("#summary").textContent = c.error ? T.apiError(c.error) :
+      T.summary((c.ids || []).length, leader && leader.id, leader && leader.generation, leader ? leader.hwm : "–",
+                c.settings.truncation || "?", fmtFsync(c.settings.fsync));
+    $("#rate").textContent = S.mode === "live" ? T.rate(Math.round(S.rate)) : "";
     // When entries stream in, the window moves every frame: sliding every cell would keep the page busy
     // animating instead of drawing the next frame on time.
     document.body.classList.toggle("busy", S.mode === "live" && S.rate > 400);
@@ -355,229 +462,61 @@
 
   function renderLegend() {
     const gens = new Set();
-    for (const n of Object.values(S.nodes)) for (const c of n.log) gens.add(c[1]);
-    const key = [...gens].sort().join();
+    for (const n of Object.values(S.nodes)) { for (const c of n.log) if (c[1] !== null) gens.add(c[1]); if (n.generation) gens.add(n.generation); }
+    const list = [...gens].sort((a, b) => a - b);
+    const key = list.join();
     const L = $("#legend");
     if (L.dataset.gens === key) return;
     L.dataset.gens = key;
-    L.innerHTML = "";
-    L.appendChild(el("span", "", "generation:"));
-    for (const g of [...gens].filter((g) => g !== null).sort((a, b) => a - b)) {
-      const s = el("span", ""); const sw = el("span", "sw cell g" + gcls(g)); sw.style.position = "static";
-      s.appendChild(sw); s.appendChild(document.createTextNode(String(g))); L.appendChild(s);
+    L.replaceChildren(el("span", "", T.legendGeneration));
+    for (const g of list) {
+      const s = el("span", ""); s.appendChild(el("span", "sw " + stage.gclass(g)));
+      s.appendChild(document.createTextNode(String(g))); L.appendChild(s);
     }
-    const u = el("span", ""); u.appendChild(el("span", "sw uncommitted")); u.appendChild(document.createTextNode("above that node's high-water mark: not visible to clients")); L.appendChild(u);
-    const m = el("span", "", "▲m match index · ▲n next index (the leader's view of each follower)"); L.appendChild(m);
-  }
-  function gcls(g) { return g ? ((g - 1) % 7) + 1 : 0; }
-
-  const laneEls = new Map();
-  function laneFor(id) {
-    let lane = laneEls.get(id);
-    if (!lane) {
-      lane = el("div", "lane"); lane.id = "lane-" + id; lane.dataset.node = id;
-      const badge = el("div", "badge");
-      badge.appendChild(el("div", "name", id));
-      badge.appendChild(el("div", "line l1"));
-      badge.appendChild(el("div", "line l2"));
-      const buttons = el("div", "buttons");
-      buttons.appendChild(el("span", "state"));
-      for (const [cls, label, action] of [["btn-kill danger", "kill", "kill"], ["btn-restart", "restart", "restart"], ["btn-pause", "pause", "pause"], ["btn-resume", "resume", "resume"]]) {
-        const b = el("button", cls, label); b.type = "button"; b.title = `${label} ${id}`;
-        b.addEventListener("click", () => nodeAction(id, action));
-        buttons.appendChild(b);
-      }
-      badge.appendChild(buttons);
-      lane.appendChild(badge);
-      const gutter = el("div", "gutter"); gutter.title = "messages between nodes travel here (slow motion)";
-      lane.appendChild(gutter); lane._gutter = gutter;
-      const track = el("div", "track");
-      lane.appendChild(track);
-      lane.addEventListener("click", (ev) => { if (!ev.target.closest("button")) { S.selected = id; S.dirty = true; schedule(); } });
-      lane._cells = new Map(); lane._track = track; lane._extra = new Map();
-      laneEls.set(id, lane);
-    }
-    return lane;
+    const u = el("span", ""); u.appendChild(el("span", "sw uncommitted")); u.appendChild(document.createTextNode(T.legendAbove)); L.appendChild(u);
+    const r = el("span", ""); r.appendChild(el("span", "sw ring")); r.appendChild(document.createTextNode(T.legendTimer)); L.appendChild(r);
+    L.appendChild(el("span", "", T.legendMarks));
   }
 
-  function windowFor(trackWidth) {
-    const cw = cellWidth();
-    const slots = Math.max(4, Math.floor(trackWidth / cw));
-    let maxEnd = 0, minStart = Infinity;
-    for (const n of Object.values(S.nodes)) { maxEnd = Math.max(maxEnd, n.log_end || 0); minStart = Math.min(minStart, n.log_start || 1); }
-    const leader = S.cluster.leader ? S.nodes[S.cluster.leader] : null;
-    const hwm = leader ? leader.hwm : Math.max(0, ...Object.values(S.nodes).map((n) => n.hwm || 0));
-    let start = Math.max(1, maxEnd - slots + 3);
-    if (hwm && hwm < start + 1) start = Math.max(1, hwm - 1);  // keep the high-water mark in view
-    const offset = start > 1 ? 1 : 0;  // slot 0 holds the collapsed older entries
-    return { start, offset, slots, cw, x: (i) => (i - start + offset) * cw };
-  }
-  function cellWidth() { return parseFloat(getComputedStyle(document.body).getPropertyValue("--cell")) || 40; }
-
-  function renderLanes(now) {
-    const wrap = $("#lanes");
-    const ids = S.cluster.ids && S.cluster.ids.length ? S.cluster.ids : Object.keys(S.nodes).sort();
-    for (const [id, lane] of laneEls) if (!ids.includes(id)) { lane.remove(); laneEls.delete(id); }
-    ids.forEach((id, i) => { const lane = laneFor(id); if (wrap.children[i] !== lane) wrap.insertBefore(lane, wrap.children[i] || null); });
-    const firstTrack = ids.length ? laneFor(ids[0])._track : null;
-    const W = windowFor(firstTrack ? firstTrack.clientWidth : 600);
-    const leader = S.cluster.leader ? S.nodes[S.cluster.leader] : null;
-    for (const id of ids) {
-      const n = S.nodes[id]; if (!n) continue;
-      drawLane(laneFor(id), n, leader, W, now);
-    }
-    // the leader's high-water mark, across every lane
-    const line = $("#hwm-line");
-    if (leader && firstTrack) {
-      const left = firstTrack.offsetLeft + W.x(leader.hwm + 1) - cellGap() / 2 - 2;  // on the lanes' HWM bars
-      line.hidden = false; line.style.left = left + "px";
-      line.firstChild.textContent = `leader ${leader.id}: high-water mark ${leader.hwm}`;
-    } else line.hidden = true;
-  }
-  function cellGap() { return 4; }
-
-  function drawLane(lane, n, leader, W, now) {
-    const id = n.id;
-    const state = n.state || "running";
-    const isLeader = S.cluster.leader === id;
-    const stale = n.role === "leader" && !isLeader && state !== "killed";  // it still believes it leads
-    lane.className = "lane " + state.replace(" ", "-") + (S.selected === id ? " selected" : "") + (isLeader ? " leader" : "");
-    const name = lane.querySelector(".name");
-    name.className = "name" + (isLeader ? " leader" : "");
-    const role = state === "killed" ? "—" : (isLeader ? "★ leader" : (n.role || "—"));
-    const l1 = lane.querySelector(".l1");
-    const l1key = [role, isLeader, stale, n.generation].join();
-    if (l1.dataset.key !== l1key) {
-      l1.dataset.key = l1key;
-      l1.innerHTML = "";
-      const r = el("span", "role " + (isLeader ? "leader" : stale ? "stale" : ""), role);
-      if (stale) r.title = `${id} still believes it leads generation ${n.generation}; a newer generation has a leader`;
-      l1.appendChild(r);
-      l1.appendChild(document.createTextNode(` · generation ${n.generation}`));
-    }
-    const chip = lane.querySelector(".buttons .state");
-    chip.textContent = state; chip.className = "state " + state.replace(" ", "-");
-    const l2 = lane.querySelector(".l2"), l2text = `log end ${n.log_end} · HWM ${n.hwm}`;
-    l2.classList.toggle("stale", !!n.stale);
-    l2.title = n.stale ? `${id} did not answer the supervisor just now: its last known figures` : "";
-    if (l2.textContent !== l2text) l2.textContent = l2text;
-    const b = lane.querySelector(".buttons");
-    b.querySelector(".btn-kill").hidden = state === "killed";
-    b.querySelector(".btn-restart").hidden = state !== "killed";
-    b.querySelector(".btn-pause").hidden = state !== "running" && state !== "cut off";
-    b.querySelector(".btn-resume").hidden = state !== "paused";
-
-    const anim = S.anims[id];
-    let phase = null;
-    if (anim) {
-      const t = now - anim.t0;
-      phase = t < CONFLICT_MS ? "conflict" : t < CONFLICT_MS + REMOVE_MS ? "removing" : t < CONFLICT_MS + REMOVE_MS + SLIDE_MS ? "slide" : null;
-      if (!phase) { delete S.anims[id]; }
-    }
-    const want = new Map();
-    const last = W.start + W.slots - W.offset - 1;
-    if (W.start > 1) want.set("older", { cls: "cell collapsed", x: 0, html: [`1–${W.start - 1}`, "older", ""], title: `${W.start - 1} older entries collapsed` });
-    for (const c of n.log) {
-      const [i, g, p] = c;
-      if (i < W.start || i > last) continue;
-      if (phase && phase !== "slide" && i >= anim.from) continue;  // the conflicting entries are still shown
-      const uncommitted = i > n.hwm;
-      want.set("c" + i + ":" + g + ":" + p, { cls: `cell g${gcls(g)}${uncommitted ? " uncommitted" : ""}${phase === "slide" && i >= anim.from ? " slide-in" : ""}`,
-        x: W.x(i), html: [String(i), String(p), g === null ? "" : "g" + g],
-        title: `${id}[${i}] = ${p}, generation ${g}` + (uncommitted ? ` — above ${id}'s high-water mark ${n.hwm}: not visible to clients` : " — committed") });
-    }
-    if (phase === "conflict" || phase === "removing") {
-      for (const [i, g, p] of anim.removed) {
-        if (i < W.start || i > last) continue;
-        want.set("x" + i, { cls: `cell g${gcls(g)} ${phase === "conflict" ? "conflict" : "conflict removing"}`, x: W.x(i),
-          html: [String(i), String(p), "g" + g], title: `${id}[${i}] conflicts with the leader: truncated` });
-      }
-    }
-    syncCells(lane, want);
-    // markers: this node's high-water mark, what is above it, and the leader's match/next index for it
-    const extras = new Map();
-    const hx = W.x(n.hwm + 1) - cellGap() / 2 - 2;
-    extras.set("x-hwm", { cls: "mark", x: hx, title: `${id}'s high-water mark: ${n.hwm}` });
-    extras.set("x-hwm-text", { cls: "mark-label", x: Math.max(0, hx - 44), text: `HWM ${n.hwm}` });
-    if (n.log_end > n.hwm && state !== "killed") extras.set("above", { cls: "above-label", x: hx + 8, text: "uncommitted → not visible to clients" });
-    if (leader && leader.id !== id && leader.match_index && leader.match_index[id] !== undefined) {
-      const m = leader.match_index[id], nx = leader.next_index ? leader.next_index[id] : undefined;
-      if (m >= W.start - 1) extras.set("match", { cls: "index-marker", x: Math.max(0, W.x(Math.max(m, 1)) + (m ? 2 : -4)), text: `▲m ${m}`, title: `${leader.id}: ${id}'s match index ${m}` });
-      if (nx !== undefined && nx >= W.start) extras.set("next", { cls: "index-marker", x: W.x(nx) + 2, text: `▲n ${nx}`, title: `${leader.id}: ${id}'s next index ${nx}` });
-      if (extras.has("match") && extras.has("next") && Math.abs(extras.get("match").x - extras.get("next").x) < 48) extras.get("next").x = extras.get("match").x + 48;
-    }
-    if (phase === "conflict" || phase === "removing") {
-      extras.set("note", { cls: "conflict-note", x: W.x(anim.from), text: anim.reason === "conflict" ? `conflict with generation ${anim.gen}: truncating from ${anim.from}` : `truncating from ${anim.from} (${anim.reason})` });
-    }
-    syncExtras(lane, extras);
+  function renderBanners() {
+    const box = $("#banners"), want = [];
+    const delay = Math.round(Number(S.cluster.settings.delay_ms) || 0);
+    if (S.mode === "live" && delay > 0) want.push(["slow", T.slowBanner(delay)]);
+    if (S.mode === "live" && clocksHeld()) want.push(["held", T.heldBanner]);
+    const key = JSON.stringify(want);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.replaceChildren(...want.map(([cls, text]) => el("span", "banner " + cls, text)));
+    const b = $("#btn-clocks");
+    b.setAttribute("aria-pressed", String(clocksHeld()));
+    b.classList.add("toggle");
   }
 
-  function syncCells(lane, want) {
-    const have = lane._cells;
-    for (const [key, node] of have) if (!want.has(key)) { node.remove(); have.delete(key); }
-    for (const [key, spec] of want) {
-      let node = have.get(key);
-      if (!node) {
-        node = el("div", "");
-        node.appendChild(el("span", "i")); node.appendChild(el("span", "p")); node.appendChild(el("span", "g"));
-        lane._track.appendChild(node); have.set(key, node);
-      }
-      if (node.className !== spec.cls) node.className = spec.cls;
-      node.style.left = spec.x + "px";
-      node.title = spec.title;
-      const [a, b, c] = spec.html;
-      if (node.children[0].textContent !== a) node.children[0].textContent = a;
-      if (node.children[1].textContent !== b) node.children[1].textContent = b;
-      if (node.children[2].textContent !== c) node.children[2].textContent = c;
-      node.dataset.key = key;
+  function renderCaption() {
+    const cap = $("#caption");
+    let text = "";
+    const g = S.guide;
+    if (S.mode === "live" && g && g.active) {
+      if (g.busy && g.action === "start") text = T.guideStarting(g.name);
+      else if (g.done) text = T.guideCaption(g.name, g.done, g.total, g.text);
+      else text = `${g.name.toUpperCase()} · ${g.description || g.title}`;
+    } else if (S.mode === "replay") {
+      const list = steps();
+      let k = -1;
+      list.forEach((s, i) => { if (s.n <= S.position) k = i; });
+      if (k >= 0) text = T.replayCaption(k + 1, list.length, list[k].text);
     }
-  }
-  function syncExtras(lane, want) {
-    const have = lane._extra;
-    for (const [key, node] of have) if (!want.has(key)) { node.remove(); have.delete(key); }
-    for (const [key, spec] of want) {
-      let node = have.get(key);
-      if (!node) { node = el("div", ""); lane._track.appendChild(node); have.set(key, node); }
-      node.className = spec.cls + " " + key;
-      node.style.left = spec.x + "px";
-      if (spec.text !== undefined && node.textContent !== spec.text) node.textContent = spec.text;
-      if (spec.title) node.title = spec.title;
-    }
-  }
-
-  // messages in flight (slow motion): dots travelling between the lanes, just left of the logs
-  function renderFlights(now) {
-    const svg = $("#wires");
-    const wrap = $("#lanes-wrap").getBoundingClientRect();
-    S.flights = S.flights.filter((f) => now - f.t0 < f.dur);
-    while (svg.firstChild) svg.firstChild.remove();
-    if (!S.flights.length) return;
-    const colors = { request: "#0072B2", heartbeat: "#7a828c", response: "#009E73", refusal: "#D55E00", vote: "#CC79A7" };
-    for (const f of S.flights) {
-      const a = laneEls.get(f.src), b = laneEls.get(f.dst);
-      if (!a || !b) continue;
-      const ra = a._gutter.getBoundingClientRect(), rb = b._gutter.getBoundingClientRect();
-      const back = f.kind === "response" || f.kind === "refusal";
-      const x0 = ra.left - wrap.left + ra.width * (back ? 0.62 : 0.3), y0 = ra.top - wrap.top + ra.height / 2, y1 = rb.top - wrap.top + rb.height / 2;
-      const t = (now - f.t0) / f.dur;
-      const bulge = (back ? 1 : -1) * 6;
-      const x = x0 + bulge * 4 * t * (1 - t), y = y0 + (y1 - y0) * t;
-      const ns = "http://www.w3.org/2000/svg";
-      const c = document.createElementNS(ns, "circle");
-      c.setAttribute("cx", x); c.setAttribute("cy", y); c.setAttribute("r", 8); c.setAttribute("stroke", "#fff"); c.setAttribute("stroke-width", 2); c.setAttribute("fill", colors[f.kind] || "#333");
-      svg.appendChild(c);
-      const tx = document.createElementNS(ns, "text");
-      tx.setAttribute("x", x + 10); tx.setAttribute("y", y + 4); tx.setAttribute("text-anchor", "start"); tx.setAttribute("class", "msg"); tx.setAttribute("fill", colors[f.kind] || "#333");
-      tx.textContent = f.label; svg.appendChild(tx);
-    }
+    cap.hidden = !text;
+    if (cap.textContent !== text) cap.textContent = text;
   }
 
   const IMPORTANT = new Set(["became_leader", "truncated", "node_killed", "node_restarted", "node_paused", "node_resumed",
-    "link_cut", "link_healed", "read_refused", "election_started", "write_failed", "step", "expectation", "node_started"]);
+    "link_cut", "link_healed", "read_refused", "election_started", "write_failed", "step", "expectation", "node_started",
+    "clocks_held", "clocks_released", "client_write_failed"]);
   const ROUTINE = new Set(["replication_sent", "replication_received", "match_index_updated", "generation_changed", "write_requested", "vote_granted"]);
   // The feed is the costliest thing to draw: new lines are added at the top, old ones dropped at the bottom,
   // and the whole list is rebuilt only for a snapshot or a change of filter.
-  const FEED_LINES = 150;
+  const FEED_LINES = 80;
   let feedShown = null;  // the newest event drawn (object identity)
   function feedLine(e) {
     const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === "expectation" && !e.ok ? " expect-fail" : ""));
@@ -588,11 +527,14 @@
   }
   function renderFeed(full) {
     const hide = $("#hide-routine").checked;
+    // Hundreds of entries a second are a blur, and each line costs the page a layout: keep only the story.
+    const storyOnly = hide && document.body.classList.contains("busy");
     const list = $("#feed");
     const fresh = [];
     for (const e of S.feed) {
       if (!full && e === feedShown) break;
       if (hide && ROUTINE.has(e.type)) continue;
+      if (storyOnly && !IMPORTANT.has(e.type)) continue;
       fresh.push(e);
       if (fresh.length >= FEED_LINES) break;
     }
@@ -607,8 +549,10 @@
       while (list.children.length > FEED_LINES) list.lastChild.remove();
     }
     feedShown = S.feed.length ? S.feed[0] : null;
-    const skipped = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => `${v.toLocaleString()} ${k}`).join(", ");
-    $("#skipped").textContent = S.skipped ? `+ ${S.skipped.toLocaleString()} routine events summarised (${skipped})` : "";
+    const latest = S.feed.find((e) => IMPORTANT.has(e.type));
+    $("#feed-latest").textContent = latest ? latest.text : "";
+    const top = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => T.feedCount(v, k)).join(", ");
+    $("#skipped").textContent = S.skipped ? T.feedSkipped(S.skipped, top) : "";
   }
   $("#hide-routine").addEventListener("change", () => { S.feedFull = true; S.dirty = true; schedule(); });
 
@@ -616,11 +560,11 @@
     const box = $("#node-buttons");
     const ids = S.cluster.ids || [];
     if (box.dataset.ids !== ids.join()) {
-      box.innerHTML = ""; box.dataset.ids = ids.join();
+      box.replaceChildren(); box.dataset.ids = ids.join();
       for (const id of ids) {
         const row = el("div", "nb"); row.appendChild(el("b", "", id));
         for (const a of ["kill", "restart", "pause", "resume"]) {
-          const b = el("button", a === "kill" ? "danger" : "", a); b.type = "button"; b.id = `nb-${a}-${id}`;
+          const b = el("button", a === "kill" ? "danger" : "", T.buttons[a]); b.type = "button"; b.id = `nb-${a}-${id}`;
           b.addEventListener("click", () => nodeAction(id, a)); row.appendChild(b);
         }
         const s = el("span", "state"); s.id = "nb-state-" + id; row.appendChild(s);
@@ -650,7 +594,7 @@
     const cut = new Set((S.cluster.links || []).filter((l) => l.cut).map((l) => l.src + ">" + l.dst));
     const table = $("#links");
     if (table.dataset.ids !== ids.join()) {
-      table.dataset.ids = ids.join(); table.innerHTML = "";
+      table.dataset.ids = ids.join(); table.replaceChildren();
       const head = el("tr"); head.appendChild(el("th", "", "→"));
       for (const d of ids) head.appendChild(el("th", "", d));
       table.appendChild(head);
@@ -676,18 +620,18 @@
       if (!b) continue;
       const isCut = cut.has(s + ">" + d);
       b.classList.toggle("cut", isCut); b.textContent = isCut ? "✂" : "→";
-      b.title = `${s} → ${d}: ${isCut ? "cut (click to heal)" : "connected (click to cut)"}`;
+      b.title = T.linkTitle(s, d, isCut);
     }
   }
 
   function renderSelects() {
     const ids = S.cluster.ids || [];
-    for (const [sel, first] of [["#write-node", "to the leader"], ["#read-node", null]]) {
+    for (const [sel, first, word] of [["#write-node", T.toLeader, T.to], ["#read-node", null, T.from]]) {
       const s = $(sel);
       if (s.dataset.ids === ids.join()) continue;
-      const keep = s.value; s.dataset.ids = ids.join(); s.innerHTML = "";
+      const keep = s.value; s.dataset.ids = ids.join(); s.replaceChildren();
       if (first) { const o = el("option", "", first); o.value = ""; s.appendChild(o); }
-      for (const id of ids) { const o = el("option", "", first ? `to ${id}` : `from ${id}`); o.value = id; s.appendChild(o); }
+      for (const id of ids) { const o = el("option", "", word(id)); o.value = id; s.appendChild(o); }
       if ([...s.options].some((o) => o.value === keep)) s.value = keep;
     }
   }
@@ -695,33 +639,34 @@
   function renderTimeline() {
     if (S.mode !== "replay") return;
     const scrub = $("#scrub");
-    scrub.max = String(S.total);
-    if (document.activeElement !== scrub) scrub.value = String(S.position);
-    $("#scrub-label").textContent = `event ${S.position.toLocaleString()} of ${S.total.toLocaleString()} · ${Number(S.time).toFixed(2)} s of ${Number(S.duration).toFixed(2)} s`;
+    scrub.max = String(Math.ceil(S.duration * 100) / 100);
+    if (document.activeElement !== scrub) scrub.value = String(S.play);
+    $("#scrub-label").textContent = T.scrubLabel(S.position, S.total, S.play, S.duration, S.replay && S.replay.stepped);
   }
 
   function renderGuide() {
     const g = S.guide, box = $("#guide");
+    box.replaceChildren();
     if (!g || !g.active) {
-      box.innerHTML = "";
-      const p = el("p", "muted small", g && g.error ? g.error : "A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before.");
-      box.appendChild(p);
+      box.appendChild(el("p", "muted small", g && g.error ? g.error : T.guideIntro));
     } else {
-      box.innerHTML = "";
-      box.appendChild(el("div", "gtitle", g.title + (g.truncation ? ` (truncation: ${g.truncation})` : "")));
-      const label = el("div", "small", g.busy ? `Running… (step ${Math.min(g.done + 1, g.total)} of ${g.total})` : `Step ${g.done} of ${g.total}`);
-      label.id = "guide-progress"; box.appendChild(label);
+      box.appendChild(el("div", "gtitle", T.guideTitle(g.title, g.truncation)));
+      let label = T.guideStep(g.done, g.total);
+      if (g.busy) label = g.action === "back" ? T.guideGoingBack(g.target, g.total)
+        : g.action === "start" ? T.guideStartingLabel : T.guideRunning(g.target || Math.min(g.done + 1, g.total), g.total);
+      const progress = el("div", "small", label);
+      progress.id = "guide-progress"; box.appendChild(progress);
       const bar = el("div", "progress"); const fill = el("div", ""); fill.style.width = (100 * g.done / g.total) + "%"; bar.appendChild(fill); box.appendChild(bar);
-      box.appendChild(el("div", "steptext", g.done ? g.text : g.description || "Press Next to run the first step."));
+      box.appendChild(el("div", "steptext", g.done ? g.text : g.description || T.guideFirst));
       for (const o of g.outcomes || []) box.appendChild(el("div", "outcome small " + (o.ok ? "ok" : "fail"), `${o.ok ? "✓" : "✗"} ${o.name}${o.detail ? " — " + o.detail : ""}`));
       if (g.error) box.appendChild(el("div", "outcome fail small", g.error));
-      if (g.next_text) box.appendChild(el("div", "next-preview", "Next: " + g.next_text));
-      else if (g.done === g.total) box.appendChild(el("div", "next-preview", g.passed ? "Done: every expectation held." : "Done."));
+      if (g.next_text) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
+      else if (g.done === g.total) box.appendChild(el("div", "next-preview", T.guideDone(g.passed)));
     }
     renderGuideButtons();
   }
   function renderGuideButtons() {
-    const g = S.guide, can = S.canControl && g && g.active && !g.busy;
+    const g = S.guide, can = S.canControl && g && g.active && !g.busy && S.mode === "live";
     $("#btn-next").disabled = !(can && g.done < g.total);
     $("#btn-back").disabled = !(can && g.done > 0);
   }

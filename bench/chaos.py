@@ -1,0 +1,12 @@
+"""The nemesis as a benchmark: `python bench/chaos.py --nodes 5 --duration 300` is `hwm-lab chaos` (the code, and
+what it does, are in lab/processes/nemesis.py)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab.processes.nemesis import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""The values the replica takes and gives: log entries, messages between nodes, client requests, answers with
+typed refusals, control requests, and trace events. No I/O.
+
+Nobody changes a value after it is made. Wire messages are frozen dataclasses; the records a busy leader makes
+once per entry (Entry, Answer, the per-entry events) are NamedTuples, about three times cheaper to build.
+The wire codec (`lab.ports.codec`) is the only place that turns these into bytes, and the trace
+(`lab.ports.trace`) the only place that turns events into trace lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+frozen = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+@lru_cache(maxsize=65536)  # an entry's digest is traced several times on its way (append, commit, ack)
+def digest(payload: str) -> str:
+    """Short content digest of a payload, as written in traces."""
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+class Entry(NamedTuple):
+    index: int
+    generation: int
+    payload: str
+
+    def as_trace(self) -> list:
+        return [self.index, self.generation, digest(self.payload)]
+
+
+# ---- node to node -------------------------------------------------------------------------------------------
+
+
+@frozen
+class ReplicationRequest:
+    """Leader -> follower: entries after (prev_index, prev_generation), plus the leader's high-water mark.
+
+    With no entries it is a heartbeat.
+    """
+
+    generation: int
+    leader: str
+    prev_index: int
+    prev_generation: int
+    entries: tuple[Entry, ...] = ()
+    high_water_mark: int = 0
+
+
+@frozen
+class ReplicationResponse:
+    """Follower -> leader.
+
+    match_index: the last index the follower now knows to match the leader (prev_index + len(entries)).
+    log_end: the follower's last index. On a refusal, conflict_index is where the leader should retry from.
+    """
+
+    generation: int
+    follower: str
+    success: bool
+    match_index: int = 0
+    log_end: int = 0
+    conflict_index: int = 0
+    prev_index: int = 0
+    counts: bool = True  # False while a repaired node catches up: its match index is not counted for the HWM
+
+
+@frozen
+class VoteRequest:
+    generation: int
+    candidate: str
+    last_index: int
+    last_generation: int
+    force: bool = False  # an explicit campaign (scenario step, dashboard): ignore the live-leader rule
+
+
+@frozen
+class VoteResponse:
+    generation: int
+    voter: str
+    granted: bool
+
+
+@frozen
+class PreVoteRequest:
+    """Pre-vote (Raft thesis 9.6): "would you vote for me in `generation`?", asked before a candidate raises its
+    generation. Nobody persists or changes anything for it, so a node that was cut off cannot depose a leader."""
+
+    generation: int  # the generation the candidate would campaign in
+    candidate: str
+    last_index: int
+    last_generation: int
+
+
+@frozen
+class PreVoteResponse:
+    generation: int  # the generation asked about
+    voter: str
+    granted: bool
+
+
+@frozen
+class EpochQuery:
+    """leader-epoch strategy: a restarted follower asks where the leader's log ends for `of_generation`."""
+
+    generation: int
+    follower: str
+    of_generation: int
+
+
+@frozen
+class EpochAnswer:
+    generation: int
+    leader: str
+    of_generation: int
+    end_index: int
+
+
+class Envelope(NamedTuple):
+    """A message on its way: from `src` to `dst`."""
+
+    src: str
+    dst: str
+    message: Any
+
+
+@frozen
+class Challenge:
+    """First frame a node sends on every connection it accepts: a fresh nonce, for a peer to prove it knows the
+    cluster's secret (clients ignore it)."""
+
+    nonce: str
+    node: str  # who is asking
+
+
+@frozen
+class Hello:
+    """The answer to a Challenge on a connection a node opens to a peer (or the supervisor to a node): who is
+    sending, and proof = HMAC-SHA256(cluster secret, "nonce|node|receiver"). Peer messages, and control requests
+    that change a node, are accepted only after it."""
+
+    node: str
+    proof: str
+
+
+# ---- client -------------------------------------------------------------------------------------------------
+
+
+class ClientWrite(NamedTuple):  # one per write: a NamedTuple, like Entry and Answer
+    request: str
+    payload: str
+
+
+@frozen
+class ClientRead:
+    request: str
+    index: int
+
+
+# Why an answer is a refusal. Callers branch on these; the `error` sentence is for people.
+NOT_LEADER = "not_leader"  # `leader` holds the hint (None while an election is under way)
+ABOVE_HWM = "above_hwm"  # a read above the node's high-water mark; `high_water_mark` holds it
+NO_SUCH_INDEX = "no_such_index"  # a read of an index below 1 or beyond the log end
+READ_REFUSED = "read_refused"  # exercise 4 refused a read for another reason
+TIMEOUT = "timeout"  # a write not acknowledged within the write timeout; `index` and `high_water_mark` say where
+LEADERSHIP_LOST = "leadership_lost"  # the leader stepped down before the write was committed: it may or may not survive
+NODE_DOWN = "node_down"  # (supervisor, simulator) the node asked is not running
+UNREACHABLE = "unreachable"  # (supervisor) no answer from the node: the write may or may not be committed
+REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE)
+
+
+class Answer(NamedTuple):
+    """The reply to a client request. `ok` False carries a `refusal` kind (above) and a readable `error`.
+
+    holders: with TIMEOUT, the nodes the leader knew to hold the index (so the client can be told where it is).
+    """
+
+    request: str
+    ok: bool
+    index: int = 0
+    generation: int = 0
+    payload: str = ""
+    high_water_mark: int = 0
+    leader: str | None = None
+    error: str = ""
+    refusal: str = ""
+    holders: tuple[str, ...] = ()
+
+
+# ---- control (supervisor, tests and dashboard to a node) ------------------------------------------------------
+
+
+@frozen
+class Control:
+    """A request to a node's control side: `op` plus its arguments, flat on the wire."""
+
+    request: str
+    op: str
+    args: dict = field(default_factory=dict)
+
+
+@frozen
+class ControlReply:
+    request: str
+    ok: bool
+    result: dict = field(default_factory=dict)
+    error: str = ""
+
+
+# ---- durable state --------------------------------------------------------------------------------------------
+
+
+@frozen
+class HardState:
+    """What must survive a crash besides the log: the generation clock and this generation's vote."""
+
+    generation: int
+    voted_for: str | None
+
+
+# ---- trace events ---------------------------------------------------------------------------------------------
+# An event is a value; lab.ports.trace writes it as one line of docs/trace-format.md. `gen` is the node's
+# generation when it happened. The four kinds a busy node makes once per entry have fixed fields (and a class
+# attribute `type`); every other kind is an `Event` with a dict of fields in the order they are written.
+
+
+class Event(NamedTuple):
+    type: str
+    fields: dict  # includes "gen" when the event is a node's
+
+
+class WriteRequested(NamedTuple):
+    gen: int
+    request: str
+    digest: str
+    payload: str
+    type = "write_requested"
+
+
+class LeaderAppend(NamedTuple):
+    gen: int
+    index: int
+    generation: int
+    digest: str
+    payload: str
+    request: str
+    type = "leader_append"
+
+
+class WriteAcked(NamedTuple):
+    gen: int
+    request: str
+    index: int
+    generation: int
+    digest: str
+    type = "write_acked"
+
+
+class FollowerAppend(NamedTuple):
+    gen: int
+    index: int
+    generation: int
+    digest: str
+    payload: str
+    type = "follower_append"
+
+
+ENTRY_EVENTS = (WriteRequested, LeaderAppend, WriteAcked, FollowerAppend)
+
+
+def event_fields(event) -> dict:
+    """An event's fields, "gen" included, in the order they are written."""
+    return event.fields if type(event) is Event else event._asdict()

@@ -1,0 +1,254 @@
+"""The supervisor's control API over HTTP + JSON (docs/control-api.md): routing, bodies and status codes.
+
+HTTP lives only here: the supervisor raises its refusals by kind (lab.processes.errors) and answers client writes
+and reads with a refusal kind (lab.core.messages); this module turns both into status codes.
+
+What it lets in: it listens on 127.0.0.1 only and answers only requests addressed to it there (a Host header naming
+another address is refused, so no web page can reach it by DNS rebinding). A request that changes anything (every
+POST) must carry the cluster's token (X-HWM-Token, from RUN_DIR/cluster.json, mode 0600) and a JSON content type,
+so no cross-origin page can make one: the token is checked before the body is read. Bodies are capped in size and
+nesting before they are parsed, numbers are range-checked, and a client that sends too slowly is cut off.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import re
+import threading
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from lab.cluster import check_delay, check_rate
+from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
+from lab.processes.errors import BadRequest, NotFound, SupervisorError
+
+log = logging.getLogger("lab.processes.control_api")
+
+MAX_BODY = 9 * 1024 * 1024  # request bodies (a write's payload is at most a frame, 8 MiB)
+MAX_DEPTH = 8  # nesting of a request body (they are flat objects; a note may hold small lists)
+MAX_WAIT = 60.0  # the longest a client may ask a write to wait, in seconds
+TOKEN_HEADER = "X-HWM-Token"
+CLIENT_SECONDS = 10  # a client has this long to send its request line, headers and body
+INT_LIMIT = 1 << 63
+
+# A refused write or read is an answer, with the status that says why.
+REFUSAL_STATUS = {TIMEOUT: 504, UNREACHABLE: 504, NODE_DOWN: 503}
+
+
+class Refused(Exception):
+    """A request refused before it reaches the supervisor: wrong address, no token, not JSON, too big."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+ERROR_STATUS = ((Refused, None), (NotFound, 404), (BadRequest, 400), (SupervisorError, 409))
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def _nesting(raw: bytes) -> int:
+    """How deep a JSON text nests, without parsing it (strings, which may hold brackets, are skipped first)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub(b'""', raw)):
+        depth += 1 if bracket in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _no_constant(name: str):
+    raise BadRequest(f"{name} is not a number the control API takes")
+
+
+def _int(value, name: str, low: int, high: int) -> int:
+    if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,25}", value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def _seconds(value, name: str, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= high:
+        raise BadRequest(f"{name} must be more than 0 and at most {high:g} seconds, not {value!r}")
+    return float(value)
+
+
+def _text(value, name: str, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be a string, not {value!r}")
+    return value
+
+
+def serve(supervisor, port: int = 0) -> ThreadingHTTPServer:
+    """Serve `supervisor` on 127.0.0.1:port (0 picks a free one) from a daemon thread."""
+    handler = type("Handler", (_Handler,), {"supervisor": supervisor})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="control-api", daemon=True).start()
+    return server
+
+
+def _answer_status(answer: dict) -> int:
+    return 200 if answer.get("ok") else REFUSAL_STATUS.get(answer.get("refusal"), 409)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    supervisor = None
+    protocol_version = "HTTP/1.0"
+    timeout = CLIENT_SECONDS
+
+    def log_message(self, fmt, *args) -> None:
+        log.debug("api: " + fmt, *args)
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def _reply(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        try:
+            self._check_host()
+            body = self._body() if method == "POST" else {}
+            status, answer = self._route(method, url.path.rstrip("/"), query, body)
+        except (Refused, SupervisorError) as exc:
+            status = next(exc.status if code is None else code for kind, code in ERROR_STATUS if isinstance(exc, kind))
+            answer = {"ok": False, "error": str(exc)}
+        except (KeyError, TypeError, ValueError) as exc:
+            status, answer = 400, {"ok": False, "error": f"bad request: {exc}"}
+        except Exception as exc:  # the API stays up; the cause goes to the log
+            log.error("api %s %s failed:\n%s", method, self.path, traceback.format_exc())
+            status, answer = 500, {"ok": False, "error": f"internal error: {exc}"}
+        try:
+            self._reply(status, answer)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _check_host(self) -> None:
+        port = self.server.server_address[1]
+        host = self.headers.get("Host")
+        if host is not None and host not in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+            raise Refused(403, f"this control API answers only at 127.0.0.1:{port}, not at {host!r}")
+
+    def _body(self) -> dict:
+        """A POST's body: allowed (token), JSON (content type), bounded (size, nesting), an object."""
+        token = self.headers.get(TOKEN_HEADER)
+        if token is None:
+            raise Refused(401, f"a request that changes the cluster needs the cluster's token in {TOKEN_HEADER} "
+                               f"(hwm-lab reads it from the run directory's cluster.json)")
+        if not hmac.compare_digest(token.encode(), self.supervisor.api_token.encode()):
+            raise Refused(403, f"wrong {TOKEN_HEADER}: not this cluster's token")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise BadRequest("Content-Length is not a number") from None
+        if length and (self.headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
+            raise Refused(415, "a request body must be sent as application/json")
+        if not 0 <= length <= MAX_BODY:
+            raise Refused(413, f"a request body is at most {MAX_BODY} bytes")
+        raw = self.rfile.read(length) if length else b""
+        if len(raw) != length:
+            raise BadRequest(f"the body ended after {len(raw)} of {length} bytes")
+        if _nesting(raw) > MAX_DEPTH:
+            raise BadRequest(f"the request body nests deeper than {MAX_DEPTH} levels")
+        try:
+            body = json.loads(raw, parse_constant=_no_constant) if raw.strip() else {}
+        except ValueError:
+            raise BadRequest("the request body is not JSON") from None
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        return body
+
+    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict]:
+        s = self.supervisor
+        if s.stopped and path != "/api/state":
+            raise SupervisorError("the cluster has stopped")
+        parts = path.split("/")
+        if method == "GET":
+            if path == "/api/state":
+                log_arg = query.get("log", "20")
+                return 200, s.state(log="all" if log_arg == "all" else _int(log_arg, "log", 0, 1_000_000))
+            if path == "/api/events":
+                limit = _int(query["limit"], "limit", 1, 100_000) if query.get("limit") else None
+                events, after = s.events(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
+                return 200, {"events": events, "next": after}
+            if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
+                return 200, {"ok": True, "entries": s.node_log(parts[3])}
+            raise NotFound(f"no such resource: GET {path}")
+        if path == "/api/write":
+            answer = s.write(_text(body.get("payload"), "payload"), _text(body.get("node"), "node", True),
+                             _seconds(body.get("timeout", 5.0), "timeout", MAX_WAIT), bool(body.get("wait", True)))
+            return _answer_status(answer), answer
+        if path == "/api/read":
+            answer = s.read(_int(body.get("index"), "index", 1 - INT_LIMIT, INT_LIMIT - 1),
+                            _text(body.get("node"), "node", True))
+            return _answer_status(answer), answer
+        if len(parts) == 5 and parts[:3] == ["", "api", "nodes"]:
+            name, action = parts[3], parts[4]
+            if action == "kill":
+                s.kill(name, lose_unsynced=bool(body.get("lose_unsynced", False)))
+            elif action == "restart":
+                s.restart(name, repair=bool(body.get("repair", False)))
+            elif action == "pause":
+                s.pause(name)
+            elif action == "resume":
+                s.resume(name)
+            elif action == "campaign":
+                s.campaign(name)
+            elif action == "flush":
+                return 200, {"ok": True, **s.flush(name)}
+            else:
+                raise NotFound(f"no such action {action!r} (kill, restart, pause, resume, campaign, flush)")
+            return 200, {"ok": True}
+        if path == "/api/links/cut":
+            s.cut(body["src"], body["dst"], one_way=bool(body.get("one_way", False)))
+        elif path == "/api/links/isolate":
+            s.isolate(body["node"])
+        elif path == "/api/links/heal":
+            s.heal(body.get("src"), body.get("dst"), one_way=bool(body.get("one_way", False)))
+        elif path == "/api/links/delay":
+            s.delay(_checked(check_delay, body.get("ms")), body.get("src"), body.get("dst"))
+        elif path == "/api/links/drop":
+            s.drop(_checked(check_rate, body.get("rate")), body.get("src"), body.get("dst"))
+        elif path == "/api/settings":
+            return 200, {"ok": True, "settings": s.update_settings(body)}
+        elif path == "/api/ticks":
+            s.hold_ticks(bool(body.get("hold", False)))
+        elif path == "/api/snapshot":
+            return 200, {"ok": True, "nodes": s.snapshot()}
+        elif path == "/api/note":
+            fields = dict(body)
+            kind = fields.pop("type")
+            if not isinstance(kind, str) or not kind:
+                raise BadRequest("a note needs a type")
+            s.cluster_event(kind, **fields)
+        elif path == "/api/shutdown":
+            threading.Thread(target=s.stop, name="shutdown", daemon=True).start()
+        else:
+            raise NotFound(f"no such resource: POST {path}")
+        return 200, {"ok": True}
+
+
+def _checked(check, value):
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None

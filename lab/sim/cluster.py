@@ -1,0 +1,390 @@
+"""A seeded, tick-driven cluster that drives real `Replica` objects over a simulated network.
+
+Each node is a replica and the same driver as a node process (lab.ports.driver), with in-memory twins for its
+ports: a MemoryLog (the write-ahead log's segments, and what a power cut loses), a MemoryState, a transport onto
+the simulated network, and the trace kept in memory (and written to a trace directory when asked).
+Faults (lab.cluster): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and two-way
+cuts, delay and drop per link; and, the simulator's own, duplicate, reorder and drop the Nth message of a type.
+A node whose step raises (a student's function, a truncation plan that leaves entries) stops, as a node process
+would. Same seed, same run, byte for byte (trace files included).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import random
+import traceback
+from pathlib import Path
+from typing import Callable, Iterable
+
+from lab.cluster import check_delay, check_rate
+from lab.core import impl as impl_module
+from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
+from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
+from lab.core.replica import Replica
+from lab.ports.driver import Driver
+from lab.ports.memlog import MemoryLog
+from lab.ports.state import MemoryState
+from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
+from lab.ports.wal import SEGMENT_BYTES
+
+log = logging.getLogger("lab.sim")
+
+
+class SimTransport:
+    """The transport port of one simulated node: onto the cluster's network queue and answer book."""
+
+    def __init__(self, cluster: "SimCluster", node: str):
+        self.cluster = cluster
+        self.node = node
+
+    def send(self, dst: str, message) -> None:
+        self.cluster._send(self.node, dst, message)
+
+    def answer(self, answer: Answer) -> None:
+        self.cluster.answers[answer.request] = answer
+
+    def flush(self) -> None:
+        pass
+
+
+class SimClock:
+    def __init__(self, cluster: "SimCluster"):
+        self.cluster = cluster
+
+    def now(self) -> float:
+        return self.cluster.now * self.cluster.tick_seconds
+
+
+class SimCluster:
+    def __init__(
+        self,
+        nodes: int | Iterable[str] = 3,
+        *,
+        seed: int = 0,
+        truncation: str = "generation",
+        fsync: str | dict[str, str] = "always",
+        impl: str = "solutions",
+        trace_dir: str | Path | None = None,
+        timing: Timing = TIMING,
+        delay_ms: float = 0.0,
+        flush_ticks: int = 50,
+        segment_bytes: int = SEGMENT_BYTES,
+        pre_vote: bool = PRE_VOTE,
+        meta: dict | None = None,
+    ):
+        self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
+        self.seed = seed
+        self.rng = random.Random(f"{seed}-network")
+        self.truncation = truncation
+        self.impl = impl_module.load(impl)
+        self.timing = timing
+        self.tick_seconds = timing.tick_ms / 1000.0
+        self.flush_ticks = flush_ticks
+        self.segment_bytes = segment_bytes
+        self.pre_vote = pre_vote
+        policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
+        for name, policy in policies.items():
+            check_choice(f"fsync policy of {name}", policy, FSYNC_POLICIES)
+        self.logs = {n: MemoryLog(fsync=policies.get(n, "always"), segment_bytes=segment_bytes, impl=self.impl)
+                     for n in self.names}
+        self.states_on_disk = {n: MemoryState() for n in self.names}
+        self.replicas: dict[str, Replica | None] = {n: None for n in self.names}
+        self.drivers: dict[str, Driver] = {}
+        self.states = {n: "killed" for n in self.names}
+        self.exit_reasons: dict[str, str] = {}
+        self.boots = {n: 0 for n in self.names}
+        self.now = 0
+        self._queue: list = []
+        self._held: dict[str, list] = {n: [] for n in self.names}  # messages to a paused node
+        self._order = itertools.count()
+        self.cuts: set[tuple[str, str]] = set()
+        self.delays: dict[tuple[str, str], int] = {}
+        self.default_delay = self._ticks(check_delay(delay_ms))
+        self.drops: dict[tuple[str, str], float] = {}
+        self.drop_rate = 0.0
+        self.duplicate_rate = 0.0
+        self.reorder_ticks = 0
+        self._drop_nth: dict[tuple[str, str], int] = {}
+        self._requests = itertools.count(1)
+        self.answers: dict[str, Answer] = {}
+        self.events: list[dict] = []
+        self.listeners: list[Callable[[dict], None]] = []
+        self.trace_dir = Path(trace_dir) if trace_dir else None
+        self._traces: dict[str, object] = {}
+        self.meta = {
+            "run": (meta or {}).get("run", f"sim-seed{seed}"), "source": "sim", "scenario": None, "seed": seed,
+            "nodes": self.names, "truncation": truncation, "fsync": policies, "impl": impl,
+            "liveness_bound": 5.0, "started": None, **(meta or {}),
+        }
+        if self.trace_dir:
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            for stale in self.trace_dir.glob("events-*.jsonl"):  # a simulated run is always a fresh one
+                stale.unlink()
+            write_meta(self.trace_dir, **self.meta)
+        self._cluster_event("cluster_started", nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
+        for name in self.names:
+            self._boot(name)
+
+    # ---- nodes -----------------------------------------------------------------------------------------------
+
+    def _trace(self, who: str):
+        if who not in self._traces:
+            memory = TraceMemory(who, self.events, self.listeners)
+            self._traces[who] = TraceTee(memory, TraceFile(self.trace_dir, who, to_os=False)) if self.trace_dir else memory
+        return self._traces[who]
+
+    def _boot(self, name: str) -> None:
+        storage, state = self.logs[name], self.states_on_disk[name]
+        self.boots[name] += 1
+        timing = self.timing
+        self.replicas[name] = Replica(
+            node_id=name, nodes=self.names, impl=self.impl,
+            rng=random.Random(f"{self.seed}-{name}-{self.boots[name]}"),
+            hard_state=state.load(), log=list(storage.entries()), high_water_mark=state.load_high_water_mark(),
+            truncation=self.truncation, election_ticks=timing.election_ticks,
+            heartbeat_ticks=timing.heartbeat_ticks, write_timeout_ticks=timing.write_timeout_ticks,
+            max_batch=timing.max_batch, pre_vote=self.pre_vote,
+        )
+        self.drivers[name] = Driver(name, log=storage, state=state, transport=SimTransport(self, name),
+                                    trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])
+        self.states[name] = "running"
+        self._step(name, self.replicas[name].start)
+
+    def _step(self, name: str, step, *args) -> None:
+        """One step of a node's replica, applied by its driver. A step that raises stops the node (fail-stop)."""
+        try:
+            ready = step(*args)
+            self.drivers[name].apply([ready])
+        except Exception as exc:  # what a node process does: say why, and stop
+            reason = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            log.debug("node %s stopped: %s", name, reason, exc_info=True)
+            self.replicas[name] = None
+            self.states[name] = "exited"
+            self.exit_reasons[name] = reason
+            self._held[name].clear()
+            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+
+    def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
+        """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
+        self._check(node)
+        lost = self.logs[node].lose_unsynced_tail() if lose_unsynced else 0
+        self.replicas[node] = None
+        self.states[node] = "killed"
+        self._held[node].clear()
+        self._cluster_event("node_killed", target=node, lost_entries=lost)
+
+    def restart(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] not in ("killed", "exited"):
+            self.kill(node)
+        self._cluster_event("node_restarted", target=node)
+        self._boot(node)
+
+    def pause(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "running":
+            self.states[node] = "paused"
+            self._cluster_event("node_paused", target=node)
+
+    def resume(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "paused":
+            self.states[node] = "running"
+            self._cluster_event("node_resumed", target=node)
+            held, self._held[node] = self._held[node], []
+            for src, dst, message in held:
+                self._deliver(src, dst, message)
+
+    def campaign(self, node: str) -> None:
+        self._check(node)
+        if self.states[node] == "running":
+            self._step(node, self.replicas[node].campaign)
+
+    def flush(self, node: str) -> None:
+        self.logs[node].flush()
+
+    # ---- network ---------------------------------------------------------------------------------------------
+
+    def cut(self, src: str, dst: str, *, one_way: bool = False) -> None:
+        pairs = [(src, dst)] if one_way else [(src, dst), (dst, src)]
+        for a, b in pairs:
+            self._check(a), self._check(b)
+            if (a, b) not in self.cuts:
+                self.cuts.add((a, b))
+                self._cluster_event("link_cut", src=a, dst=b)
+
+    def isolate(self, node: str) -> None:
+        for other in self.names:
+            if other != node:
+                self.cut(node, other)
+
+    def heal(self, src: str | None = None, dst: str | None = None, *, one_way: bool = False) -> None:
+        for a, b in sorted(self.cuts):
+            if src is None or (a, b) == (src, dst) or (not one_way and (a, b) == (dst, src)):
+                self.cuts.discard((a, b))
+                self._cluster_event("link_healed", src=a, dst=b)
+
+    def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
+        ticks = self._ticks(check_delay(ms))
+        if src is None:
+            self.default_delay = ticks
+            self.delays.clear()
+        else:
+            self._check(src), self._check(dst)
+            self.delays[(src, dst)] = ticks
+
+    def drop(self, rate: float, src: str | None = None, dst: str | None = None) -> None:
+        rate = check_rate(rate)
+        if src is None:
+            self.drop_rate = rate
+            self.drops.clear()
+        else:
+            self._check(src), self._check(dst)
+            self.drops[(src, dst)] = rate
+
+    def set_faults(self, *, drop: float = 0.0, duplicate: float = 0.0, reorder: int = 0) -> None:
+        """The simulator's own faults, on every link: drop and duplicate rates, reorder by up to N ticks."""
+        self.drop(drop)
+        self.duplicate_rate, self.reorder_ticks = duplicate, reorder
+
+    def drop_nth(self, message_type: str, dst: str, n: int) -> None:
+        """Drop the n-th message of that type (e.g. "ReplicationRequest") sent to dst from now on."""
+        self._drop_nth[(message_type, dst)] = n
+
+    def _ticks(self, ms: float) -> int:
+        return round(ms / 1000.0 / self.tick_seconds)
+
+    def _send(self, src: str, dst: str, message) -> None:
+        key = (type(message).__name__, dst)
+        if key in self._drop_nth:
+            self._drop_nth[key] -= 1
+            if self._drop_nth[key] == 0:
+                del self._drop_nth[key]
+                return
+        if (src, dst) in self.cuts or self.rng.random() < self.drops.get((src, dst), self.drop_rate):
+            return
+        copies = 2 if self.rng.random() < self.duplicate_rate else 1
+        for _ in range(copies):
+            delay = self.delays.get((src, dst), self.default_delay)
+            if self.reorder_ticks:
+                delay += self.rng.randrange(self.reorder_ticks + 1)
+            heapq.heappush(self._queue, (self.now + max(delay, 1), next(self._order), (src, dst, message)))
+
+    def _deliver(self, src: str, dst: str, message) -> None:
+        state = self.states[dst]
+        if state == "paused":
+            self._held[dst].append((src, dst, message))
+        elif state == "running" and (src, dst) not in self.cuts:
+            self._step(dst, self.replicas[dst].receive, src, message)
+
+    # ---- clients ---------------------------------------------------------------------------------------------
+
+    def write(self, payload: str, node: str | None = None) -> str:
+        """Send a client write to `node` (default: the current leader, else the first node); returns the request id."""
+        target = node or self.leader() or self.names[0]
+        request = f"w{next(self._requests)}"
+        self._cluster_event("client_write", payload=payload, digest=digest(payload), target=target, request=request)
+        if self.states[target] != "running":
+            self.answers[request] = Answer(request=request, ok=False, error=f"node {target} is {self.states[target]}",
+                                           refusal=NODE_DOWN)
+        else:
+            self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
+        return request
+
+    def read(self, index: int, node: str) -> Answer:
+        request = f"r{next(self._requests)}"
+        self._cluster_event("client_read", index=index, target=node, request=request)
+        if self.states[node] != "running":
+            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
+        return self.answers.get(request) or Answer(request=request, ok=False, error=f"node {node} stopped",
+                                                   refusal=NODE_DOWN)
+
+    # ---- time ------------------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        self.now += 1
+        while self._queue and self._queue[0][0] <= self.now:
+            _, _, (src, dst, message) = heapq.heappop(self._queue)
+            self._deliver(src, dst, message)
+        for name in self.names:
+            if self.states[name] == "running":
+                self._step(name, self.replicas[name].tick)
+            if self.logs[name].fsync == "never" and self.now % self.flush_ticks == 0:
+                self.logs[name].flush()
+
+    def run(self, ticks: int) -> None:
+        for _ in range(ticks):
+            self.tick()
+
+    def run_until(self, predicate: Callable[[], bool], max_ticks: int = 2000) -> bool:
+        for _ in range(max_ticks):
+            if predicate():
+                return True
+            self.tick()
+        return predicate()
+
+    # ---- observation -----------------------------------------------------------------------------------------
+
+    def leader(self) -> str | None:
+        """The running leader of the highest generation, if any."""
+        leaders = [(r.generation, n) for n, r in self.replicas.items()
+                   if r is not None and self.states[n] == "running" and r.role == "leader"]
+        return max(leaders)[1] if leaders else None
+
+    def node(self, name: str) -> Replica | None:
+        return self.replicas[name] if self.states[name] not in ("killed", "exited") else None
+
+    def log_of(self, name: str) -> list[Entry]:
+        replica = self.node(name)
+        return list(replica.log) if replica else list(self.logs[name].entries())
+
+    def status(self) -> dict:
+        nodes = []
+        for name in self.names:
+            replica = self.node(name)
+            state = self.states_on_disk[name]
+            info = replica.status() if replica else {
+                "id": name, "role": None, "generation": state.load().generation, "leader": None,
+                "log_end": self.logs[name].log_end,
+                "hwm": min(state.load_high_water_mark(), self.logs[name].log_end),
+                "match_index": {}, "next_index": {}}
+            info["state"] = self.states[name]
+            if name in self.exit_reasons and self.states[name] == "exited":
+                info["exit_reason"] = self.exit_reasons[name]
+            info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
+            nodes.append(info)
+        return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,
+                "links": [{"src": a, "dst": b, "cut": True} for a, b in sorted(self.cuts)]}
+
+    # ---- plumbing --------------------------------------------------------------------------------------------
+
+    def _cluster_event(self, kind: str, **fields) -> None:
+        trace = self._trace(CLUSTER)
+        trace.emit([Event(kind, fields)], time=self.now * self.tick_seconds, boot=0)
+
+    def note(self, kind: str, **fields) -> None:
+        """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
+        self._cluster_event(kind, **fields)
+
+    def _check(self, name: str) -> None:
+        if name not in self.names:
+            raise ValueError(f"no node {name!r} in this cluster (nodes: {', '.join(self.names)})")
+
+    def close(self, extra_meta: dict | None = None) -> None:
+        """End the run: a final log snapshot of every live node, then flush the trace."""
+        for name in self.names:
+            replica = self.node(name)
+            if replica is not None:
+                self.drivers[name].emit(Event("log_snapshot", {
+                    "gen": replica.generation, "hwm": replica.high_water_mark, "log_end": replica.log.log_end,
+                    "entries": [e.as_trace() for e in replica.log]}))
+        self._cluster_event("cluster_stopped")
+        for trace in self._traces.values():
+            trace.close()
+        if self.trace_dir:
+            self.meta.update(extra_meta or {})
+            write_meta(self.trace_dir, **self.meta)

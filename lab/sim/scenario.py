@@ -1,0 +1,549 @@
+"""Scenario scripts: the teaching scenarios as data, run on the simulator, as real processes, or step by step.
+
+A script (lab/sim/scenarios/*.txt) has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then
+steps: `step "narration"` followed by commands. The same script drives any `Driver` (SimDriver below,
+lab.sim.realdriver.RealDriver for processes). See docs/scenarios.md for the command reference.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from lab.cluster import Cluster
+from lab.core.config import PRE_VOTE, node_names
+from lab.core.invariants import safety_violations
+from lab.core.messages import TIMEOUT, Answer, digest
+from lab.ports.wal import SEGMENT_BYTES
+from lab.sim.cluster import SimCluster
+
+SCENARIO_DIR = Path(__file__).with_name("scenarios")
+
+
+class ScenarioError(Exception):
+    """A script that cannot be parsed or a command that cannot run."""
+
+
+# ---- the script -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int
+    words: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Step:
+    text: str
+    commands: tuple[Command, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    description: str
+    nodes: int
+    truncation: str
+    fsync: dict[str, str]
+    steps: tuple[Step, ...]
+    liveness_bound: float = 5.0
+    segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.wal.SEGMENT_BYTES)
+
+
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes"}
+
+
+def parse(text: str, name: str = "scenario") -> Scenario:
+    title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
+    segment_bytes = None
+    steps: list[Step] = []
+    current: tuple[str, list[Command]] | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("#"):
+            if not steps and current is None:
+                if title == name:
+                    title = line.lstrip("# ").strip()
+                else:
+                    description.append(line.lstrip("#").strip())
+            continue
+        if not line:
+            continue
+        try:
+            words = tuple(shlex.split(line))
+        except ValueError as exc:
+            raise ScenarioError(f"{name} line {number}: {exc}") from exc
+        head = words[0]
+        if head == "step":
+            if len(words) != 2:
+                raise ScenarioError(f'{name} line {number}: write a step as: step "what happens and why"')
+            if current:
+                steps.append(Step(current[0], tuple(current[1])))
+            current = (words[1], [])
+        elif current is None and head in HEADERS:
+            try:
+                if head == "nodes":
+                    nodes = int(words[1])
+                elif head == "truncation":
+                    truncation = words[1]
+                elif head == "fsync":
+                    fsync[words[1]] = words[2]
+                elif head == "liveness":
+                    liveness = float(words[1].rstrip("s"))
+                elif head == "segment-bytes":
+                    segment_bytes = int(words[1])
+            except (IndexError, ValueError) as exc:
+                raise ScenarioError(f"{name} line {number}: bad header {line!r}") from exc
+        elif current is None:
+            raise ScenarioError(f"{name} line {number}: {head!r} before the first step")
+        else:
+            if head not in COMMANDS:
+                raise ScenarioError(f"{name} line {number}: unknown command {head!r} "
+                                    f"(known: {', '.join(sorted(COMMANDS))})")
+            current[1].append(Command(number, words))
+    if current:
+        steps.append(Step(current[0], tuple(current[1])))
+    if not steps:
+        raise ScenarioError(f"{name}: no steps")
+    return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
+                    truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
+                    segment_bytes=segment_bytes)
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.txt"))
+
+
+def load(name_or_path: str) -> Scenario:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
+    if not path.exists():
+        raise ScenarioError(f"no scenario {name_or_path!r}; available: {', '.join(available())}")
+    return parse(path.read_text(encoding="utf-8"), path.stem)
+
+
+# ---- drivers ----------------------------------------------------------------------------------------------
+
+
+class Driver(Protocol):
+    """What a scenario runs on: a cluster for the faults (lab.cluster), plus clients and the passing of time."""
+
+    names: list[str]
+    cluster: Cluster
+
+    def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None: ...
+    def read(self, index: int, node: str) -> Answer: ...
+    def stream(self, on: bool) -> None: ...
+    def status(self) -> dict: ...
+    def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool: ...
+    def events(self) -> list[dict]: ...
+    def note(self, kind: str, **fields: Any) -> None: ...
+    def close(self) -> None: ...
+
+
+class SimDriver:
+    """Runs a scenario on the seeded simulator: waits advance simulated time, so runs are exact and fast."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.names = cluster.names
+        self._streaming = False
+        self._stream_count = 0
+
+    def _tick(self) -> None:
+        if self._streaming:
+            leader = self.cluster.leader()
+            if leader:
+                self._stream_count += 1
+                self.cluster.write(f"s{self._stream_count}", leader)
+        self.cluster.tick()
+
+    def _run_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        for _ in range(max(1, round(timeout / self.cluster.tick_seconds))):
+            if done():
+                return True
+            self._tick()
+        return done()
+
+    def write(self, payload, node=None, wait=True, timeout=5.0):
+        request = self.cluster.write(payload, node)
+        if not wait:
+            self._tick()
+            return None
+        self._run_until(lambda: request in self.cluster.answers, timeout)
+        return self.cluster.answers.get(request) or Answer(request=request, ok=False, refusal=TIMEOUT,
+                                                           error=f"timeout: no answer within {timeout}s")
+
+    def read(self, index, node):
+        return self.cluster.read(index, node)
+
+    def stream(self, on):
+        self._streaming = on
+
+    def status(self):
+        return self.cluster.status()
+
+    def wait_for(self, predicate, timeout):
+        return self._run_until(lambda: predicate(self.cluster.status()), timeout)
+
+    def events(self):
+        return self.cluster.events
+
+    def note(self, kind, **fields):
+        self.cluster.note(kind, **fields)
+
+    def close(self):
+        self.cluster.close()
+
+
+# ---- running ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    name: str
+    ok: bool
+    detail: str
+    step: int
+    line: int
+
+
+@dataclass
+class Verdict:
+    scenario: str
+    truncation: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    aborted: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.aborted and all(o.ok for o in self.outcomes)
+
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    def as_dict(self) -> dict:
+        return {"scenario": self.scenario, "truncation": self.truncation, "passed": self.passed,
+                "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes]}
+
+    def summary(self) -> str:
+        lines = [f"{self.scenario} ({self.truncation}): {'PASS' if self.passed else 'FAIL'}"]
+        for o in self.outcomes:
+            lines.append(f"  [{'ok' if o.ok else 'FAIL'}] step {o.step + 1}, line {o.line}: {o.name}"
+                         + (f" -- {o.detail}" if o.detail else ""))
+        if self.aborted:
+            lines.append(f"  aborted: {self.aborted}")
+        return "\n".join(lines)
+
+
+class Run:
+    """Executes a scenario on a driver, one step at a time (the dashboard calls run_step for next/back)."""
+
+    def __init__(self, scenario: Scenario, driver: Driver, *, seed: int = 0, wait_timeout: float = 10.0):
+        self.scenario = scenario
+        self.driver = driver
+        self.rng = random.Random(f"{seed}-scenario")
+        self.wait_timeout = wait_timeout
+        self.verdict = Verdict(scenario.name, scenario.truncation)
+        self.next_step = 0
+        self.last_killed: str | None = None
+
+    def run_step(self, index: int | None = None) -> list[Outcome]:
+        index = self.next_step if index is None else index
+        step = self.scenario.steps[index]
+        self.driver.note("step", text=step.text, index=index)
+        before = len(self.verdict.outcomes)
+        for command in step.commands:
+            try:
+                self._execute(command, index)
+            except WaitTimeout as exc:
+                self._record(index, command, False, str(exc))
+                self.verdict.aborted = f"step {index + 1}: {exc}"
+                break
+        self.next_step = index + 1
+        return self.verdict.outcomes[before:]
+
+    def run_all(self) -> Verdict:
+        while self.next_step < len(self.scenario.steps) and not self.verdict.aborted:
+            self.run_step()
+        return self.verdict
+
+    # -- commands --
+
+    def _execute(self, command: Command, step: int) -> None:
+        head, *args = command.words
+        COMMANDS[head](self, command, step, args)
+
+    def _nodes(self, spec: str) -> list[str]:
+        if spec == "all":
+            return [n["id"] for n in self.driver.status()["nodes"] if n["state"] != "killed"]
+        if spec == "leader":
+            return [self._leader_or_fail()]
+        if spec == "last-killed":
+            return [self.last_killed] if self.last_killed else []
+        return spec.split(",")
+
+    def _leader_or_fail(self) -> str:
+        leader = self.driver.status().get("leader")
+        if not leader:
+            raise WaitTimeout("no leader when the step needed one")
+        return leader
+
+    def _wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+        if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
+            stopped = [f"node {n['id']} stopped: {n.get('exit_reason') or 'see its log'}"
+                       for n in self.driver.status()["nodes"] if n["state"] == "exited"]
+            raise WaitTimeout(f"waited {timeout or self.wait_timeout:g}s for {what}; it did not happen"
+                              + "".join(f"; {s}" for s in stopped))
+
+    def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
+        outcome = Outcome(str(command), ok, detail, step, command.line)
+        self.verdict.outcomes.append(outcome)
+        self.driver.note("expectation", name=str(command), ok=ok, detail=detail)
+
+
+class WaitTimeout(Exception):
+    pass
+
+
+def _node(status: dict, name: str) -> dict:
+    for node in status["nodes"]:
+        if node["id"] == name:
+            return node
+    raise ScenarioError(f"no node {name!r}")
+
+
+def _seconds(word: str, rng: random.Random) -> float:
+    if ".." in word:
+        low, high = (float(w.rstrip("s")) for w in word.split(".."))
+        return round(rng.uniform(low, high), 3)
+    return float(word.rstrip("s"))
+
+
+def _on(args: list[str]) -> tuple[list[str], str]:
+    """Split `... on A,B` into (words before, node spec)."""
+    if "on" in args:
+        i = args.index("on")
+        return args[:i], args[i + 1]
+    return args, "all"
+
+
+# Each command: fn(run, command, step, args). Expectations record an Outcome; actions raise on misuse.
+
+
+def cmd_campaign(run: Run, command, step, args):
+    run.driver.cluster.campaign(args[0])
+
+
+def cmd_write(run: Run, command, step, args):
+    words, target = list(args), None
+    wait = "nowait" not in words
+    words = [w for w in words if w != "nowait"]
+    if "to" in words:
+        i = words.index("to")
+        target = run._nodes(words[i + 1])[0]
+        words = words[:i] + words[i + 2:]
+    for payload in words:
+        answer = run.driver.write(payload, target, wait=wait)
+        if wait and (answer is None or not answer.ok):
+            raise WaitTimeout(f"write {payload} was not acknowledged: {answer.error if answer else 'no answer'}")
+
+
+def cmd_kill(run: Run, command, step, args):
+    for name in run._nodes(args[0]):
+        run.driver.cluster.kill(name, lose_unsynced="lose-unsynced" in args)
+        run.last_killed = name
+
+
+def _each(action: str):
+    def command(run: Run, command, step, args):
+        for name in run._nodes(args[0]):
+            getattr(run.driver.cluster, action)(name)
+    return command
+
+
+def cmd_cut(run: Run, command, step, args):
+    for spec in args:
+        if "<->" in spec:
+            a, b = spec.split("<->")
+            run.driver.cluster.cut(a, b, one_way=False)
+        elif "->" in spec:
+            a, b = spec.split("->")
+            run.driver.cluster.cut(a, b, one_way=True)
+        else:
+            raise ScenarioError(f"line {command.line}: write a cut as A->B (one way) or A<->B (both ways)")
+
+
+def cmd_heal(run: Run, command, step, args):
+    run.driver.cluster.heal()
+
+
+def cmd_stream(run: Run, command, step, args):
+    run.driver.stream(args[0] == "on")
+
+
+def cmd_wait(run: Run, command, step, args):
+    what = args[0]
+    if what[0].isdigit():
+        seconds = _seconds(what, run.rng)
+        run.driver.wait_for(lambda s: False, seconds)
+    elif what == "leader":
+        among = set(run._nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
+        if len(args) == 2:
+            among = set(run._nodes(args[1]))
+        run._wait(f"a leader{' among ' + ','.join(sorted(among)) if among else ''}",
+                  lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
+    elif what in ("hwm", "log_end"):
+        (_, value), spec = _on(args)
+        target = int(value)
+        names = run._nodes(spec)
+        run._wait(f"{what} {target} on {','.join(names)}",
+                  lambda s: all(_node(s, n)[what] >= target for n in names))
+    elif what == "converged":
+        run._wait("every live node to hold the leader's whole log, committed", _converged)
+    else:
+        raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
+
+
+def _converged(status: dict) -> bool:
+    leader = status.get("leader")
+    if not leader:
+        return False
+    end = _node(status, leader)["log_end"]
+    live = [n for n in status["nodes"] if n["state"] == "running"]
+    return all(n["log_end"] == end and n["hwm"] == end for n in live)
+
+
+def cmd_expect(run: Run, command, step, args):
+    what, rest = args[0], args[1:]
+    status = run.driver.status()
+    ok, detail = True, ""
+    if what == "hwm":
+        (value,), spec = _on(rest)
+        got = {n: _node(status, n)["hwm"] for n in run._nodes(spec)}
+        ok = all(v == int(value) for v in got.values())
+        detail = ", ".join(f"{n}: {v}" for n, v in got.items())
+    elif what == "log":
+        payloads, spec = _on(rest)
+        got = {n: [e[2] for e in _node(status, n)["log"]] for n in run._nodes(spec)}
+        ok = all(v == payloads for v in got.values())
+        detail = "; ".join(f"{n}: [{', '.join(v)}]" for n, v in got.items())
+    elif what == "read":
+        (index, *want), spec = _on(rest)
+        details = []
+        for name in run._nodes(spec):
+            answer = run.driver.read(int(index), name)
+            if want == ["refused"]:
+                ok &= not answer.ok
+                details.append(f"{name}: {answer.error or 'served ' + answer.payload}")
+            else:
+                ok &= answer.ok and answer.payload == want[-1]
+                details.append(f"{name}: {answer.payload if answer.ok else answer.error}")
+        detail = "; ".join(details)
+    elif what == "leader":
+        among = run._nodes(rest[-1])
+        ok = status.get("leader") in among
+        detail = f"leader is {status.get('leader')}"
+    elif what == "generation":
+        (op, value), spec = _on(rest)
+        got = {n: _node(status, n)["generation"] for n in run._nodes(spec)}
+        ok = all(v >= int(value) for v in got.values())
+        detail = ", ".join(f"{n}: {v}" for n, v in got.items())
+    elif what == "truncated":
+        (index,), spec = _on(rest)
+        names = run._nodes(spec)
+        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names
+                and e["from_index"] == int(index)]
+        ok = len(hits) > 0
+        detail = "; ".join(f"{e['node']} removed {e['removed']} ({e['reason']})" for e in hits) or "no truncation"
+    elif what == "not-truncated":
+        names = run._nodes(_on(rest)[1])
+        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names]
+        ok = not hits
+        detail = "; ".join(f"{e['node']} removed from {e['from_index']} ({e['reason']})" for e in hits)
+    elif what == "never-served":
+        target = digest(rest[0])
+        hits = [e for e in run.driver.events() if e["type"] == "read_served" and e["entry"][2] == target]
+        ok = not hits
+        detail = "; ".join(f"{e['node']} served it at index {e['index']}" for e in hits)
+    elif what == "acked-survive":
+        acked = {e["digest"]: e for e in run.driver.events() if e["type"] == "write_acked"}
+        missing = []
+        for node in status["nodes"]:
+            if node["state"] != "running":
+                continue
+            held = {digest(e[2]) for e in node["log"]}
+            missing += [f"{node['id']} lacks index {e['index']}" for d, e in acked.items() if d not in held]
+        ok = not missing
+        detail = f"{len(acked)} acknowledged writes" + (": " + "; ".join(missing[:5]) if missing else "")
+    elif what == "logs-agree":
+        live = [n for n in status["nodes"] if n["state"] == "running"]
+        logs = {n["id"]: [tuple(e) for e in n["log"]] for n in live}
+        first = next(iter(logs.values()), [])
+        ok = all(v == first for v in logs.values())
+        if not ok:
+            detail = "; ".join(f"{n}: {[e[2] for e in v]}" for n, v in logs.items())
+    elif what == "safety":
+        problems = safety_violations(run.driver.events(), status)
+        ok = not problems
+        detail = "; ".join(problems[:5])
+    else:
+        raise ScenarioError(f"line {command.line}: unknown expectation {what!r}")
+    run._record(step, command, bool(ok), detail)
+
+
+COMMANDS: dict[str, Callable] = {
+    "campaign": cmd_campaign,
+    "write": cmd_write,
+    "kill": cmd_kill,
+    "restart": _each("restart"),
+    "pause": _each("pause"),
+    "resume": _each("resume"),
+    "flush": _each("flush"),
+    "isolate": _each("isolate"),
+    "cut": cmd_cut,
+    "heal": cmd_heal,
+    "stream": cmd_stream,
+    "wait": cmd_wait,
+    "expect": cmd_expect,
+}
+
+
+# ---- entry points -----------------------------------------------------------------------------------------
+
+
+def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
+             impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None,
+             pre_vote: bool = PRE_VOTE) -> Verdict:
+    """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there."""
+    scenario = load(name)
+    strategy = truncation or scenario.truncation
+    cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
+                         impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
+                         pre_vote=pre_vote,
+                         meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name,
+                               "liveness_bound": scenario.liveness_bound, **(meta or {})})
+    run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed)
+    verdict = run.run_all()
+    cluster.close({"passed": verdict.passed})
+    if out:
+        write_verdict(out, verdict)
+    return verdict
+
+
+def _fsync(scenario: Scenario) -> dict[str, str]:
+    return {n: scenario.fsync.get(n, "always") for n in node_names(scenario.nodes)}
+
+
+def write_verdict(out: str | Path, verdict: Verdict) -> None:
+    Path(out, "verdict.json").write_text(json.dumps(verdict.as_dict(), indent=2) + "\n", encoding="utf-8")

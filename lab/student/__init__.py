@@ -1,0 +1,1 @@
+"""The student's side: the exercises' checks and the submission."""

@@ -1,0 +1,147 @@
+"""The nemesis (lab/processes/nemesis.py, hwm-lab chaos): its checker reports a planted lost write and a planted
+read above the high-water mark, and nothing in a clean history; a short seeded run against real processes checks clean; and against a
+replica that serves above the high-water mark, the same run catches it.
+
+Every process a run starts is stopped before `run` returns, pass or fail; each run is a few seconds long.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from procutil import track
+
+from lab import cli
+from lab.processes import nemesis as chaos
+from lab.processes.client import pid_alive
+
+EXERCISES_NEEDED = (1, 2, 3, 4, 5)
+
+
+# ---- the checker, on fabricated histories ----------------------------------------------------------------------
+
+
+def _entry(index, generation, payload):
+    return [index, generation, chaos.digest(payload)]
+
+
+def _history():
+    """Three entries committed in generation 1 on A (leader) and B, a read of index 2 on B: all correct."""
+    log = [[1, 1, "a"], [2, 1, "b"], [3, 1, "c"]]
+    writes = [chaos.WriteRecord("w0", p, True, index=i, generation=1, node="A") for i, _, p in log]
+    reads = [chaos.ReadRecord("r0", "B", 2, True, generation=1, payload="b", hwm=3)]
+    events = [
+        {"type": "became_leader", "node": "A", "generation": 1, "time": 0.1, "seq": 1},
+        {"type": "hwm_changed", "node": "A", "time": 0.2, "seq": 2, "hwm": 3,
+         "committed": [_entry(*e) for e in log]},
+        {"type": "write_acked", "node": "A", "time": 0.2, "seq": 3, "request": "w1", "index": 3, "generation": 1,
+         "digest": chaos.digest("c")},
+        {"type": "read_served", "node": "B", "time": 0.3, "seq": 1, "index": 2, "hwm": 3,
+         "entry": _entry(2, 1, "b"), "payload": "b"},
+    ]
+    final = {"A": {"log": [list(e) for e in log], "hwm": 3}, "B": {"log": [list(e) for e in log], "hwm": 3},
+             "C": {"log": [list(e) for e in log], "hwm": 3}}
+    return writes, reads, events, final
+
+
+def test_the_checker_passes_a_clean_history():
+    verdict = chaos.check(*_history())
+    assert verdict.lost == [] and verdict.violations == []
+    assert (verdict.acknowledged, verdict.acked_by_nodes, verdict.reads_served, verdict.reads_traced) == (3, 1, 1, 1)
+
+
+def test_the_checker_reports_a_lost_write_and_a_read_above_the_hwm():
+    writes, reads, events, final = _history()
+    # C came back without index 3, which the client was told is committed (C's log ends at 2)
+    final["C"] = {"log": final["C"]["log"][:2], "hwm": 2}
+    # B served index 3 while its high-water mark was 2, and a node traced a read of index 3 above its mark of 2
+    reads.append(chaos.ReadRecord("r1", "B", 3, True, generation=1, payload="c", hwm=2))
+    events.append({"type": "read_served", "node": "C", "time": 0.4, "seq": 2, "index": 3, "hwm": 2,
+                   "entry": _entry(3, 1, "c"), "payload": "c"})
+
+    verdict = chaos.check(writes, reads, events, final)
+
+    assert len(verdict.lost) == 1
+    assert "'c' acknowledged to w0 at index 3" in verdict.lost[0] and "C (log ends at 2)" in verdict.lost[0]
+    assert "B served index 3 above its high-water mark 2" in verdict.violations
+    assert "C served index 3 above its high-water mark 2" in verdict.violations
+
+
+def test_the_checker_reports_overwritten_history_and_wrong_reads():
+    writes, reads, events, final = _history()
+    # B's log was rewritten below its high-water mark: index 2 holds another generation's entry
+    final["B"]["log"][1] = [2, 2, "x"]
+    # a read served an entry that was never committed there; two leaders claimed generation 1
+    reads.append(chaos.ReadRecord("r1", "A", 1, True, generation=1, payload="not-a", hwm=3))
+    events.append({"type": "became_leader", "node": "C", "generation": 1, "time": 0.5, "seq": 1})
+
+    verdict = chaos.check(writes, reads, events, final)
+
+    assert any("disagree at index 2" in v for v in verdict.violations), verdict.violations
+    assert any("A served generation 1" in v and "at index 1" in v for v in verdict.violations), verdict.violations
+    assert "two leaders in generation 1: A and C" in verdict.violations
+    assert any("'b' acknowledged" in lost and "B (holds generation 2 'x')" in lost for lost in verdict.lost)
+
+
+def test_leader_gaps_are_measured_from_the_kill_to_a_later_generation():
+    faults = [chaos.Fault(time=1.0, op="kill", target="A", leader="A", leader_generation=3),
+              chaos.Fault(time=5.0, op="kill", target="B", leader="A", leader_generation=4)]  # not the leader
+    events = [{"type": "node_killed", "node": "cluster", "target": "A", "time": 1.2},
+              {"type": "became_leader", "node": "A", "generation": 3, "time": 1.3},  # a stale claim: ignored
+              {"type": "became_leader", "node": "C", "generation": 4, "time": 1.9},
+              {"type": "node_killed", "node": "cluster", "target": "B", "time": 5.1}]
+    gaps, without = chaos.leader_gaps(faults, events)
+    assert gaps == [(1.2, pytest.approx(0.7))] and without == 0
+
+
+# ---- real processes ----------------------------------------------------------------------------------------
+
+
+def _run(tmp_path, **options):
+    """A few seconds of faults on 3 nodes; `run` stops every process it started before it returns or raises."""
+    report = chaos.run({"nodes": 3, "duration": 5.0, "interval": 0.3, "seed": 7, "settle": 30.0,
+                        "dir": str(tmp_path / "run"), **options}, out=lambda *_: None)
+    track(*report.pids)  # belt and braces: procutil kills any survivor at exit
+    return report
+
+
+@pytest.mark.processes
+def test_a_short_nemesis_run_checks_clean(tmp_path, impl, request):
+    report = _run(tmp_path, impl=request.config.getoption("--impl"))
+
+    kinds = {f.op for f in report.faults if not f.refused}
+    assert len(report.faults) >= 8 and kinds & {"kill", "restart", "pause"} and kinds & {"cut", "cut_one_way",
+                                                                                          "isolate"}, kinds
+    assert report.verdict.acknowledged > 50, "the writers must get writes through between the faults"
+    assert report.verdict.reads_served > 10
+    assert report.converged and set(report.final) == {"A", "B", "C"}
+    assert report.verdict.lost == [] and report.verdict.violations == []
+    assert report.elections_won >= 1
+    lines = []
+    chaos.print_report(report, out=lines.append)
+    assert any(line.startswith("PASS  acknowledged writes lost: 0") for line in lines), lines
+    assert not any(pid_alive(pid) for pid in report.pids), "every node process is stopped"
+
+
+@pytest.mark.processes
+def test_the_nemesis_catches_a_replica_that_serves_above_the_hwm(tmp_path):
+    report = _run(tmp_path, impl="tests.wrong_variants.ex4_serves_above_hwm", seed=5)
+
+    above = [v for v in report.verdict.violations if "above its high-water mark" in v]
+    assert above, report.verdict.violations
+    assert not any(pid_alive(pid) for pid in report.pids)
+
+
+@pytest.mark.processes
+def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys):
+    code = cli.main(["chaos", "--nodes", "3", "--duration", "2", "--interval", "0.3", "--seed", "3", "--json",
+                     "--dir", str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert (figures["lost"], figures["violations"], figures["converged"]) == (0, 0, True), out
+    assert figures["acknowledged"] > 0 and code == (0 if figures["passed"] else 1)
+    assert "PASS  acknowledged writes lost: 0 (target 0)" in out
+
+    assert cli.main(["chaos", "--impl", "no_such_module", "--duration", "1", "--dir", str(tmp_path / "bad")]) == 4
+    assert "hwm-lab chaos: cannot import implementation 'no_such_module'" in capsys.readouterr().err

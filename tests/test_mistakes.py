@@ -1,0 +1,106 @@
+"""The catalogue of classic student mistakes: each one, applied to the reference answers, is caught by
+`hwm-lab exercise check N` (which exits non-zero naming the exercise) and costs points for exercise N in a
+`hwm-lab grade` of the submission made from that code (Spark, in the same test session)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.studentcode import StudentCode
+
+
+@dataclass(frozen=True)
+class Mistake:
+    id: str
+    exercise: int
+    what: str
+    file: str
+    old: str
+    new: str
+
+
+MISTAKES = (
+    Mistake("article-majority", 1, "the article's sorted(...)[n // 2]: right for odd cluster sizes only (N4)",
+            "high_water_mark.py", "    return sorted(match_indexes, reverse=True)[majority - 1]",
+            "    return sorted(match_indexes)[len(match_indexes) // 2]"),
+    Mistake("no-majority", 1, "the largest match index: committed as soon as the leader holds it",
+            "high_water_mark.py", "    return sorted(match_indexes, reverse=True)[majority - 1]",
+            "    return max(match_indexes)"),
+    Mistake("figure-8", 2, "commits an older generation's entry by counting replicas (Raft figure 8)",
+            "leader.py", "if candidate > current_hwm and generation_at(candidate) == generation:",
+            "if candidate > current_hwm:"),
+    Mistake("no-truncation", 3, "appends without truncating the conflicting suffix", "follower.py",
+            "            if log.generation_at(entry.index) == entry.generation:\n"
+            "                continue  # already held: appends are idempotent\n",
+            "            continue  # (the mistake: whatever is held at this index is kept)\n"),
+    Mistake("gate-too-strict", 4, "the read gate one too strict: refuses the entry at the HWM", "reads.py",
+            "    if index > high_water_mark:", "    if index >= high_water_mark:"),
+    Mistake("gate-too-loose", 4, "the read gate one too loose: serves the entry just above the HWM", "reads.py",
+            "    if index > high_water_mark:", "    if index > high_water_mark + 1:"),
+    Mistake("keeps-later-segments", 5, "WAL truncation that cuts the segment but keeps the later ones",
+            "wal_truncation.py", "            delete.append(segment.path)", "            pass"),
+    Mistake("epoch-follower-off-by-one", 6, "the follower truncates from the leader's end: one entry too early",
+            "leader_epoch.py", "        return end_index + 1", "        return end_index"),
+    Mistake("epoch-leader-off-by-one", 6, "the leader answers one index before the end of the asked generation",
+            "leader_epoch.py", "while index > 0 and log.generation_at(index) > of_generation:",
+            "while index > 0 and log.generation_at(index) >= of_generation:"),
+)
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: m.id)
+def test_the_check_catches_the_mistake_and_names_its_exercise(mistake, tmp_path):
+    code = StudentCode(tmp_path)
+    code.edit(mistake.file, mistake.old, mistake.new)
+    result = code.cli("exercise", "check", str(mistake.exercise), "--impl", code.name, "--dir",
+                      str(tmp_path / "checks"), cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"Exercise {mistake.exercise}:" in result.stdout and "-- FAILING" in result.stdout
+    assert "[BROKEN]" in result.stdout or "[FAIL] scenario" in result.stdout
+
+
+@pytest.mark.spark
+def test_every_mistake_costs_points_in_the_spark_grade_even_with_a_manifest_that_claims_a_pass(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    students = {"reference": None, **{m.id: m for m in MISTAKES}}
+    for student, mistake in students.items():
+        code = StudentCode(tmp_path / student)
+        if mistake is not None:
+            code.edit(mistake.file, mistake.old, mistake.new)
+        zipped = subs / f"{student}.zip"
+        result = code.cli("submit", "--student", student, "--impl", code.name, "--dir",
+                          str(tmp_path / student / "checks"), "--out", str(zipped), cwd=tmp_path / student)
+        assert result.returncode == (0 if mistake is None else 1), result.stdout + result.stderr
+        if mistake is not None:
+            claim_a_pass(zipped)
+    code = StudentCode(tmp_path / "grader")
+    result = code.cli("grade", str(subs), "--out", str(tmp_path / "out"), cwd=tmp_path, timeout=1200)
+    assert result.returncode == 0, result.stdout + result.stderr
+    grades = {row["student_id"]: row for row in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+    reference = grades["reference"]
+    for mistake in MISTAKES:
+        column = f"exercise_{mistake.exercise}"
+        assert float(grades[mistake.id][column]) < float(reference[column]), (mistake.id, grades[mistake.id])
+
+
+def claim_a_pass(zipped: Path) -> None:
+    """Edit a submission's manifest to claim that every rule held and every run passed (the traces stay)."""
+    with zipfile.ZipFile(zipped) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(files["manifest.json"])
+    for check in manifest["checks"]:
+        check["verdict"] = "passing"
+        for rule in check["rules"]:
+            rule["ok"] = True
+    for run in manifest["runs"]:
+        run["passed"] = True
+    files["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(zipped, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
