@@ -92,14 +92,21 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
     return spark
 
 
-def partitions_for(spark, wanted: int | None = None) -> int:
+PARTITION_BYTES = 128 * 1024 * 1024  # of events files per partition, at most (about)
+MEMORY_CACHE_BYTES = 512 * 1024 * 1024  # events files up to this size are cached in memory, larger on disk
+
+
+def partitions_for(spark, wanted: int | None = None, events_bytes: int = 0) -> int:
     """Partitions of the events: one per core in local mode (a task per core, no more), twice the cores on a
-    cluster (so that a slow worker does not hold the others up)."""
+    cluster (so that a slow worker does not hold the others up); more when the events files add up to more than
+    PARTITION_BYTES a partition, so that a task's share of the cache and of the checks' sorts stays well within
+    the default driver memory (16M events in 2 partitions ran out of a 2g heap)."""
     if wanted:
         return wanted
     sc = spark.sparkContext
     cores = sc.defaultParallelism
-    return max(1, cores if sc.master.startswith("local") else 2 * cores)
+    by_size = -(-events_bytes // PARTITION_BYTES)
+    return max(1, cores if sc.master.startswith("local") else 2 * cores, by_size)
 
 
 # The SQL settings the plans are written for (docs/grading.md, "How the job runs").
@@ -193,7 +200,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     found = Found()
     cached = events = None
     n_events = 0
-    partitions = partitions_for(spark, args.shuffle_partitions)
+    partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
     with settings(spark, partitions):
         if cat.files:
             cached, events, per_run = _parse(spark, storage, cat, partitions)
@@ -259,7 +266,10 @@ def _parse(spark, storage, cat, partitions: int):
 
     subs = {s.student: s for s in cat.submissions}
     paths = {file_id: rel for file_id, _, _, _, rel in cat.files}
-    cached = loader.read_events(spark, cat, storage, partitions).persist(StorageLevel.MEMORY_AND_DISK)
+    # A large class is cached on disk: Spark's in-memory cache of 16M events ran a 2g driver out of heap although
+    # it may spill (it builds many column batches on the heap before it decides).
+    level = StorageLevel.MEMORY_AND_DISK if cat.events_bytes <= MEMORY_CACHE_BYTES else StorageLevel.DISK_ONLY
+    cached = loader.read_events(spark, cat, storage, partitions).persist(level)
     valid = F.col("problem").isNull() & F.col("edited").isNull()
     # One pass fills the cache and brings back, per run, its number of events and the lines that have something
     # to say (usually none); it groups by the partitioning, so nothing is shuffled for it.

@@ -562,6 +562,7 @@ class Catalog:
     files: list[tuple[int, str, str, str, str]]  # (file id, student, run, node, path in submission)
     skipped: list[str]  # entries of SUBMISSIONS that are not submissions
     events_dir: str
+    events_bytes: int = 0  # the size of the staged events files, to size Spark's partitions
 
     @property
     def runs(self) -> Iterable[tuple[Submission, RunInfo]]:
@@ -580,6 +581,7 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
     excluded = list(exclude)
     subs: list[Submission] = []
     files: list[tuple[int, str, str, str, str]] = []
+    events_bytes = 0
     skipped: list[str] = []
     candidates = []
     for name, kind, size in entries:
@@ -615,7 +617,8 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
             first_id = len(files)
             staged = []
             for run, run_files in runs:
-                for node, rel, _ in run_files:
+                for node, rel, size in run_files:
+                    events_bytes += size
                     file_id = first_id + len(staged)
                     dst = join(events_dir, f"f{file_id:07d}.jsonl")
                     written.append(dst)
@@ -637,7 +640,7 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
         if n % step == 0 or n == len(candidates):
             progress(f"read {n}/{len(candidates)} submissions")
     _resolve_duplicates(subs, files)
-    return Catalog(subs, files, skipped, events_dir)
+    return Catalog(subs, files, skipped, events_dir, events_bytes)
 
 
 def _resolve_duplicates(subs: list[Submission], files: list) -> None:
