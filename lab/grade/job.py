@@ -126,6 +126,12 @@ SETTINGS = {
 }
 
 
+def on_disk(events_bytes: int) -> bool:
+    """Whether the parsed events are cached on disk rather than in memory: Spark's in-memory cache of 16M events
+    ran a 2g driver out of heap although it may spill (it builds many column batches on the heap first)."""
+    return events_bytes > MEMORY_CACHE_BYTES
+
+
 @contextlib.contextmanager
 def settings(spark, partitions: int):
     """The job's SQL settings for the time of the job; the session's own come back afterwards."""
@@ -266,10 +272,8 @@ def _parse(spark, storage, cat, partitions: int):
 
     subs = {s.student: s for s in cat.submissions}
     paths = {file_id: rel for file_id, _, _, _, rel in cat.files}
-    # A large class is cached on disk: Spark's in-memory cache of 16M events ran a 2g driver out of heap although
-    # it may spill (it builds many column batches on the heap before it decides).
-    level = StorageLevel.MEMORY_AND_DISK if cat.events_bytes <= MEMORY_CACHE_BYTES else StorageLevel.DISK_ONLY
-    cached = loader.read_events(spark, cat, storage, partitions).persist(level)
+    cached = loader.read_events(spark, cat, storage, partitions).persist(
+        StorageLevel.DISK_ONLY if on_disk(cat.events_bytes) else StorageLevel.MEMORY_AND_DISK)
     valid = F.col("problem").isNull() & F.col("edited").isNull()
     # One pass fills the cache and brings back, per run, its number of events and the lines that have something
     # to say (usually none); it groups by the partitioning, so nothing is shuffled for it.

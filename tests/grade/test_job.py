@@ -166,3 +166,11 @@ def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
     args = job.build_parser().parse_args([str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")])
     assert job.run(args) == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_a_large_class_gets_a_partition_per_128_mb_and_is_cached_on_disk(spark):
+    cores = spark.sparkContext.defaultParallelism  # local mode: one partition per core for a small class
+    assert job.partitions_for(spark, None, 0) == cores
+    assert job.partitions_for(spark, None, 20 * job.PARTITION_BYTES + 1) == max(cores, 21)
+    assert job.partitions_for(spark, 3, 20 * job.PARTITION_BYTES) == 3  # --shuffle-partitions wins
+    assert not job.on_disk(250 * 2**20) and job.on_disk(2500 * 2**20)
