@@ -12,9 +12,11 @@ pyspark is imported only once the job runs, so `--help` and the rest of the lab 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
+import uuid
 from typing import TYPE_CHECKING
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
@@ -40,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="Spark master: local[*] (default), local[N], spark://HOST:PORT; under spark-submit "
                              "the master given to spark-submit is used")
     parser.add_argument("--rubric", metavar="FILE", help="rubric TOML (default: the one shipped, see docs/grading.md)")
-    parser.add_argument("--shuffle-partitions", type=int, default=8, metavar="N",
-                        help="spark.sql.shuffle.partitions (default 8; adaptive execution merges small ones)")
+    parser.add_argument("--shuffle-partitions", type=int, default=None, metavar="N",
+                        help="partitions of the events (default: the cores of local mode, twice the cluster's "
+                             "cores on a cluster); each holds whole runs")
     parser.add_argument("--driver-memory", default="2g", metavar="SIZE",
                         help="memory of the driver JVM when this command starts it (default 2g)")
     parser.add_argument("--max-file-mb", type=float, default=128, metavar="MB",
@@ -59,9 +62,10 @@ def build_parser(prog: str = "python -m lab.grade") -> argparse.ArgumentParser:
         prog=prog, description="Grade a whole class's HWM Lab submissions with Spark (docs/grading.md)."))
 
 
-def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade", shuffle_partitions: int = 8,
-                  driver_memory: str | None = None, local_dir: str | None = None) -> "SparkSession":
-    """A Spark session for grading: no UI, few shuffle partitions, UTC, quiet logs."""
+def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade", driver_memory: str | None = None,
+                  local_dir: str | None = None) -> "SparkSession":
+    """A Spark session for grading: no UI, UTC, quiet logs. The job's own SQL settings are applied by the job
+    (`settings`), so they hold in a session made elsewhere too (spark-submit, tests)."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -75,10 +79,7 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.session.timeZone": "UTC",
-        "spark.sql.adaptive.enabled": "true",
-        "spark.sql.files.maxPartitionBytes": str(64 * 1024 * 1024),
     }
     if driver_memory:
         conf["spark.driver.memory"] = driver_memory
@@ -89,6 +90,63 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+PARTITION_BYTES = 128 * 1024 * 1024  # of events files per partition, at most (about)
+MEMORY_CACHE_BYTES = 512 * 1024 * 1024  # events files up to this size are cached in memory, larger on disk
+
+
+def partitions_for(spark, wanted: int | None = None, events_bytes: int = 0) -> int:
+    """Partitions of the events: one per core in local mode (a task per core, no more), twice the cores on a
+    cluster (so that a slow worker does not hold the others up); more when the events files add up to more than
+    PARTITION_BYTES a partition, so that a task's share of the cache and of the checks' sorts stays well within
+    the default driver memory (16M events in 2 partitions ran out of a 2g heap)."""
+    if wanted:
+        return wanted
+    sc = spark.sparkContext
+    cores = sc.defaultParallelism
+    by_size = -(-events_bytes // PARTITION_BYTES)
+    return max(1, cores if sc.master.startswith("local") else 2 * cores, by_size)
+
+
+# The SQL settings the plans are written for (docs/grading.md, "How the job runs").
+SETTINGS = {
+    # The events are hash-partitioned by (submission, run) once; joins on (submission, run, node, ...) stay inside
+    # that partitioning instead of shuffling both sides again by all their keys.
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+    "spark.sql.requireAllClusterKeysForDistribution": "false",
+    # No broadcast of a small side: it is a job of its own, and the partitioning already brings both sides together.
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold": "-1",
+    # Nothing to adapt: the checks run without a shuffle, and the partitions are few and even.
+    "spark.sql.adaptive.enabled": "false",
+    # A class is many small files: pack them into few read tasks (the default counts each file as 4 MB).
+    "spark.sql.files.openCostInBytes": str(64 * 1024),
+    "spark.sql.files.maxPartitionBytes": str(64 * 1024 * 1024),
+}
+
+
+def on_disk(events_bytes: int) -> bool:
+    """Whether the parsed events are cached on disk rather than in memory: Spark's in-memory cache of 16M events
+    ran a 2g driver out of heap although it may spill (it builds many column batches on the heap first)."""
+    return events_bytes > MEMORY_CACHE_BYTES
+
+
+@contextlib.contextmanager
+def settings(spark, partitions: int):
+    """The job's SQL settings for the time of the job; the session's own come back afterwards."""
+    wanted = {**SETTINGS, "spark.sql.shuffle.partitions": str(partitions)}
+    before = {key: spark.conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
@@ -105,8 +163,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     own = spark is None
     if own:
         say(f"starting Spark ({args.master or 'local[*]'})")
-        spark = spark_session(args.master, shuffle_partitions=args.shuffle_partitions,
-                              driver_memory=args.driver_memory)
+        spark = spark_session(args.master, driver_memory=args.driver_memory)
     try:
         uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
         storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()
@@ -130,15 +187,9 @@ def _say(msg: str) -> None:
 
 
 def _grade(spark, storage, args, rubric, say) -> int:
-    from pyspark.sql import Window
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     from lab.grade import report
-    from lab.grade.checks import CHECKS
-    from pyspark.storagelevel import StorageLevel
-
-    from lab.grade.schema import EVENTS
 
     started = time.monotonic()
     out = args.out
@@ -149,88 +200,47 @@ def _grade(spark, storage, args, rubric, say) -> int:
     limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
                            max_submission_bytes=int(args.max_submission_mb * loader.MiB))
     cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say)
-    subs = {s.student: s for s in cat.submissions}
     for name in cat.skipped:
         say(f"skipped {name}: neither a .zip nor a folder")
 
-    events = kept = None
+    found = Found()
+    cached = events = None
     n_events = 0
-    if cat.files:
-        # Parse every line once and keep what the checks read, in memory (spilling to disk if need be),
-        # partitioned by run: the checks then never shuffle the events again.
-        kept = loader.read_events(spark, cat, storage, partitions=args.shuffle_partitions).persist(
-            StorageLevel.MEMORY_AND_DISK)
-        notes = (kept.filter(F.col("file_status").isNotNull() | F.col("warning").isNotNull())
-                 .groupBy("file_id", "submission")
-                 .agg(F.min_by("file_status", F.when(F.col("file_status").isNotNull(), F.col("line")))
-                      .alias("file_status"), F.first("warning", ignorenulls=True).alias("warning"))
-                 .orderBy("file_id").collect())
-        for row in notes:
-            sub = subs[row["submission"]]
-            if row["warning"]:
-                sub.warnings.append(row["warning"])
-            if row["file_status"] and sub.ok:
-                sub.status = row["file_status"]
-        bad = [s.student for s in cat.submissions if not s.ok]
-        events = (kept.filter(F.col("seq").isNotNull() & F.col("warning").isNull() & F.col("file_status").isNull()
-                              & ~F.col("submission").isin(bad))
-                  .select(*EVENTS.fieldNames()))
-        n_events = events.count()
-    graded = [s for s in cat.submissions if s.ok]
-    say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
-        f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
+    partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
+    with settings(spark, partitions):
+        if cat.files:
+            cached, events, per_run = _parse(spark, storage, cat, partitions)
+        graded = [s for s in cat.submissions if s.ok]
+        if events is not None:
+            bad = [s.student for s in cat.submissions if not s.ok]
+            events = events.filter(~F.col("submission").isin(bad)) if bad else events
+            n_events = sum(n for (student, _), n in per_run.items() if student not in bad)
+        say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
+            f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
+        if events is not None and graded:
+            found = _check(spark, storage, events, graded, staging, out, say)
 
-    runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
-    counts: dict[str, dict[tuple[str, str], int]] = {s.student: {} for s in graded}
-    firsts: dict[tuple[str, str, str], dict] = {}
-    common: list[dict] = []
-    check_totals: dict[str, int] = {}
-    if events is not None and graded:
-        vdir = loader.join(staging, "violations")
-        for i, (name, check) in enumerate(CHECKS, 1):
-            t0 = time.monotonic()
-            path = loader.join(vdir, name)
-            check(events).write.mode("overwrite").parquet(storage.for_spark(path))
-            check_totals[name] = spark.read.parquet(storage.for_spark(path)).count()
-            say(f"check {i}/{len(CHECKS)} {name}: {check_totals[name]} violations ({time.monotonic() - t0:.1f} s)")
-        runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
-            T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
-            T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
-        violations = (spark.read.parquet(*[storage.for_spark(loader.join(vdir, n)) for n, _ in CHECKS])
-                      .join(F.broadcast(runs_df), ["submission", "run"], "left")
-                      .select("submission", "run", "exercise", "scenario", "check", "node", "index", "detail",
-                              "seq", "time")
-                      .orderBy("submission", "run", "check", "time", "seq"))
-        violations.coalesce(1).write.mode("overwrite").parquet(storage.for_spark(loader.join(out,
-                                                                                            "violations.parquet")))
-        violations = spark.read.parquet(storage.for_spark(loader.join(out, "violations.parquet")))
-        _write_single_csv(violations, storage, staging, loader.join(out, "violations.csv"))
-        for row in violations.groupBy("submission", "run", "check").count().collect():
-            counts[row["submission"]][(row["run"], row["check"])] = row["count"]
-        first = Window.partitionBy("submission", "run", "check").orderBy("time", "seq", "node", "index")
-        for row in (violations.withColumn("n", F.row_number().over(first)).filter("n = 1").drop("n").collect()):
-            firsts[(row["submission"], row["run"], row["check"])] = row.asDict()
-        shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
-        common = [r.asDict() for r in violations.groupBy("check", shape.alias("message"))
-                  .agg(F.count("*").alias("violations"), F.countDistinct("submission").alias("students"))
-                  .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
-
+    counts: dict[str, dict[tuple[str, str], int]] = {}
+    for (student, run, check), n in found.counts.items():
+        counts.setdefault(student, {})[(run, check)] = n
     results = []
     for s in sorted(cat.submissions, key=lambda s: s.student):
         runs = [(r.run, r.exercise, r.scenario) for r in s.runs]
-        score = rubric_module.score(rubric, runs, counts.get(s.student, {})) if s.ok else None
+        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), s.rules if s.version >= 2 else None)
+                 if s.ok else None)
         results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
-                                            runs=runs, warnings=list(s.warnings)))
-    if events is not None:
-        _attach_first_violations(storage, cat, results, firsts)
-        kept.unpersist()
+                                            runs=runs, warnings=[*s.left_out, *s.warnings]))
+    _attach_first_violations(storage, cat, results, found.firsts)
+    if cached is not None:
+        cached.unpersist()
 
-    report.write_all(storage, out, rubric, results, common, check_totals, n_events)
+    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events)
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started
     totals = [r.score.total for r in results if r.score]
     mean = sum(totals) / len(totals) if totals else 0.0
+    graded = [r for r in results if r.score]
     say(f"done in {elapsed:.1f} s: {len(results)} students, {len(graded)} graded, "
         f"{len(results) - len(graded)} not gradable; {n_events} events ({n_events / max(elapsed, 1e-9):,.0f}/s); "
         f"mean total {mean:.2f} of {rubric_module.fmt(rubric.max_total)}")
@@ -239,6 +249,136 @@ def _grade(spark, storage, args, rubric, say) -> int:
             say(f"  {r.student}: {r.status}")
     say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, feedback/, gradescope/, report.html")
     return 0
+
+
+class Found:
+    """What the checks found, in plain values for the reports."""
+
+    def __init__(self):
+        self.counts: dict[tuple[str, str, str], int] = {}  # (student, run, check) -> violations
+        self.firsts: dict[tuple[str, str, str], dict] = {}  # (student, run, check) -> its first violation
+        self.common: list[dict] = []
+        self.check_totals: dict[str, int] = {}
+
+
+def _parse(spark, storage, cat, partitions: int):
+    """Parse and validate every line once and keep the events the checks read in memory (spilling to disk if need
+    be), partitioned by run; mark the submissions whose lines are malformed or edited.
+    Returns (the cached DataFrame, its valid events, events per (student, run))."""
+    from pyspark.sql import functions as F
+    from pyspark.storagelevel import StorageLevel
+
+    from lab.grade.schema import EVENTS
+
+    subs = {s.student: s for s in cat.submissions}
+    paths = {file_id: rel for file_id, _, _, _, rel in cat.files}
+    cached = loader.read_events(spark, cat, storage, partitions).persist(
+        StorageLevel.DISK_ONLY if on_disk(cat.events_bytes) else StorageLevel.MEMORY_AND_DISK)
+    valid = F.col("problem").isNull() & F.col("edited").isNull()
+    # One pass fills the cache and brings back, per run, its number of events and the lines that have something
+    # to say (usually none); it groups by the partitioning, so nothing is shuffled for it.
+    said = F.struct("file_id", "line", "torn", "problem", "edited")
+    per_run = {}
+    notes = []
+    for row in (cached.groupBy("submission", "run")
+                .agg(F.count_if(valid).alias("events"),
+                     F.collect_list(F.when(~valid, said)).alias("notes")).collect()):
+        per_run[(row["submission"], row["run"])] = row["events"]
+        notes.extend((row["submission"], note) for note in row["notes"])
+    for student, note in sorted(notes, key=lambda n: (n[1]["file_id"], n[1]["line"])):
+        sub = subs[student]
+        at = f"{paths[note['file_id']]} line {note['line']}"
+        if note["problem"] is not None and note["torn"]:
+            sub.warnings.append(f"{at}{note['problem']} (torn last line, skipped)")
+        elif sub.ok:
+            sub.status = (f"malformed: {at}{note['problem']}" if note["problem"] is not None
+                          else f"edited: {at}{note['edited']}")
+    return cached, cached.filter(valid).select(*EVENTS.fieldNames()), per_run
+
+
+def _check(spark, storage, events, graded, staging, out, say) -> Found:
+    """Run every check in one job, write the violations once, and derive everything else from them."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from lab.grade.checks import CHECKS
+
+    found = Found()
+    t0 = time.monotonic()
+    staged = storage.for_spark(loader.join(staging, "violations"))
+    jobs = write_violations(spark, events, staged)
+    violations = spark.read.parquet(staged)
+    say(f"checks done in {time.monotonic() - t0:.1f} s "
+        f"({jobs['jobs']} Spark job{'s' if jobs['jobs'] != 1 else ''}, {jobs['stages']} stages, "
+        f"{jobs['shuffle_stages']} shuffle stages, {jobs['tasks']} tasks)")
+
+    # Per run and check: how many, and the first (earliest) violation, for scores and feedback.
+    first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
+    for row in (violations.groupBy("submission", "run", "check")
+                .agg(F.count(F.lit(1)).alias("n"), first.alias("first")).collect()):
+        key = (row["submission"], row["run"], row["check"])
+        found.counts[key] = row["n"]
+        found.firsts[key] = row["first"].asDict()
+        found.check_totals[row["check"]] = found.check_totals.get(row["check"], 0) + row["n"]
+    for i, (name, _) in enumerate(CHECKS, 1):
+        say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
+    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
+    found.common = [r.asDict() for r in violations.groupBy("check", shape.alias("message"))
+                    .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
+                    .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
+
+    runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
+    runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
+        T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
+        T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
+    ordered = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
+               .select(*OUTPUT_COLUMNS)
+               .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
+    ordered.write.mode("overwrite").parquet(storage.for_spark(loader.join(out, "violations.parquet")))
+    _write_single_csv(spark.read.parquet(storage.for_spark(loader.join(out, "violations.parquet"))), storage, staging,
+                      loader.join(out, "violations.csv"))
+    return found
+
+
+OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time")
+
+
+def write_violations(spark, events, path: str) -> dict:
+    """Run every check on the events (partitioned by run) and write their violations to `path` (parquet), as one
+    Spark job. Returns what it took, from Spark's status store: jobs, stages, tasks, shuffle stages."""
+    from lab.grade.checks import all_checks
+
+    sc = spark.sparkContext
+    group = f"hwm-lab-checks-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "the checks", interruptOnCancel=False)
+    try:
+        all_checks(events).write.mode("overwrite").parquet(path)
+    finally:
+        sc.setJobGroup(None, None)
+    return _jobs_of(sc, group)
+
+
+def _jobs_of(sc, group: str) -> dict:
+    """Spark jobs, stages and tasks that a job group ran, from Spark's status store; a shuffle stage is one that
+    wrote shuffle output. Stages skipped because their output was there already (the parse, below the cache) do
+    not count."""
+    tracker = sc.statusTracker()
+    store = sc._jsc.sc().statusStore()
+    stages = tasks = shuffles = 0
+    job_ids = tracker.getJobIdsForGroup(group)
+    for job_id in job_ids:
+        info = tracker.getJobInfo(job_id)
+        for stage_id in info.stageIds if info else []:
+            try:
+                data = store.lastStageAttempt(stage_id)
+            except Exception:  # a stage that never ran has no attempt
+                continue
+            if data.status().toString() not in ("COMPLETE", "ACTIVE", "FAILED"):
+                continue
+            stages += 1
+            tasks += data.numTasks()
+            shuffles += data.shuffleWriteRecords() > 0 or data.shuffleWriteBytes() > 0
+    return {"jobs": len(job_ids), "stages": stages, "tasks": tasks, "shuffle_stages": shuffles}
 
 
 def _write_single_csv(df, storage, staging, dest) -> None:

@@ -9,6 +9,7 @@ Paths may be local or any URI Spark's Hadoop file systems understand (file://, h
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import json
 import operator
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 MANIFEST = "manifest.json"
+VERSIONS = (1, 2)  # submission format versions this grader reads
+FILES_DIR = "files"  # version 2: the student's exercise files, at files/exercises/<name>.py
 EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 MAX_NODES = 9
@@ -58,6 +61,10 @@ class Submission:
     runs: list[RunInfo] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     created: str = ""
+    version: int = 1
+    # Version 2: per exercise, (rules the student's check found ok, rules checked), as the manifest says.
+    rules: dict[int, tuple[int, int]] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)  # runs that do not count: stale or incomplete, and why
 
     @property
     def ok(self) -> bool:
@@ -289,6 +296,10 @@ class _Zip:
                 out.append((name[len(prefix):], "file", info.file_size))
         return sorted(out)
 
+    def files_under(self, rel: str) -> list[str]:
+        prefix = rel.rstrip("/") + "/"
+        return sorted(name for name in self.members if name.startswith(prefix))
+
     def copy(self, rel: str, storage, dst: str, limit: int) -> None:
         written = 0
         with self.zf.open(self.members[rel]) as src, storage.open_write(dst) as out:
@@ -337,6 +348,19 @@ class _Folder:
     def copy(self, rel: str, storage, dst: str, limit: int) -> None:
         self.storage.stage(self._path(rel), dst)
 
+    def files_under(self, rel: str, depth: int = 3) -> list[str]:
+        if depth == 0 or self.kind(rel) is None or self.kind(rel)[0] != "dir":
+            return []
+        out = []
+        for name, kind, _ in self.listdir(rel):
+            if kind == "file":
+                out.append(f"{rel}/{name}")
+            elif kind == "dir":
+                out.extend(self.files_under(f"{rel}/{name}", depth - 1))
+            elif kind == "link":
+                raise Rejected(f"unsafe folder: {rel}/{name} is a link")
+        return sorted(out)
+
 
 def _safe_rel(path: object, what: str) -> str:
     if not isinstance(path, str) or not path:
@@ -364,10 +388,12 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
     if m.get("format") != "hwm-lab-submission":
         raise Rejected(f"malformed: manifest.json format is {m.get('format')!r}, not 'hwm-lab-submission'")
     version = m.get("version")
-    if not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise Rejected("malformed: manifest.json has no integer version")
-    if version > 1:
-        raise Rejected(f"malformed: submission format version {version} is newer than this grader (1)")
+    if version > max(VERSIONS):
+        raise Rejected(f"malformed: submission format version {version} is newer than this grader "
+                       f"({max(VERSIONS)})")
+    sub.version = version
     student = m.get("student")
     if not isinstance(student, str) or not STUDENT_ID.match(student):
         raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id")
@@ -375,7 +401,65 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
     sub.created = str(m.get("created") or "")
     if not isinstance(m.get("runs"), list):
         raise Rejected("malformed: manifest.json runs is missing or not a list")
+    if version >= 2:
+        sub.rules = _rule_results(m.get("checks"))
     return m
+
+
+def _rule_results(checks: object) -> dict[int, tuple[int, int]]:
+    """Version 2's self-reported rule results: exercise -> (rules ok, rules)."""
+    if not isinstance(checks, list):
+        raise Rejected("malformed: manifest.json checks is missing or not a list")
+    results = {}
+    for i, c in enumerate(checks):
+        exercise = c.get("exercise") if isinstance(c, dict) else None
+        rules = c.get("rules") if isinstance(c, dict) else None
+        if isinstance(exercise, bool) or not isinstance(exercise, int) or not isinstance(rules, list):
+            raise Rejected(f"malformed: manifest.json checks[{i}] needs an integer exercise and a list of rules")
+        if not all(isinstance(r, dict) and isinstance(r.get("ok"), bool) for r in rules):
+            raise Rejected(f"malformed: manifest.json checks[{i}] has a rule without a true/false ok")
+        results[exercise] = (sum(r["ok"] for r in rules), len(rules))
+    return results
+
+
+def _file_hashes(box, limits: Limits) -> dict[str, str]:
+    """sha256 of every file under files/ in the submission, computed here (the manifest's own list of hashes is
+    not trusted): module path (exercises/NAME.py) -> hex digest."""
+    hashes = {}
+    for rel in box.files_under(FILES_DIR):
+        hashes[rel[len(FILES_DIR) + 1:]] = hashlib.sha256(box.read(rel, limits.max_meta_bytes)).hexdigest()
+    return hashes
+
+
+def _stale(run: dict, hashes: dict[str, str]) -> str | None:
+    """Why a version 2 run does not match the submitted files, or None."""
+    recorded = run.get("files_sha256")
+    if not isinstance(recorded, dict) or not recorded:
+        return "it records no files it was made from"
+    for module, digest in sorted(recorded.items()):
+        if module not in hashes:
+            return f"it was made from {module}, which the submission does not hold"
+        if digest != hashes[module]:
+            return f"it was made from another version of {module} than the one submitted"
+    return None
+
+
+def _never_started(box, rel: str, node: str, limits: Limits) -> bool:
+    """Whether the run's cluster events say the node's process ended on its own (`node_exited`): a node that
+    never started has nothing to trace."""
+    name = f"{rel}/events-cluster.jsonl"
+    if box.kind(name) is None:
+        return False
+    for line in box.read(name, limits.max_file_bytes).splitlines():
+        if b'"node_exited"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "node_exited" and event.get("target") == node:
+            return True
+    return False
 
 
 def _trace_meta(box, rel: str, limits: Limits) -> dict:
@@ -399,8 +483,10 @@ def _trace_meta(box, rel: str, limits: Limits) -> dict:
 
 
 def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tuple[str, str, int]]]]:
-    """Validate a submission's metadata; return its runs and their events files (node, path, size)."""
+    """Validate a submission's metadata; return the runs that count and their events files (node, path, size).
+    A run that does not count (stale or incomplete) is named in sub.left_out with the reason."""
     m = _manifest(box, sub, limits)
+    hashes = _file_hashes(box, limits) if sub.version >= 2 else {}
     runs, seen, total = [], set(), 0
     for i, r in enumerate(m["runs"]):
         if not isinstance(r, dict) or not isinstance(r.get("run"), str) or not r["run"]:
@@ -413,6 +499,11 @@ def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tu
         if isinstance(exercise, bool) or not isinstance(exercise, int):
             raise Rejected(f"malformed: manifest.json run {name!r} has no integer exercise")
         rel = _safe_rel(r.get("dir", f"runs/{name}"), f"run {name!r} dir")
+        if sub.version >= 2:
+            why = _stale(r, hashes)
+            if why:
+                sub.left_out.append(f"stale: run {name} (exercise {exercise}) counts for nothing: {why}")
+                continue
         meta = _trace_meta(box, rel, limits)
         files = []
         for fname, kind, size in box.listdir(rel):
@@ -430,14 +521,33 @@ def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tu
                 raise Rejected(f"too large: the events files add up to more than "
                                f"{limits.max_submission_bytes / MiB:g} MB")
             files.append((node, f"{rel}/{fname}", size))
-        if not files:
-            raise Rejected(f"malformed: {rel} has no events-*.jsonl files")
+        gaps = _gaps(box, rel, meta["nodes"], files, limits)
+        if gaps:
+            sub.left_out.append(f"incomplete: run {name} (exercise {exercise}) counts for nothing: "
+                                f"{'; '.join(gaps)}")
+            continue
         scenario = r.get("scenario", meta.get("scenario"))
         bound = meta.get("liveness_bound")
         runs.append((RunInfo(run=name, exercise=exercise, scenario=scenario if isinstance(scenario, str) else None,
                              dir=rel, nodes=list(meta["nodes"]),
                              liveness_bound=None if bound is None else float(bound)), files))
     return runs
+
+
+def _gaps(box, rel: str, nodes: list[str], files: list[tuple[str, str, int]], limits: Limits) -> list[str]:
+    """The events files a run lacks: every node of trace.json and the cluster have one with events in it, unless
+    the cluster's events say the node's process ended on its own before it started (a deleted file could hide
+    a violation)."""
+    sizes = {node: (path, size) for node, path, size in files}
+    gaps = []
+    for node in [*nodes, "cluster"]:
+        path, size = sizes.get(node, (None, 0))
+        if path is not None and size > 0 and (size > 64 or box.read(path, 64).strip()):
+            continue
+        if node != "cluster" and _never_started(box, rel, node, limits):
+            continue
+        gaps.append(f"events-{node}.jsonl is {'missing' if path is None else 'empty'}")
+    return gaps
 
 
 def _fallback_id(source: str) -> str:
@@ -452,6 +562,7 @@ class Catalog:
     files: list[tuple[int, str, str, str, str]]  # (file id, student, run, node, path in submission)
     skipped: list[str]  # entries of SUBMISSIONS that are not submissions
     events_dir: str
+    events_bytes: int = 0  # the size of the staged events files, to size Spark's partitions
 
     @property
     def runs(self) -> Iterable[tuple[Submission, RunInfo]]:
@@ -470,6 +581,7 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
     excluded = list(exclude)
     subs: list[Submission] = []
     files: list[tuple[int, str, str, str, str]] = []
+    events_bytes = 0
     skipped: list[str] = []
     candidates = []
     for name, kind, size in entries:
@@ -505,7 +617,8 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
             first_id = len(files)
             staged = []
             for run, run_files in runs:
-                for node, rel, _ in run_files:
+                for node, rel, size in run_files:
+                    events_bytes += size
                     file_id = first_id + len(staged)
                     dst = join(events_dir, f"f{file_id:07d}.jsonl")
                     written.append(dst)
@@ -516,18 +629,18 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
             files.extend(staged)
         except Rejected as exc:
             sub.status = str(exc)
-            sub.runs = []
+            sub.runs, sub.left_out = [], []
             for dst in written:
                 storage.remove(dst)
         except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError) as exc:
             sub.status = f"malformed: cannot read the submission ({type(exc).__name__}: {str(exc)[:100]})"
-            sub.runs = []
+            sub.runs, sub.left_out = [], []
             for dst in written:
                 storage.remove(dst)
         if n % step == 0 or n == len(candidates):
             progress(f"read {n}/{len(candidates)} submissions")
     _resolve_duplicates(subs, files)
-    return Catalog(subs, files, skipped, events_dir)
+    return Catalog(subs, files, skipped, events_dir, events_bytes)
 
 
 def _resolve_duplicates(subs: list[Submission], files: list) -> None:
@@ -560,115 +673,95 @@ def small_table(spark, storage, path: str, rows, schema):
     return spark.read.schema(schema).json(storage.for_spark(path))
 
 
-def read_events(spark, cat: Catalog, storage, partitions: int = 8):
-    """The staged events files as one DataFrame, parsed against the explicit schema: the events the checks read
-    (schema.CHECKED_TYPES), each with its run's context, and every line that has something to say: `file_status`
-    (why the line makes its submission ungradable) or `warning` (a torn last line, to be skipped).
+def read_events(spark, cat: Catalog, storage, partitions: int):
+    """The staged events files as one DataFrame, parsed against the explicit schema and hash-partitioned by
+    (submission, run): the events the checks read (schema.CHECKED_TYPES), each with its run's context
+    (schema.EVENTS), and every line that has something to say, with `file_id` and `line` to find it and
+    `problem` (what is wrong with it, said after "<path> line <N>") or `edited` (its seq is not its line number).
+    A problem on the last line of a file that ends without a newline is `torn` (a node killed mid-write).
 
-    Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how files
-    are split. The rows come out hash-partitioned by (submission, run): every check groups, orders and joins within
-    a run, so Spark shuffles the events once here and never again.
-
-    Most of the cost is Spark's JSON parser, once per line; around it the rows stay narrow (a file id, not its
-    context) until the events the checks never read are dropped.
+    Lines are numbered from the file, which Spark reads whole (`wholetext`), so numbering never depends on how
+    files are split. Every check keeps within a run, so this is the one shuffle of the job. Most of the cost is
+    Spark's JSON parser, once per line; around it the rows stay narrow until the events the checks never read
+    are dropped, and the expensive tests run only on the lines kept. (The expressions are SQL text: built call by
+    call from Python they would cost thousands of round trips to the JVM.)
     """
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, REQUIRED
+    from lab.grade.checks import among, q
+    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CONTEXT_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, \
+        REQUIRED
 
     runs = {(s.student, r.run): r for s, r in cat.runs}
     file_rows = []
-    for file_id, student, run, node, rel in cat.files:
+    for file_id, student, run, node, _ in cat.files:
         info = runs[(student, run)]
-        file_rows.append((file_id, student, run, node, rel, info.scenario, len(info.nodes), info.liveness_bound))
+        file_rows.append((file_id, student, run, node, info.scenario, len(info.nodes), info.liveness_bound))
     files = small_table(spark, storage, cat.events_dir + "-files.jsonl", file_rows, T.StructType([
         T.StructField("file_id", T.IntegerType(), False), T.StructField("submission", T.StringType(), False),
         T.StructField("run", T.StringType(), False), T.StructField("file_node", T.StringType(), False),
-        T.StructField("path", T.StringType(), False), T.StructField("scenario", T.StringType()),
-        T.StructField("cluster_size", T.IntegerType()), T.StructField("liveness_bound", T.DoubleType())]))
+        T.StructField("scenario", T.StringType()), T.StructField("cluster_size", T.IntegerType()),
+        T.StructField("liveness_bound", T.DoubleType())]))
+    context = [f.name for f in CONTEXT_FIELDS]
+    fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
 
-    raw = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
-           .select(F.regexp_extract(F.col("_metadata.file_name"), r"^f(\d+)\.jsonl$", 1).cast("int")
-                   .alias("file_id"), F.col("value")))
-    text = F.col("value")
-    # Two steps, so that no exploded line carries its whole file along.
-    lines = (raw.join(F.broadcast(files.select("file_id", "file_node")), "file_id")
-             .select("file_id", "file_node", F.split(text, "\n").alias("lines"),
-                     ((F.length(text) == 0) | text.endswith("\n")).alias("ends_nl"))
+    # One row per file meets its context (one small broadcast); then the file is split into numbered lines, in
+    # two steps so that no line carries its whole file along.
+    lines = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
+             .selectExpr(f"CAST(regexp_extract(_metadata.file_name, {q(r'^f([0-9]+)[.]jsonl$')}, 1) AS INT) "
+                         f"AS file_id", "value")
+             .join(F.broadcast(files), "file_id")
+             .selectExpr("file_id", "file_node", *context, "split(value, '\\n') AS lines",
+                         "length(value) = 0 OR endswith(value, '\\n') AS ends_nl")
              # (the _outer form, or Spark adds a filter that splits every file a second time)
-             .select("file_id", "file_node", "ends_nl", F.size("lines").alias("n_lines"),
-                     F.posexplode_outer("lines").alias("pos", "text"))
-             .select("*", (F.col("pos") + 1).alias("line"))
-             .filter(F.col("text").startswith("{") | (F.trim(F.col("text")) != "")))
-    opts = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT}
+             .selectExpr("file_id", "file_node", *context, "ends_nl", "size(lines) AS n_lines",
+                         "posexplode_outer(lines) AS (pos, text)")
+             .selectExpr("*", "pos + 1 AS line")
+             .where("startswith(text, '{') OR trim(text) != ''"))
     # The parsed line comes out of a generator (of one row): Spark would otherwise push the filter below
     # (keep the lines the checks need) down to the raw text, parsing the JSON once per field the filter reads.
-    parsed = lines.select("file_id", "file_node", "line", "text",
-                          ((F.col("line") == F.col("n_lines")) & ~F.col("ends_nl")).alias("torn"),
-                          F.explode(F.array(F.from_json("text", EVENT_LINE, opts))).alias("j"))
-    j = F.col("j")
-    line = F.col("line")
+    parse = (f"from_json(text, {q(EVENT_LINE.simpleString())}, map('mode', 'PERMISSIVE', "
+             f"'columnNameOfCorruptRecord', {q(CORRUPT)}))")
+    parsed = lines.selectExpr("file_id", "file_node", *context, "line", "text",
+                              "line = n_lines AND NOT ends_nl AS torn", f"explode(array({parse})) AS j")
 
     # Pass 1, on every line: a few cheap tests. Lines of the types the checks read, and lines that fail a test,
     # go on (with the text of the failing ones, to be explained); the rest are done with.
-    suspect = functools.reduce(operator.or_, [
-        j.isNull(), j[CORRUPT].isNotNull(), *[j[f.name].isNull() for f in COMMON_FIELDS],
-        j["v"] != 1, j["node"] != F.col("file_node"), j["seq"] != line])
-    event_fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
-    kept = (parsed.filter(j["type"].isin(*CHECKED_TYPES) | suspect)
-            .select("file_id", "file_node", "line", "torn", F.when(suspect, F.col("text")).alias("text"),
-                    j.isNull().alias("unparsed"),
-                    *[j[n].alias(n) for n in event_fields], j[CORRUPT].alias(CORRUPT))
-            .join(F.broadcast(files.select("file_id", "submission", "run")), "file_id"))
-    if partitions:
-        kept = kept.repartition(partitions, "submission", "run")
+    suspect = " OR ".join(["j IS NULL", f"j.{CORRUPT} IS NOT NULL", *[f"j.{f.name} IS NULL" for f in COMMON_FIELDS],
+                           "j.v != 1", "j.node != file_node", "j.seq != line"])
+    kept = (parsed.where(f"j.type IN {among(CHECKED_TYPES)} OR {suspect}")
+            .selectExpr("file_id", "file_node", *context, "line", "torn", f"CASE WHEN {suspect} THEN text END AS text",
+                        "j IS NULL AS unparsed", *[f"j.{n} AS {n}" for n in fields], f"j.{CORRUPT} AS {CORRUPT}")
+            .repartition(partitions, "submission", "run"))
 
-    # Pass 2, on the lines kept: what is wrong with a line, said after "<path> line <N>". The expensive tests
-    # (re-reading the text, walking entries) run only where the cheap ones found something or the line is kept.
-    col = F.col
-    wrong_type = F.coalesce(*[F.when(F.get_json_object("text", f"$.{f.name}").isNotNull() & col(f.name).isNull(),
-                                     F.lit(f.name)) for f in (*COMMON_FIELDS, *EXTRA_FIELDS)], F.lit("?"))
-    missing = F.coalesce(*[F.when(col(f.name).isNull(), F.lit(f.name)) for f in COMMON_FIELDS])
-    per_type = F.coalesce(*[F.when((col("type") == t) & col(name).isNull(), F.lit(f"{t} without {name}"))
-                            for t, names in REQUIRED.items() for name in names])
+    # Pass 2, on the lines kept: what is wrong with a line. The expensive tests (re-reading the text, walking
+    # entries) run only where the cheap ones found something or the line is kept.
+    def first_of(cases: list[str]) -> str:
+        return "coalesce(" + ", ".join(cases) + ")"
 
-    def bad_entry(e):
-        return ((F.size(e) != 3) | F.try_element_at(e, F.lit(1)).try_cast("int").isNull()
-                | F.try_element_at(e, F.lit(2)).try_cast("int").isNull())
-
-    shapes = F.coalesce(*[F.when(F.exists(col(name), bad_entry),
-                                 F.lit(f"an entry in {name} is not [index, generation, digest]"))
-                          for name in ("committed", "removed", "entries")],
-                        F.when(col("entry").isNotNull() & bad_entry(col("entry")),
-                               F.lit("entry is not [index, generation, digest]")))
-    seq = col("seq")
-    problem = (F.when(col("unparsed") | (col(CORRUPT).isNotNull() & F.json_object_keys("text").isNull()),
-                      F.lit(" is not JSON"))
-               .when(col(CORRUPT).isNotNull(), F.concat(F.lit(": field "), wrong_type, F.lit(" has the wrong type")))
-               .when(missing.isNotNull(), F.concat(F.lit(": field "), missing, F.lit(" is missing")))
-               .when(col("v") != 1, F.concat(F.lit(": trace format version "), col("v").cast("string"),
-                                             F.lit(" is not supported")))
-               .when(col("node") != col("file_node"), F.concat(F.lit(": node is "), col("node"), F.lit(", not "),
-                                                              col("file_node")))
-               .when(per_type.isNotNull(), F.concat(F.lit(": "), per_type))
-               .when(shapes.isNotNull(), F.concat(F.lit(": "), shapes)))
-    # A torn last line (a node killed mid-write: no newline after it) is skipped with a warning, as the trace
-    # format says. Every other line N must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
-    edited = F.when(seq != line, F.concat(
-        F.lit(" has seq "), seq.cast("string"),
-        F.when(line == 1, F.lit(", expected 1"))
-        .when(seq < line, F.lit(", a repeat or out of sequence"))
-        .otherwise(F.concat(F.lit(" after seq "), (line - 1).cast("string"), F.lit(" (events out of sequence)")))))
-    at = F.concat(F.col("path"), F.lit(" line "), line.cast("string"))
-    explained = (kept.join(F.broadcast(files.select("file_id", "path", "scenario", "cluster_size", "liveness_bound")),
-                           "file_id")
-                 .select("*", problem.alias("problem")))
-    return explained.select(
-        "file_id", "submission", "run", "scenario", "cluster_size", "liveness_bound", "line",
-        F.when(F.col("problem").isNotNull() & ~F.col("torn"), F.concat(F.lit("malformed: "), at, F.col("problem")))
-        .when(F.col("problem").isNull() & (seq != line), F.concat(F.lit("edited: "), at, edited))
-        .alias("file_status"),
-        F.when(F.col("problem").isNotNull() & F.col("torn"),
-               F.concat(at, F.col("problem"), F.lit(" (torn last line, skipped)"))).alias("warning"),
-        *event_fields)
+    wrong_type = first_of([f"CASE WHEN get_json_object(text, '$.{n}') IS NOT NULL AND {n} IS NULL THEN '{n}' END"
+                           for n in fields] + ["'?'"])
+    missing = first_of([f"CASE WHEN {f.name} IS NULL THEN '{f.name}' END" for f in COMMON_FIELDS])
+    per_type = first_of([f"CASE WHEN type = '{t}' AND {name} IS NULL THEN '{t} without {name}' END"
+                         for t, names in REQUIRED.items() for name in names])
+    bad_entry = ("(size({e}) != 3 OR try_cast(try_element_at({e}, 1) AS INT) IS NULL "
+                 "OR try_cast(try_element_at({e}, 2) AS INT) IS NULL)")
+    shapes = first_of([f"CASE WHEN exists({name}, e -> {bad_entry.format(e='e')}) THEN "
+                       f"'an entry in {name} is not [index, generation, digest]' END"
+                       for name in ("committed", "removed", "entries")]
+                      + [f"CASE WHEN entry IS NOT NULL AND {bad_entry.format(e='entry')} THEN "
+                         f"'entry is not [index, generation, digest]' END"])
+    problem = (f"CASE WHEN unparsed OR ({CORRUPT} IS NOT NULL AND json_object_keys(text) IS NULL) THEN ' is not JSON' "
+               f"WHEN {CORRUPT} IS NOT NULL THEN concat(': field ', {wrong_type}, ' has the wrong type') "
+               f"WHEN {missing} IS NOT NULL THEN concat(': field ', {missing}, ' is missing') "
+               f"WHEN v != 1 THEN concat(': trace format version ', CAST(v AS STRING), ' is not supported') "
+               f"WHEN node != file_node THEN concat(': node is ', node, ', not ', file_node) "
+               f"WHEN {per_type} IS NOT NULL THEN concat(': ', {per_type}) "
+               f"WHEN {shapes} IS NOT NULL THEN concat(': ', {shapes}) END")
+    # Every line N that is not torn must be the file's N-th event: seq N (a gap, a repeat or a swap is an edit).
+    edited = ("CASE WHEN seq != line THEN concat(' has seq ', CAST(seq AS STRING), CASE WHEN line = 1 THEN "
+              "', expected 1' WHEN seq < line THEN ', a repeat or out of sequence' ELSE concat(' after seq ', "
+              "CAST(line - 1 AS STRING), ' (events out of sequence)') END) END")
+    return kept.selectExpr("file_id", "line", "torn", f"{problem} AS problem", f"{edited} AS edited", *context,
+                           *fields)

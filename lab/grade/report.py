@@ -10,8 +10,8 @@ import io
 import json
 from dataclasses import dataclass, field
 
-from lab.grade.rubric import Rubric, Score, fmt
-from lab.grade.rules import BY_ID
+from lab.grade.rubric import RULES_ENTRY, CheckScore, Rubric, Score, fmt
+from lab.grade.rules import BY_ID, RULES
 
 
 @dataclass
@@ -58,8 +58,21 @@ def grades_csv(rubric: Rubric, results: list[StudentResult]) -> str:
 
 def _failed(r: StudentResult):
     for cs in r.score.checks if r.score else []:
-        if cs.failed_runs:
+        if cs.failed:
             yield cs
+
+
+def _how(cs: CheckScore) -> str:
+    """How a failed (exercise, check) failed, in one sentence."""
+    if cs.check == RULES_ENTRY:
+        if cs.rules is None:
+            return ("Your submission reports no rule results (submission format version 1): these points follow "
+                    "the share of the exercise's other points that your traces earned.")
+        ok, total = cs.rules
+        return (f"Your check found {ok} of {total} rules ok." if total else
+                f"Your submission reports no rules checked for exercise {cs.exercise}.")
+    return (f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}), "
+            f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all.")
 
 
 def _title(rubric: Rubric, number: int) -> str:
@@ -97,9 +110,7 @@ def feedback_md(rubric: Rubric, r: StudentResult) -> str:
         rule = BY_ID[cs.check]
         lines += [f"### Exercise {cs.exercise}: {rule.title} (`{cs.check}`), "
                   f"{fmt(cs.points)} / {fmt(cs.max_points)} points", "",
-                  f"The rule: {rule.rule}", "",
-                  f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}), "
-                  f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all.", ""]
+                  f"The rule: {rule.rule}", "", _how(cs), ""]
         v = r.first.get((cs.exercise, cs.check))
         if v:
             where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
@@ -149,8 +160,7 @@ def feedback_html(rubric: Rubric, r: StudentResult) -> str:
         parts.append(f"<h3>Exercise {cs.exercise}: {e(rule.title)} (<code>{cs.check}</code>), "
                      f"{fmt(cs.points)} / {fmt(cs.max_points)} points</h3>")
         parts.append(f"<p class=\"rule\">The rule: {e(rule.rule)}</p>")
-        parts.append(f"<p>Broken in {len(cs.failed_runs)} of {cs.runs} runs ({e(', '.join(cs.failed_runs))}), "
-                     f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all.</p>")
+        parts.append(f"<p>{e(_how(cs))}</p>")
         v = r.first.get((cs.exercise, cs.check))
         if v:
             where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
@@ -177,15 +187,16 @@ def gradescope(rubric: Rubric, r: StudentResult) -> dict:
     tests = []
     for cs in r.score.checks:
         rule = BY_ID[cs.check]
-        passed = not cs.failed_runs and cs.runs > 0
+        passed = not cs.failed and cs.runs > 0
         if passed:
-            output = f"Passed on {cs.runs} run{'s' if cs.runs != 1 else ''}. {rule.rule}"
+            output = (f"Passed on {cs.runs} run{'s' if cs.runs != 1 else ''}. {rule.rule}" if cs.check != RULES_ENTRY
+                      else f"{_how(cs) if cs.rules is None else 'Every rule ok.'} {rule.rule}")
         elif cs.runs == 0:
             output = f"No runs of exercise {cs.exercise} to grade. {rule.rule}"
         else:
             v = r.first.get((cs.exercise, cs.check))
-            output = (f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}). "
-                      f"The rule: {rule.rule}" + (f"\nFirst violation (run {v['run']}): {v['detail']}" if v else ""))
+            output = (f"{_how(cs)} The rule: {rule.rule}"
+                      + (f"\nFirst violation (run {v['run']}): {v['detail']}" if v else ""))
         tests.append({"name": f"Exercise {cs.exercise} ({_title(rubric, cs.exercise)}): {rule.title} [{cs.check}]",
                       "score": cs.points, "max_score": cs.max_points, "status": "passed" if passed else "failed",
                       "output": output, "visibility": "visible"})
@@ -244,7 +255,7 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
              f"{fmt(rubric.max_total)}.</p>", "<h2>Scores</h2>", _histogram_svg(totals, rubric.max_total)]
 
     check_rates = []
-    for rule in BY_ID.values():
+    for rule in RULES:
         graded_runs = failed_runs = 0
         for r in graded:
             seen = {}

@@ -7,7 +7,9 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-from lab.grade.rules import CHECK_IDS
+from lab.grade.rules import CHECK_IDS, SELF_REPORTED
+
+RULES_ENTRY = SELF_REPORTED.check  # a rubric entry that is not a check: the self-reported rule results
 
 CREDIT = ("per-run", "all-or-nothing")
 
@@ -76,7 +78,7 @@ def parse(text: str, name: str = "rubric") -> Rubric:
         points = spec.get("points", {})
         if not isinstance(points, dict) or not points:
             raise RubricError(f"{name}: exercises.{key}.points must map checks to points")
-        _known(points, f"{name}: exercises.{key}.points")
+        _known([c for c in points if c != RULES_ENTRY], f"{name}: exercises.{key}.points")
         for check, p in points.items():
             if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
                 raise RubricError(f"{name}: exercises.{key}.points.{check} must be a number >= 0")
@@ -93,7 +95,8 @@ def parse(text: str, name: str = "rubric") -> Rubric:
 def _known(checks, where: str) -> None:
     unknown = [c for c in checks if c not in CHECK_IDS]
     if unknown:
-        raise RubricError(f"{where}: unknown checks {unknown}; the checks are {list(CHECK_IDS)}")
+        raise RubricError(f"{where}: unknown checks {unknown}; the checks are {list(CHECK_IDS)} "
+                          f"(and, in points, {RULES_ENTRY!r})")
 
 
 def load(path: str | None, read=None) -> Rubric:
@@ -112,7 +115,12 @@ class CheckScore:
     max_points: float
     runs: int  # runs of the exercise graded by this check
     failed_runs: list[str]
-    violations: int
+    violations: int  # for the `rules` entry: the rules not ok
+    rules: tuple[int, int] | None = None  # the `rules` entry: (ok, checked), or None when none were reported
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failed_runs) or (self.check == RULES_ENTRY and self.points < self.max_points)
 
 
 @dataclass
@@ -123,8 +131,11 @@ class Score:
     notes: list[str]
 
 
-def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: dict[tuple[str, str], int]) -> Score:
-    """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count."""
+def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: dict[tuple[str, str], int],
+          rules: dict[int, tuple[int, int]] | None = None) -> Score:
+    """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count; rules: exercise ->
+    (rules ok, rules) as the submission reports them (None for a submission that reports none: then a `rules`
+    entry earns the share of the exercise's other points that its traces earned)."""
     checks, notes, by_exercise = [], [], {}
     for ex in rubric.exercises:
         mine = [(r, s) for r, e, s in runs if e == ex.number and ex.counts(s)]
@@ -132,6 +143,8 @@ def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: d
             notes.append(f"no runs for exercise {ex.number}")
         got = 0.0
         for check, points in ex.points.items():
+            if check == RULES_ENTRY:
+                continue
             graded = [r for r, s in mine if not rubric.skipped(s, check)]
             failed = [r for r in graded if violations.get((r, check), 0) > 0]
             count = sum(violations.get((r, check), 0) for r in graded)
@@ -146,6 +159,20 @@ def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: d
             earned = round(earned, rubric.decimals)
             got += earned
             checks.append(CheckScore(ex.number, check, earned, points, len(graded), failed, count))
+        if RULES_ENTRY in ex.points:
+            points = ex.points[RULES_ENTRY]
+            traced = ex.max_points - points
+            ok, total = (rules or {}).get(ex.number, (0, 0))
+            if not mine:
+                share = 0.0
+            elif rules is None:
+                share = got / traced if traced else 1.0
+            else:
+                share = ok / total if total else 0.0
+            earned = round(points * share, rubric.decimals)
+            got += earned
+            checks.append(CheckScore(ex.number, RULES_ENTRY, earned, points, len(mine), [], total - ok,
+                                     rules=None if rules is None else (ok, total)))
         by_exercise[ex.number] = round(got, rubric.decimals)
     total = round(sum(by_exercise.values()), rubric.decimals)
     return Score(total, by_exercise, checks, notes)

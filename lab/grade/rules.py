@@ -41,7 +41,27 @@ RULES: tuple[Rule, ...] = (
     Rule(9, "scenario", "The scenario's own expectations",
          "Every expectation the scenario states holds (for example in S1: e4 is never served and every final "
          "log is [e1, e2, e3, e5])."),
+    Rule(10, "read-gate-strict", "A read at or below the HWM is served",
+         "A node refuses a read only of an index that does not exist or is above its high-water mark: a read of "
+         "an index from 1 up to the HWM must be served (check_read)."),
+    Rule(11, "wal-truncation", "Truncating the WAL leaves the log ending just before the cut",
+         "After a node's log storage applies a truncation from index i, its durable log (rescanned) ends at "
+         "i - 1: no later segment is kept and the cut falls at the right record (plan_truncation)."),
+    Rule(12, "epoch-end", "The leader answers where its log ends for the asked generation",
+         "The end index a leader gives for generation g is the last index of its log whose generation is g or "
+         "lower: within its log, with an entry of generation g or lower there, and the entry after it (if any) of "
+         "a newer generation (leader_epoch_end)."),
+    Rule(13, "epoch-truncation", "A restarted follower cuts its log just after the leader's end index",
+         "Given the leader's end index e, a follower whose log goes beyond e removes entries from e + 1 on, and "
+         "removes nothing when its log ends at or before e (epoch_truncation_point)."),
 )
 
 CHECK_IDS: tuple[str, ...] = tuple(r.check for r in RULES)
-BY_ID: dict[str, Rule] = {r.check: r for r in RULES}
+
+# Not a check of the traces: a rubric's `rules` entry scores the share of the exercise's rules that the student's
+# own check found ok, as the submission's manifest reports it (docs/grading.md, "The rubric").
+SELF_REPORTED = Rule(0, "rules", "The exercise's rules, as your own check ran them",
+                     "`hwm-lab exercise check` runs each rule of the exercise on your code; these points are the "
+                     "share of rules it found ok, as your submission reports it. The traces' checks carry the "
+                     "other points.")
+BY_ID: dict[str, Rule] = {r.check: r for r in (*RULES, SELF_REPORTED)}

@@ -55,6 +55,12 @@ EXTRA_FIELDS: tuple[StructField, ...] = (
     StructField("name", StringType()),
     StructField("ok", BooleanType()),
     StructField("detail", StringType()),
+    StructField("segments", ArrayType(IntegerType())),
+    StructField("deleted", ArrayType(IntegerType())),
+    StructField("end_index", IntegerType()),
+    StructField("end_generation", IntegerType()),
+    StructField("next_generation", IntegerType()),
+    StructField("cut", IntegerType()),
 )
 
 CORRUPT = "_corrupt_record"
@@ -103,6 +109,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "node_paused": ("target",),
     "node_resumed": ("target",),
     "expectation": ("name", "ok"),
+    "read_refused": ("index", "hwm"),
+    "wal_truncated": ("from_index", "log_end"),
+    "epoch_answer": ("generation", "end_index"),
+    "epoch_truncation": ("end_index", "log_end"),
 }
 
 # The event types the checks read. The loader keeps only these (and lines with something wrong), so the checks
@@ -110,5 +120,6 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 CHECKED_TYPES: tuple[str, ...] = (
     "node_started", "leader_append", "follower_append", "match_index_updated", "hwm_changed", "truncated",
     "write_acked", "read_served", "client_write", "log_snapshot", "node_killed", "node_restarted", "node_paused",
-    "node_resumed", "link_cut", "link_healed", "expectation",
+    "node_resumed", "link_cut", "link_healed", "expectation", "read_refused", "wal_truncated", "epoch_answer",
+    "epoch_truncation",
 )

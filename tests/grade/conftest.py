@@ -12,9 +12,10 @@ def spark(tmp_path_factory):
 
     # Executors start Python workers: the same interpreter as the tests.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = spark_session("local[2]", app_name="hwm-lab-grade-tests", shuffle_partitions=2,
+    session = spark_session("local[2]", app_name="hwm-lab-grade-tests",
                             local_dir=str(tmp_path_factory.mktemp("spark-local")))
-    # The tests' traces are tiny: re-planning every stage adaptively costs more than it saves.
+    # The tests' traces are tiny: few partitions, and re-planning every stage adaptively costs more than it saves.
+    session.conf.set("spark.sql.shuffle.partitions", "2")
     session.conf.set("spark.sql.adaptive.enabled", "false")
     yield session
     session.stop()

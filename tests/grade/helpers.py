@@ -7,7 +7,7 @@ import itertools
 import json
 from collections import defaultdict
 
-from lab.grade.synth import digest
+from .synth import digest
 
 
 def entry(index: int, generation: int, payload: str) -> list:
@@ -66,7 +66,7 @@ def rows(df) -> list[dict]:
 
 def full_runs(bugs=frozenset()) -> list:
     """One run per exercise of the default rubric, as `hwm-lab submit` would pack them."""
-    from lab.grade import synth
+    from . import synth
 
     return [(synth.s1_run("ex1-s1", bugs), 1), (synth.l1_run("ex2-l1", bugs=bugs), 2),
             (synth.l1_run("ex3-l1", bugs=bugs), 3), (synth.l1_run("ex4-l1", bugs=bugs), 4),
@@ -90,7 +90,7 @@ def make_class(root) -> None:
     """Correct students, students with one planted bug each, and bad submissions of every kind."""
     import zipfile
 
-    from lab.grade import synth
+    from . import synth
 
     root.mkdir(parents=True, exist_ok=True)
     synth.write_submission(root, "alice", full_runs())

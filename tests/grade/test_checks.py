@@ -5,7 +5,7 @@ import pytest
 from lab.grade import checks
 from lab.grade.schema import VIOLATIONS
 
-from .helpers import Events, entry, rows
+from .helpers import Events, entry, rows, to_events_df
 
 pytestmark = pytest.mark.spark
 
@@ -302,3 +302,101 @@ def test_no_check_uses_python_udfs():
 
     source = inspect.getsource(checks)
     assert "udf" not in source.lower().replace("no python udfs", "")
+
+
+# ---- 10 -----------------------------------------------------------------------------------------------------
+
+def test_refusing_reads_above_the_hwm_or_of_no_index_passes(spark):
+    ev = leader_with_three_entries(Events())
+    ev.add("B", "read_refused", 1.0, gen=1, index=4, hwm=3, reason="not available: index 4 is above the HWM 3")
+    ev.add("B", "read_refused", 1.1, gen=1, index=0, hwm=3, reason="not available: index 0 does not exist")
+    assert run_check(spark, checks.check_read_gate_strict, ev) == []
+
+
+def test_refusing_a_read_of_the_hwm_itself_fails(spark):
+    ev = leader_with_three_entries(Events())
+    ev.add("B", "read_refused", 1.0, gen=1, index=3, hwm=3, reason="not available: index 3 is above the HWM 3")
+    out = run_check(spark, checks.check_read_gate_strict, ev)
+    assert [(v["node"], v["index"], v["detail"]) for v in out] == [
+        ("B", 3, "B refused a read of index 3 although its HWM was 3 (not available: index 3 is above the HWM 3)")]
+
+
+# ---- 11 -----------------------------------------------------------------------------------------------------
+
+def test_a_truncation_that_leaves_the_log_ending_before_the_cut_passes(spark):
+    ev = Events()
+    ev.add("A", "wal_truncated", 1.0, from_index=5, log_end=4, segments=[1], deleted=[5, 9])
+    assert run_check(spark, checks.check_wal_truncation, ev) == []
+
+
+def test_a_truncation_that_keeps_a_later_segment_fails(spark):
+    ev = Events()
+    ev.add("A", "wal_truncated", 1.0, from_index=5, log_end=12, segments=[1, 9], deleted=[5])
+    out = run_check(spark, checks.check_wal_truncation, ev)
+    assert [(v["node"], v["index"], v["detail"]) for v in out] == [
+        ("A", 5, "A truncated its log from index 5, but its log then ends at 12, not 4 (segments left start at "
+                 "[1, 9]; deleted [5])")]
+
+
+# ---- 12 -----------------------------------------------------------------------------------------------------
+
+def test_an_end_index_at_the_last_entry_of_the_generation_passes(spark):
+    # The leader's log is generations [1, 1, 1, 2, 2]: generation 1 ends at index 3.
+    ev = Events()
+    ev.add("B", "epoch_answer", 1.0, gen=2, generation=1, end_index=3, log_end=5, end_generation=1,
+           next_generation=2)
+    ev.add("B", "epoch_answer", 1.1, gen=2, generation=2, end_index=5, log_end=5, end_generation=2,
+           next_generation=None)
+    ev.add("B", "epoch_answer", 1.2, gen=2, generation=1, end_index=3)  # a trace from before the new fields
+    assert run_check(spark, checks.check_epoch_end, ev) == []
+
+
+def test_an_end_index_one_short_or_beyond_the_log_fails(spark):
+    ev = Events()
+    ev.add("B", "epoch_answer", 1.0, gen=2, generation=1, end_index=2, log_end=5, end_generation=1,
+           next_generation=1)
+    ev.add("B", "epoch_answer", 1.1, gen=2, generation=2, end_index=6, log_end=5, end_generation=None,
+           next_generation=None)
+    out = run_check(spark, checks.check_epoch_end, ev)
+    assert sorted(v["detail"] for v in out) == [
+        "B answered end index 2 for generation 1: its entry 3 is of generation 1 too, so the end is further on",
+        "B answered end index 6 for generation 2: its own log ends at 5"]
+
+
+# ---- 13 -----------------------------------------------------------------------------------------------------
+
+def test_cutting_just_after_the_end_index_or_not_at_all_passes(spark):
+    ev = Events()
+    ev.add("A", "epoch_truncation", 1.0, boot=2, end_index=3, log_end=5, cut=4)
+    ev.add("C", "epoch_truncation", 1.0, boot=2, end_index=5, log_end=5, cut=None)
+    assert run_check(spark, checks.check_epoch_truncation, ev) == []
+
+
+def test_cutting_one_off_fails_on_either_side(spark):
+    ev = Events()
+    ev.add("A", "epoch_truncation", 1.0, boot=2, end_index=3, log_end=5, cut=3)
+    ev.add("C", "epoch_truncation", 1.0, boot=2, end_index=4, log_end=4, cut=5)
+    out = run_check(spark, checks.check_epoch_truncation, ev)
+    assert [(v["node"], v["index"], v["detail"]) for v in out] == [
+        ("A", 3, "A cut its log from index 3, but with the leader's end index 3 (its log ends at 5) it must cut "
+                 "from 4"),
+        ("C", 5, "C cut its log from index 5, but it ends at 4, at or before the leader's end index 4: nothing is "
+                 "to be removed")]
+
+
+# ---- the plan -----------------------------------------------------------------------------------------------
+
+def test_every_check_runs_in_one_job_without_a_shuffle(spark, tmp_path):
+    from lab.grade import job
+
+    ev = snapshots(leader_with_three_entries(Events()), {n: E123 for n in "ABC"})
+    other = snapshots(leader_with_three_entries(Events(run="r2")), {n: E123[:2] for n in "ABC"})
+    # As the job hands them over: partitioned by run, cached.
+    with job.settings(spark, 2):
+        events = to_events_df(spark, ev.rows + other.rows).repartition(2, "submission", "run").cache()
+        events.count()
+        stats = job.write_violations(spark, events, str(tmp_path / "violations"))
+    events.unpersist()
+    assert stats["jobs"] == 1 and stats["shuffle_stages"] == 0, stats
+    written = spark.read.parquet(str(tmp_path / "violations"))
+    assert {r["check"] for r in written.collect()} == {"acked-in-final-logs", "committed-never-change"}

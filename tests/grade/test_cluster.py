@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import synth
+from . import synth
 
 from .helpers import full_runs, rewrite_zip
 
@@ -103,7 +103,7 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
                            "--shuffle-partitions", "2", "--driver-memory", "1g"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "[grade] check 9/9 scenario" in proc.stderr
+    assert "[grade] check 13/13 epoch-truncation" in proc.stderr
     assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
     assert (remote / "grades.csv").read_text().splitlines()[1:] == EXPECTED
 
@@ -126,6 +126,6 @@ def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
                                "PYSPARK_PYTHON": shutil.which("false")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-submit hands the Python driver's stderr to its own stdout, so the progress lines may be in either.
-    assert "[grade] check 9/9 scenario" in proc.stdout + proc.stderr
+    assert "[grade] check 13/13 epoch-truncation" in proc.stdout + proc.stderr
     assert (out / "grades.csv").read_text().splitlines()[1:] == EXPECTED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "subs"]  # nothing written beside the output

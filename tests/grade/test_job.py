@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, synth
+from lab.grade import job
+from . import synth
 
 from .helpers import full_runs, make_class
 
@@ -18,7 +19,9 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Worked out by hand from the default rubric (lab/grade/rubric.toml) and what each planted bug breaks:
+# Worked out by hand from the default rubric (lab/grade/rubric.toml) and what each planted bug breaks. These are
+# version 1 submissions (no rule results), so each exercise's `rules` point is the share of its other nine points
+# that the traces earned (7 of 9: 0.78):
 # bob's leader commits alone, which shows in S1 (ex. 1 and 5: everything but logs-agree fails there);
 # carol serves one index above the HWM (ex. 4 read-above-hwm, and S1's "e4 never served" in ex. 1 and 5);
 # dave's HWM steps back (ex. 2 hwm-monotonic); erin's followers stop learning the HWM after the last fault
@@ -28,12 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = """\
 student_id,exercise_1,exercise_2,exercise_3,exercise_4,exercise_5,exercise_6,total,grading_status
 alice,10,10,10,10,10,10,60,ok
-bob,0,10,10,10,2,10,42,ok
-carol,8,10,10,2,8,10,48,ok
-dave,10,8,10,10,10,10,58,ok
-erin,8,7,10,10,8,10,53,ok
-frank,10,10,8,10,10,7,55,ok
-gina,8,8,8,8,8,8,48,ok
+bob,0,10,10,10,4.44,10,44.44,ok
+carol,7.78,10,10,4.44,7.78,10,50,ok
+dave,10,7.78,10,10,10,10,57.78,ok
+erin,7.78,7.78,10,10,7.78,10,53.34,ok
+frank,10,10,7.78,10,10,7.78,55.56,ok
+gina,7.78,7.78,7.78,7.78,7.78,8.89,47.79,ok
 hank,0,0,0,0,0,0,0,missing manifest
 ivan,0,0,0,0,0,0,0,malformed: runs/ex1-s1/events-B.jsonl line 3 is not JSON
 judy,0,0,0,0,0,0,0,edited: runs/ex4-l1/events-A.jsonl line 5 has seq 6 after seq 4 (events out of sequence)
@@ -89,7 +92,7 @@ def test_violations_have_their_context(spark, graded):
 
 def test_feedback_explains_the_first_violation_with_the_trace_around_it(graded):
     md = (graded / "out" / "feedback" / "bob.md").read_text()
-    assert "Total: **42 / 60**" in md
+    assert "Total: **44.44 / 60**" in md
     assert "### Exercise 1: The HWM never exceeds what a majority held (`hwm-majority`), 0 / 4 points" in md
     assert "First violation (run ex1-s1, node A, t=0.15): A raised its HWM from 3 to 4 in generation 1, but only " \
            "1 of 3 nodes held index 4 (a majority is 2)" in md
@@ -103,14 +106,16 @@ def test_feedback_explains_the_first_violation_with_the_trace_around_it(graded):
 
 def test_gradescope_results_follow_the_autograder_format(graded):
     result = json.loads((graded / "out" / "gradescope" / "carol" / "results.json").read_text())
-    assert result["score"] == 48
-    assert len(result["tests"]) == 22
+    assert result["score"] == 50
+    assert len(result["tests"]) == 32  # one per (exercise, rubric entry)
     for t in result["tests"]:
         assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
         assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"
     failed = [t for t in result["tests"] if t["status"] == "failed"]
-    assert [(t["name"].split(":")[0], t["score"], t["max_score"]) for t in failed] == [
-        ("Exercise 1 (high_water_mark", 0, 2), ("Exercise 4 (check_read", 0, 8), ("Exercise 5 (plan_truncation", 0, 2)]
+    assert [(t["name"].split(":")[0], t["name"].rsplit("[", 1)[1], t["score"], t["max_score"]) for t in failed] == [
+        ("Exercise 1 (high_water_mark", "scenario]", 0, 2), ("Exercise 1 (high_water_mark", "rules]", 0.78, 1),
+        ("Exercise 4 (check_read", "read-above-hwm]", 0, 5), ("Exercise 4 (check_read", "rules]", 0.44, 1),
+        ("Exercise 5 (plan_truncation", "scenario]", 0, 2), ("Exercise 5 (plan_truncation", "rules]", 0.78, 1)]
     bad = json.loads((graded / "out" / "gradescope" / "ken" / "results.json").read_text())
     assert bad["score"] == 0 and bad["tests"][0]["status"] == "failed"
 
@@ -161,3 +166,11 @@ def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
     args = job.build_parser().parse_args([str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")])
     assert job.run(args) == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_a_large_class_gets_a_partition_per_128_mb_and_is_cached_on_disk(spark):
+    cores = spark.sparkContext.defaultParallelism  # local mode: one partition per core for a small class
+    assert job.partitions_for(spark, None, 0) == cores
+    assert job.partitions_for(spark, None, 20 * job.PARTITION_BYTES + 1) == max(cores, 21)
+    assert job.partitions_for(spark, 3, 20 * job.PARTITION_BYTES) == 3  # --shuffle-partitions wins
+    assert not job.on_disk(250 * 2**20) and job.on_disk(2500 * 2**20)

@@ -8,7 +8,8 @@ import zipfile
 
 import pytest
 
-from lab.grade import load, synth
+from lab.grade import load
+from . import synth
 
 from .helpers import full_runs, rewrite_zip
 
@@ -105,7 +106,7 @@ def test_not_a_zip(tmp_path):
 
 @pytest.mark.parametrize("change, status", [
     (lambda m: {**m, "format": "other"}, "malformed: manifest.json format is 'other', not 'hwm-lab-submission'"),
-    (lambda m: {**m, "version": 2}, "malformed: submission format version 2 is newer than this grader (1)"),
+    (lambda m: {**m, "version": 3}, "malformed: submission format version 3 is newer than this grader (2)"),
     (lambda m: {**m, "student": "../x"}, "malformed: manifest.json student '../x' is not a valid student id"),
     (lambda m: {**m, "runs": [{"run": "ex1-s1", "exercise": 1, "dir": "runs/nowhere"}]},
      "malformed: runs/nowhere/trace.json is missing"),
@@ -147,3 +148,83 @@ def test_the_newer_of_two_submissions_by_one_student_counts(tmp_path, subs):
     cat = catalog(tmp_path)
     assert [(s.student, s.source) for s in cat.submissions] == [("good", "good-v2.zip")]
     assert "good.zip was also submitted by good" in cat.submissions[0].warnings[0]
+
+
+# ---- version 2: the student's files, stale runs; incomplete runs ------------------------------------------
+
+def v2(tmp_path, **kwargs):
+    path = tmp_path / "subs"
+    runs = [(synth.s1_run("ex1-s1"), 1), (synth.l1_run("ex4-l1"), 4)]
+    synth.write_submission(path, "vic", runs, version=2, **kwargs)
+    return path / "vic.zip"
+
+
+def test_a_version_2_submission_counts_runs_made_from_its_files_and_reads_its_rule_results(tmp_path):
+    v2(tmp_path, rules={1: [True, True, False], 4: [True, True]})
+    [sub] = catalog(tmp_path).submissions
+    assert sub.ok and sub.version == 2
+    assert [r.run for r in sub.runs] == ["ex1-s1", "ex4-l1"] and sub.left_out == []
+    assert sub.rules == {1: (2, 3), 4: (2, 2)}
+
+
+def test_a_run_made_from_another_version_of_a_file_is_stale(tmp_path):
+    v2(tmp_path, made_from={"ex1-s1": {"exercises/high_water_mark.py": synth.sha256(b"an older version")}})
+    [sub] = catalog(tmp_path).submissions
+    assert sub.ok and [r.run for r in sub.runs] == ["ex4-l1"]
+    assert sub.left_out == ["stale: run ex1-s1 (exercise 1) counts for nothing: it was made from another version "
+                            "of exercises/high_water_mark.py than the one submitted"]
+
+
+def test_the_grader_hashes_the_files_itself(tmp_path):
+    # The manifest's own list of hashes says the file is unchanged; the file in the zip says otherwise.
+    path = v2(tmp_path)
+    rewrite_zip(path, lambda n, d: b"# edited after the checks ran\n" if n == "files/exercises/reads.py" else d)
+    [sub] = catalog(tmp_path).submissions
+    assert [r.run for r in sub.runs] == ["ex1-s1"]
+    assert sub.left_out[0].startswith("stale: run ex4-l1 (exercise 4) counts for nothing: it was made from another "
+                                      "version of exercises/reads.py")
+
+
+def test_a_run_naming_a_file_the_submission_lacks_is_stale(tmp_path):
+    path = v2(tmp_path)
+    rewrite_zip(path, lambda n, d: None if n == "files/exercises/high_water_mark.py" else d)
+    [sub] = catalog(tmp_path).submissions
+    assert sub.left_out == ["stale: run ex1-s1 (exercise 1) counts for nothing: it was made from "
+                            "exercises/high_water_mark.py, which the submission does not hold"]
+
+
+def test_malformed_rule_results_make_the_submission_malformed(tmp_path):
+    path = v2(tmp_path)
+    rewrite_zip(path, lambda n, d: json.dumps({**json.loads(d), "checks": [{"exercise": 1, "rules": [{}]}]}).encode()
+                if n == "manifest.json" else d)
+    assert status_of(tmp_path) == {"vic": "malformed: manifest.json checks[0] has a rule without a true/false ok"}
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda n, d: None if n == "runs/ex1-s1/events-B.jsonl" else d, "events-B.jsonl is missing"),
+    (lambda n, d: b"" if n == "runs/ex1-s1/events-B.jsonl" else d, "events-B.jsonl is empty"),
+    (lambda n, d: b"\n\n" if n == "runs/ex1-s1/events-C.jsonl" else d, "events-C.jsonl is empty"),
+    (lambda n, d: None if n == "runs/ex1-s1/events-cluster.jsonl" else d, "events-cluster.jsonl is missing"),
+])
+def test_a_run_without_the_events_of_a_node_is_incomplete(tmp_path, subs, change, why):
+    synth.write_submission(subs, "good", [(synth.s1_run("ex1-s1"), 1), (synth.s1_run("ex5-s1"), 5)])
+    rewrite_zip(subs / "good.zip", change)
+    [sub] = catalog(tmp_path).submissions
+    assert sub.ok and [r.run for r in sub.runs] == ["ex5-s1"]
+    assert sub.left_out == [f"incomplete: run ex1-s1 (exercise 1) counts for nothing: {why}"]
+
+
+def test_a_node_that_never_started_needs_no_events(tmp_path, subs):
+    # The supervisor saw C's process end on its own (the student's code raised at start): C wrote nothing.
+    def change(name, data):
+        if name == "runs/ex1-s1/events-C.jsonl":
+            return None
+        if name == "runs/ex1-s1/events-cluster.jsonl":
+            lines = data.decode().splitlines()
+            exited = {"v": 1, "seq": len(lines) + 1, "time": 9.0, "node": "cluster", "boot": 0, "gen": 0,
+                      "type": "node_exited", "target": "C", "code": 1}
+            return ("\n".join([*lines, json.dumps(exited)]) + "\n").encode()
+        return data
+    rewrite_zip(subs / "good.zip", change)
+    [sub] = catalog(tmp_path).submissions
+    assert sub.ok and [r.run for r in sub.runs] == ["ex1-s1"] and sub.left_out == []

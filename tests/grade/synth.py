@@ -21,6 +21,10 @@ BUGS = (
     "stall",  # followers stop learning the HWM after the last fault
     "truncate-committed",  # a restarted node drops its last entry even when it is committed
     "expect",  # the scenario's expectation fails
+    "diverge",  # two followers end with a different entry each at index 1: final logs disagree under the HWM
+    "short-log",  # the last node's final log lacks its last entry while its HWM stays: the HWM is beyond its log
+    "read-strict",  # reads of the HWM itself are refused (the read gate one too strict)
+    "wal-keeps",  # a truncation leaves a later WAL segment in place: the log still ends where it ended
 )
 
 
@@ -105,11 +109,7 @@ class ScriptedCluster:
         self.emit(node, "node_started", log_end=len(log), last_generation=log[-1][0] if log else 0,
                   hwm=self.hwm[node], truncation="generation")
         if "truncate-committed" in self.bugs and log:
-            index = len(log)
-            removed = [self.entry(node, index)]
-            del log[index - 1:]
-            self.emit(node, "truncated", from_index=index, removed=removed, reason="restart-hwm",
-                      conflicting_generation=None, hwm=self.hwm[node])
+            self.truncate(node, len(log), "restart-hwm", None)
         self.emit(node, "became_follower", generation=self.gen[node], leader=None)
         self.step()
 
@@ -193,10 +193,7 @@ class ScriptedCluster:
         conflict = next((i for i in range(1, min(len(llog), len(flog)) + 1)
                          if llog[i - 1][:2] != flog[i - 1][:2]), None)
         if conflict is not None:
-            removed = [self.entry(follower, i) for i in range(conflict, len(flog) + 1)]
-            del flog[conflict - 1:]
-            self.emit(follower, "truncated", from_index=conflict, removed=removed, reason="conflict",
-                      conflicting_generation=llog[conflict - 1][0], hwm=self.hwm[follower])
+            self.truncate(follower, conflict, "conflict", llog[conflict - 1][0])
         for i in range(len(flog) + 1, len(llog) + 1):
             flog.append(llog[i - 1])
             g, d, p = llog[i - 1]
@@ -255,9 +252,25 @@ class ScriptedCluster:
                               entry_generation=self.log[n][new - 1][0], committed=[])
         self.step()
 
+    def truncate(self, node: str, index: int, reason: str, conflicting_generation: int | None) -> None:
+        """Remove entries from `index` on; the log storage then reports what it kept (one segment per 4 entries)."""
+        log = self.log[node]
+        end = len(log)
+        removed = [self.entry(node, i) for i in range(index, end + 1)]
+        del log[index - 1:]
+        self.emit(node, "truncated", from_index=index, removed=removed, reason=reason,
+                  conflicting_generation=conflicting_generation, hwm=self.hwm[node])
+        firsts = list(range(1, end + 1, 4))
+        kept = [f for f in firsts if f < index]
+        if "wal-keeps" in self.bugs:  # the records from the cut on stay, in a segment of their own
+            self.emit(node, "wal_truncated", from_index=index, log_end=end, segments=[*kept, index], deleted=[])
+        else:
+            self.emit(node, "wal_truncated", from_index=index, log_end=index - 1, segments=kept,
+                      deleted=[f for f in firsts if f > index])
+
     def read(self, node: str, index: int) -> None:
         self.emit("cluster", "client_read", index=index, target=node)
-        limit = self.hwm[node] + (1 if "read" in self.bugs else 0)
+        limit = self.hwm[node] + (1 if "read" in self.bugs else 0) - (1 if "read-strict" in self.bugs else 0)
         if index <= min(limit, len(self.log[node])):
             g, d, p = self.log[node][index - 1]
             self.emit(node, "read_served", index=index, hwm=self.hwm[node], entry=[index, g, d], payload=p)
@@ -273,9 +286,12 @@ class ScriptedCluster:
         self.step(2)
         for n in self.nodes:
             if self.alive[n]:
-                log = self.log[n]
-                self.emit(n, "log_snapshot", hwm=self.hwm[n], log_end=len(log),
-                          entries=[self.entry(n, i) for i in range(1, len(log) + 1)])
+                entries = [self.entry(n, i) for i in range(1, len(self.log[n]) + 1)]
+                if "diverge" in self.bugs and n in self.nodes[1:3] and entries:
+                    entries[0] = [1, entries[0][1], digest(f"diverged-{n}")]
+                if "short-log" in self.bugs and n == self.nodes[-1] and entries:
+                    entries = entries[:-1]
+                self.emit(n, "log_snapshot", hwm=self.hwm[n], log_end=len(entries), entries=entries)
         for name, ok in (expectations or {}).items():
             if "expect" in self.bugs:
                 ok = False
@@ -376,20 +392,55 @@ def write_run(run_dir: str | os.PathLike, cluster: ScriptedCluster) -> Path:
     return run_dir
 
 
-def manifest(student: str, runs: list[tuple[ScriptedCluster, int]]) -> dict:
-    return {"format": "hwm-lab-submission", "version": 1, "student": student, "lab_version": "0.1.0",
-            "created": "2026-11-22T10:00:00Z", "files_sha256": {},
-            "exercises": sorted({e for _, e in runs}),
-            "runs": [{"run": c.run, "exercise": e, "scenario": c.scenario, "seed": 0, "source": "sim",
-                      "dir": f"runs/{c.run}"} for c, e in runs]}
+# The student's file of each exercise, as version 2 submissions carry them (files/exercises/<name>.py).
+MODULES = {1: "exercises/high_water_mark.py", 2: "exercises/leader.py", 3: "exercises/follower.py",
+           4: "exercises/reads.py", 5: "exercises/wal_truncation.py", 6: "exercises/leader_epoch.py"}
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def manifest(student: str, runs: list[tuple[ScriptedCluster, int]], *, version: int = 1,
+             files: dict[str, bytes] | None = None, rules: dict[int, list[bool]] | None = None,
+             made_from: dict[str, dict[str, str]] | None = None) -> dict:
+    """The manifest `hwm-lab submit` writes. Version 2: `files` are the exercise files in the zip, `rules` the
+    rule results per exercise (every rule ok by default), `made_from` what a run records it was made from
+    (by default the current file of its exercise)."""
+    m = {"format": "hwm-lab-submission", "version": version, "student": student, "lab_version": "0.1.0",
+         "created": "2026-11-22T10:00:00Z", "files_sha256": {},
+         "exercises": sorted({e for _, e in runs}),
+         "runs": [{"run": c.run, "exercise": e, "scenario": c.scenario, "seed": 0, "source": "sim",
+                   "dir": f"runs/{c.run}"} for c, e in runs]}
+    if version >= 2:
+        files = files if files is not None else exercise_files()
+        hashes = {module: sha256(data) for module, data in files.items()}
+        m["files_sha256"] = hashes
+        rules = rules or {e: [True, True, True] for e in m["exercises"]}
+        m["checks"] = [{"exercise": e, "verdict": "passing" if all(oks) else "failing",
+                        "rules": [{"rule": f"rule {i + 1}", "function": "f", "ok": ok} for i, ok in enumerate(oks)],
+                        "left_out": []} for e, oks in sorted(rules.items())]
+        for record, (c, e) in zip(m["runs"], runs):
+            record.update({"truncation": "generation", "passed": True,
+                           "files_sha256": (made_from or {}).get(c.run, {MODULES[e]: hashes.get(MODULES[e], "")})})
+    return m
+
+
+def exercise_files(version: str = "v1") -> dict[str, bytes]:
+    return {module: f"# {module}, {version}\n".encode() for module in MODULES.values()}
 
 
 def write_submission(out: str | os.PathLike, student: str, runs: list[tuple[ScriptedCluster, int]], *,
-                     as_zip: bool = True) -> Path:
-    """A submission as `hwm-lab submit` packs it: OUT/<student>.zip, or an unpacked folder OUT/<student>/."""
+                     as_zip: bool = True, version: int = 1, **v2) -> Path:
+    """A submission as `hwm-lab submit` packs it: OUT/<student>.zip, or an unpacked folder OUT/<student>/.
+    Version 2 takes manifest()'s keywords, and holds the exercise files."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"manifest.json": (json.dumps(manifest(student, runs), indent=2) + "\n").encode()}
+    m = manifest(student, runs, version=version, **v2)
+    files = {"manifest.json": (json.dumps(m, indent=2) + "\n").encode()}
+    if version >= 2:
+        for module, data in (v2.get("files") if v2.get("files") is not None else exercise_files()).items():
+            files[f"files/{module}"] = data
     for cluster, _ in runs:
         for name, data in cluster.files().items():
             files[f"runs/{cluster.run}/{name}"] = data
