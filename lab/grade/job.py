@@ -17,6 +17,7 @@ import os
 import sys
 import time
 import uuid
+import zipfile
 from typing import TYPE_CHECKING
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
@@ -62,8 +63,56 @@ def build_parser(prog: str = "python -m lab.grade") -> argparse.ArgumentParser:
         prog=prog, description="Grade a whole class's HWM Lab submissions with Spark (docs/grading.md)."))
 
 
+# A class whose events unpack to at most this many bytes is graded by a JVM that compiles with C1 only: its job is
+# over before C2's compilations pay off, and on 2 cores they take a core from the job (bench/grading.py: the small
+# class 30.3 -> 23.2 s; a 1.6M-event class is slower that way, 65 -> 73 s, so it keeps the default).
+QUICK_JIT_BYTES = 64 * 1024 * 1024
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def class_bytes(folder: str) -> int:
+    """Bytes the submissions in a local folder hold, a zip counted by what it says it unpacks to (nothing is
+    unpacked here); an unreadable file counts for nothing (the job says what is wrong with it)."""
+    total = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            try:
+                if name.lower().endswith(".zip"):
+                    with zipfile.ZipFile(path) as z:
+                        total += sum(info.file_size for info in z.infolist())
+                else:
+                    total += os.path.getsize(path)
+            except (OSError, zipfile.BadZipFile):
+                continue
+    return total
+
+
+def quick_jit(args: argparse.Namespace) -> bool:
+    """Whether the job's own local JVM should compile with C1 only: a small class, read from a local folder."""
+    local = (args.master or "local").startswith("local") and "PYSPARK_GATEWAY_PORT" not in os.environ
+    return local and not loader.is_uri(args.submissions) and class_bytes(args.submissions) <= QUICK_JIT_BYTES
+
+
+def session_conf(*, driver_memory: str | None = None, local_dir: str | None = None,
+                 quick: bool = False) -> dict[str, str]:
+    """The settings a grading session starts with (the job's SQL settings come later, in `settings`)."""
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if driver_memory:
+        conf["spark.driver.memory"] = driver_memory
+    if local_dir:
+        conf["spark.local.dir"] = local_dir
+    if quick:
+        conf["spark.driver.extraJavaOptions"] = QUICK_JIT
+    return conf
+
+
 def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade", driver_memory: str | None = None,
-                  local_dir: str | None = None) -> "SparkSession":
+                  local_dir: str | None = None, quick: bool = False) -> "SparkSession":
     """A Spark session for grading: no UI, UTC, quiet logs. The job's own SQL settings are applied by the job
     (`settings`), so they hold in a session made elsewhere too (spark-submit, tests)."""
     from pyspark.sql import SparkSession
@@ -76,15 +125,7 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
         if master.startswith("spark://127.0.0.1") or master.startswith("spark://localhost"):
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress",
                                                                               "127.0.0.1")
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
-        "spark.sql.session.timeZone": "UTC",
-    }
-    if driver_memory:
-        conf["spark.driver.memory"] = driver_memory
-    if local_dir:
-        conf["spark.local.dir"] = local_dir
+    conf = session_conf(driver_memory=driver_memory, local_dir=local_dir, quick=quick)
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -162,8 +203,10 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         return 2
     own = spark is None
     if own:
-        say(f"starting Spark ({args.master or 'local[*]'})")
-        spark = spark_session(args.master, driver_memory=args.driver_memory)
+        quick = quick_jit(args)
+        small = "; a small class: the JVM compiles with C1 only" if quick else ""
+        say(f"starting Spark ({args.master or 'local[*]'}{small})")
+        spark = spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
     try:
         uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
         storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()

@@ -174,3 +174,25 @@ def test_a_large_class_gets_a_partition_per_128_mb_and_is_cached_on_disk(spark):
     assert job.partitions_for(spark, None, 20 * job.PARTITION_BYTES + 1) == max(cores, 21)
     assert job.partitions_for(spark, 3, 20 * job.PARTITION_BYTES) == 3  # --shuffle-partitions wins
     assert not job.on_disk(250 * 2**20) and job.on_disk(2500 * 2**20)
+
+
+def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, monkeypatch):
+    import zipfile
+
+    subs = tmp_path / "subs"
+    (subs / "ann" / "runs").mkdir(parents=True)
+    (subs / "ann" / "runs" / "events-A.jsonl").write_bytes(b"x" * 1000)
+    with zipfile.ZipFile(subs / "bob.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("runs/r1/events-A.jsonl", b"y" * 50_000)  # counted by what it unpacks to, not its own size
+    assert job.class_bytes(str(subs)) == 51_000
+
+    def args(*extra):
+        return job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), *extra])
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert job.quick_jit(args()) and job.quick_jit(args("--master", "local[2]"))
+    assert not job.quick_jit(args("--master", "spark://127.0.0.1:7077"))  # a cluster's executors: their own JVMs
+    monkeypatch.setattr(job, "QUICK_JIT_BYTES", 50_999)
+    assert not job.quick_jit(args())  # a large class: C2's compilations pay off
+    assert job.session_conf(quick=True)["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert "spark.driver.extraJavaOptions" not in job.session_conf()
