@@ -1,0 +1,129 @@
+"""The guard around a student's functions: a raise, a loop, a wrong type and a missing function each become a
+StudentFault naming the function, its inputs and the student's file and line; the reference passes untouched."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+import pytest
+
+from lab.core import guard
+from lab.core.impl import load
+from lab.core.replica import Log
+from lab.core.messages import Entry
+
+
+def _student_function(tmp_path, name, body):
+    path = tmp_path / f"student_{name}_{abs(hash(body)) % 10_000}.py"
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return path, namespace[name]
+
+
+def test_a_raise_names_the_function_its_inputs_and_the_students_line(tmp_path):
+    path, fn = _student_function(tmp_path, "high_water_mark", """
+        def high_water_mark(match_indexes):
+            ordered = sorted(match_indexes)
+            return ordered[len(ordered)]
+    """)
+    with pytest.raises(guard.StudentFault) as caught:
+        guard.guard_function("high_water_mark", fn)([3, 1, 2])
+    fault = caught.value.fault
+    assert fault.kind == guard.RAISED
+    assert fault.function == "high_water_mark"
+    assert fault.inputs == "[3, 1, 2]"
+    assert fault.detail.startswith("IndexError")
+    assert fault.file.endswith(path.name) and fault.line == 4
+
+
+def test_an_endless_loop_is_stopped_at_the_limit_even_through_a_bare_except(tmp_path):
+    path, fn = _student_function(tmp_path, "check_read", """
+        def check_read(index, high_water_mark):
+            while True:
+                try:
+                    index += 0
+                except:
+                    pass
+    """)
+    started = time.monotonic()
+    with pytest.raises(guard.StudentFault) as caught:
+        guard.guard_function("check_read", fn, limit=0.2)(4, 3)
+    assert time.monotonic() - started < 3.0
+    fault = caught.value.fault
+    assert fault.kind == guard.TIMEOUT and fault.detail == "0.2 s"
+    assert fault.inputs == "4, 3"
+    assert fault.file.endswith(path.name) and 3 <= fault.line <= 7
+
+
+def test_a_wrong_type_is_refused_with_the_value_and_the_expected_type(tmp_path):
+    path, fn = _student_function(tmp_path, "leader_epoch_end", """
+        def leader_epoch_end(log, of_generation):
+            return str(log.log_end)
+    """)
+    log = Log([Entry(1, 1, "a"), Entry(2, 2, "b")])
+    with pytest.raises(guard.StudentFault) as caught:
+        guard.guard_function("leader_epoch_end", fn)(log, 1)
+    fault = caught.value.fault
+    assert fault.kind == guard.WRONG_TYPE
+    assert fault.inputs == "log(generations=[1, 2]), 1"
+    assert "'2' of type str, expected int" in fault.detail
+    assert fault.file.endswith(path.name) and fault.line == 2
+
+
+def test_a_bool_is_not_an_index(tmp_path):
+    _, fn = _student_function(tmp_path, "high_water_mark", """
+        def high_water_mark(match_indexes):
+            return True
+    """)
+    with pytest.raises(guard.StudentFault, match="expected int"):
+        guard.guard_function("high_water_mark", fn)([1])
+
+
+def test_not_implemented_passes_through_for_the_checks_to_call_it_not_started(tmp_path):
+    _, fn = _student_function(tmp_path, "high_water_mark", """
+        def high_water_mark(match_indexes):
+            raise NotImplementedError("exercise 1")
+    """)
+    with pytest.raises(NotImplementedError):
+        guard.guard_function("high_water_mark", fn)([1])
+
+
+def test_nested_guarded_calls_share_one_timer_and_the_inner_fault_is_kept(tmp_path):
+    _, inner = _student_function(tmp_path, "high_water_mark", """
+        def high_water_mark(match_indexes):
+            return match_indexes[7]
+    """)
+    reference = load("solutions")
+    guarded_inner = guard.guard_function("high_water_mark", inner)
+    outer = guard.guard_function("on_replication_response", reference.on_replication_response)
+    with pytest.raises(guard.StudentFault) as caught:
+        outer({"A": 1, "B": 0, "C": 0}, "B", 1, 0, 1, lambda i: 1, guarded_inner)
+    assert caught.value.fault.function == "high_water_mark"
+    assert guard._ALARM.depth == 0
+
+
+def test_the_reference_guarded_gives_the_same_answers():
+    reference = load("solutions")
+    safe = guard.guarded(reference, limit=0.5)
+    assert guard.guarded(safe, limit=0.5) is safe
+    for match in ([3, 3, 1], [7, 5, 5, 3], [9, 7, 3, 3], [4]):
+        assert safe.high_water_mark(match) == reference.high_water_mark(match)
+    assert safe.check_read(4, 3) == reference.check_read(4, 3)
+
+
+def test_fault_of_finds_the_fault_behind_a_wrapping_exception(tmp_path):
+    _, fn = _student_function(tmp_path, "check_read", """
+        def check_read(index, high_water_mark):
+            return 1 / 0
+    """)
+    try:
+        try:
+            guard.guard_function("check_read", fn)(1, 1)
+        except guard.StudentFault as exc:
+            raise RuntimeError("node stopped") from exc
+    except RuntimeError as outer:
+        fault = guard.fault_of(outer)
+    assert fault is not None and fault.detail.startswith("ZeroDivisionError")
+    assert guard.fault_of(ValueError("x")) is None
