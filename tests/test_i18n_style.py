@@ -21,13 +21,14 @@ TRANSLATED = ("es", "zh")
 # ---- every template with a state, a node list or a count, with each of its values ------------------------------
 
 COUNTS = ("count", "n", "lost", "runs", "events", "warnings", "size", "log_end", "majority", "total", "done", "k",
-          "ok")
+          "ok", "rate")
 VALUES = {  # placeholder -> every kind of value it takes: each state, one node and a list, one and many
     "state": [word("state", s) for s in WORDS["state"]],
     "spec": ["A", "A,B,C", *(word("spec", s) for s in WORDS["spec"])],
     "nodes": ["A", "A, B, C", say("{nodes} and {node}", nodes="A, B", node="C")],
     "votes": ["A", "A, B, C"],
     "exercises": ["4", "1, 4"],
+    **{name: [["seg-6"], ["seg-4", "seg-6"]] for name in ("deleted", "missing", "segments")},  # lists of segments
     **{name: [1, 3] for name in COUNTS},
 }
 SAMPLE = {"node": "B", "leader": "A", "candidate": "C", "follower": "C", "other": "A", "peer": "A", "src": "A",
@@ -45,12 +46,14 @@ NEVER = {  # forms that must never appear, and why
         (r"\b(?:a|de) el\b", "'a el', 'de el' (al, del)"),
         (r"\b(?:el|la|los|las) (?:el|la|los|las)\b", "a doubled article"),
         (r"\bla sala lee\b", "word for word ('la sala lee uno de...')"),
+        (r"\[[^\],]*\],? (?:que )?(?:empiezan|tienen|son|están)\b", "one item before a plural verb"),
     ],
     "zh": [
         (r"已经(?:已|正在|\S*中)|本来就\S*中", "'already' before a state word that says it again ('已经运行中')"),
         (r"领导者 ?(?:所有节点|领导者|最后被杀死)", "'领导者' before a node spec"),
         (r"[\u4e00-\u9fff][A-G](?![A-Za-z])|(?<![A-Za-z])[A-G][\u4e00-\u9fff]", "a node name glued to a word"),
         (r"\d \d+ 秒", "two numbers in a row"),
+        (r"\[[^\],]*\]，而?它们", "它们 for a single item"),
         (r"♥ 好", "'♥ 好' for a successful heartbeat (♥ 成功)"),
     ],
 }
@@ -152,6 +155,13 @@ def test_states_lists_and_counts_read_as_a_teacher_writes_them(lang, template, v
 ])
 def test_the_issues_sentences_are_rewritten(lang, context, msgid, expected):
     assert i18n.gettext(lang, msgid, context) == expected
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_a_state_has_one_word_on_the_lanes_and_in_sentences(lang):
+    """The lane's label and the word inside "node B is {state}" are the same (not 被杀死 here, 已杀死 there)."""
+    for state in WORDS["state"]:
+        assert i18n.gettext(lang, state) == i18n.gettext(lang, state, "state"), state
 
 
 INFINITIVE_INSTRUCTIONS = re.compile(r"[;:] (?:pulsar|esperar a que|elegir|indicar|iniciar otro|escribir uno)\b|"
