@@ -53,6 +53,8 @@ NEVER = {  # forms that must never appear, and why
         (r"领导者 ?(?:所有节点|领导者|最后被杀死)", "'领导者' before a node spec"),
         (r"[\u4e00-\u9fff][A-G](?![A-Za-z])|(?<![A-Za-z])[A-G][\u4e00-\u9fff]", "a node name glued to a word"),
         (r"\d \d+ 秒", "two numbers in a row"),
+        (r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef] [\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]",
+         "a space between two Chinese words ('预期 所有节点 的')"),
         (r"\[[^\],]*\]，而?它们", "它们 for a single item"),
         (r"♥ 好", "'♥ 好' for a successful heartbeat (♥ 成功)"),
     ],
@@ -105,6 +107,7 @@ def test_every_template_with_a_state_a_node_list_or_a_count_reads_right_with_eac
     ("zh", "节点 B 已经运行中"),
     ("zh", "节点 B 已经已被杀死"),
     ("zh", "等待A,B 的 HWM 达到 3 5 秒；没有发生"),
+    ("zh", "预期 所有节点 的 HWM 为 3"),
     ("zh", "♥ 好"),
 ])
 def test_the_forms_the_issue_found_are_caught(lang, sentence):
@@ -121,6 +124,8 @@ def test_the_forms_the_issue_found_are_caught(lang, sentence):
      "se espera que no haya truncado en todos los nodos"),
     ("es", "{count} acknowledged writes", {"count": 1}, "escrituras con acuse de recibo: 1"),
     ("zh", "node {node} is {state}", {"node": "B", "state": word("state", "running")}, "节点 B 正在运行"),
+    ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": word("spec", "all")}, "预期所有节点的 HWM 为 3"),
+    ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": "A,B"}, "预期 A,B 的 HWM 为 3"),
     ("zh", "node {node} is already {state}", {"node": "B", "state": word("state", "killed")}, "节点 B 本来就已被杀死"),
     ("zh", "node {node} is {state}, not running", {"node": "B", "state": word("state", "paused")},
      "节点 B 已暂停，不在运行"),
