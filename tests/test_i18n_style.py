@@ -209,8 +209,9 @@ def prose(text: str) -> str:
 
 
 def used(word_: str, text: str) -> bool:
+    """`word_` in `text`: a word in Latin letters as a whole word, also in the plural (época, épocas)."""
     if word_.isascii() or re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", word_):
-        return re.search(rf"(?<!\w){re.escape(word_)}(?!\w)", text) is not None
+        return re.search(rf"(?<!\w){re.escape(word_)}(?:s|es)?(?!\w)", text) is not None
     return word_ in text
 
 
@@ -297,3 +298,8 @@ def test_one_rendering_per_term_catches_a_stray_word(monkeypatch):
     messages[key] = "尚未通过：练习 {exercises}（讲师，按现状上交；退出码 1）"
     with pytest.raises(AssertionError, match="讲师"):
         test_the_guide_and_the_catalogue_never_use_a_banned_rendering("zh")
+    spanish = dict(i18n.catalogue("es").messages)
+    spanish[(None, "restart recovery with leader epochs (KIP-101)")] = "recuperación con épocas del líder"
+    monkeypatch.setattr(i18n.catalogue("es"), "messages", spanish)
+    with pytest.raises(AssertionError, match="época"):
+        test_the_guide_and_the_catalogue_never_use_a_banned_rendering("es")
