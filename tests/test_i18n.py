@@ -81,7 +81,7 @@ def glossary(lang: str) -> list[tuple[str, list[str], list[str]]]:
     rows = []
     for line in (ROOT / "docs" / lang / "glossary.md").read_text(encoding="utf-8").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) == 4 and not set(cells[0]) <= {"-"} and cells[1] not in ("término", "术语"):
+        if line.startswith("|") and len(cells) >= 4 and not set(cells[0]) <= {"-"} and cells[1] not in ("término", "术语"):
             split = lambda cell: [w.strip() for w in cell.split(",") if w.strip()]  # noqa: E731
             rows.append((cells[0], [cells[1], *split(cells[2])], split(cells[3])))
     return rows
@@ -261,9 +261,9 @@ def test_every_sentence_of_every_scenario_is_in_the_catalogue(narrated_runs):
      "committed later)", "tiempo agotado: el índice 4 está solo en A, no en una mayoría; la marca de agua alta se "
                          "quedó en 3 (la escritura todavía puede confirmarse más tarde)"),
     ("timeout: the write was not acknowledged within 5s (node A is killed)",
-     "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está matado)"),
+     "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
     ("3 acknowledged writes: A lacks index 2; C lacks index 2",
-     "3 escrituras con acuse de recibo: a A le falta el índice 2; a C le falta el índice 2"),
+     "escrituras con acuse de recibo: 3 — a A le falta el índice 2; a C le falta el índice 2"),
     ("connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
      "not be committed", "conexión perdida: el nodo A no respondió (el nodo 127.0.0.1:43189 cerró la conexión); la "
                          "escritura puede estar confirmada o no"),  # the address is data
@@ -312,7 +312,7 @@ def test_the_page_follows_accept_language_then_lang_then_the_room(fake):
     teacher = socketio.test_client(app, auth={"token": "teach", "lang": "en"})
     watcher.get_received(), teacher.get_received()
     refused = watcher.emit("control", {"action": "room_lang", "args": {"lang": "zh"}}, callback=True)
-    assert refused["ok"] is False and refused["error"].startswith("quien mira solo puede mirar")
+    assert refused["ok"] is False and refused["error"].startswith("los espectadores solo pueden mirar")
     bad = teacher.emit("control", {"action": "room_lang", "args": {"lang": "fr"}}, callback=True)
     assert bad["ok"] is False and "not 'fr'" in bad["error"]
     assert teacher.emit("control", {"action": "room_lang", "args": {"lang": "zh"}}, callback=True)["ok"]
@@ -394,10 +394,10 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     spanish = check({"LANG": "es_ES.UTF-8"})
     assert spanish.returncode == 1, spanish.stderr
     out = spanish.stdout
-    assert "Ejercicio 1: la marca de agua alta a partir de los match indexes" in out and "-- FALLA" in out
+    assert "Ejercicio 1: la marca de agua alta a partir de los índices de coincidencia" in out and "-- FALLA" in out
     assert "[ROTA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
-    assert "match indexes [0, 1] (2 nodos, una mayoría es 2): dio 1, se esperaba 0" in out
+    assert "índices de coincidencia [0, 1] (nodos: 2; una mayoría es 2): dio 1, se esperaba 0" in out
     assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "roto: se espera HWM 5 en A,B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr

@@ -21,6 +21,9 @@ PSEUDO = "xx"  # every msgid accented and bracketed: text that skipped the catal
 LOCALE_DIR = Path(__file__).with_name("locale")
 DOMAIN = "messages"
 SEPARATORS = {"zh": {"; ": "；", ", ": "，"}}  # how a list of sentences is joined, where it differs from English
+_CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
+UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space between two words: the one a template
+# keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec} 的" with 所有节点)
 _FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
 
 
@@ -36,7 +39,8 @@ class Text(str):
         template = gettext(lang, self.msgid, self.context)
         if not self.args:
             return template
-        return template.format(**{k: localize(v, lang) for k, v in self.args.items()})
+        said = template.format(**{k: localize(v, lang) for k, v in self.args.items()})
+        return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
 
     def __reduce__(self):  # copies and pickles keep the catalogue key
         return (type(self), (self.msgid, self.args, self.context))

@@ -1,0 +1,305 @@
+"""The Spanish and Chinese read as a teacher of distributed systems would write them: every template that puts a
+node's state, a node or a list of nodes, or a count into a sentence reads right with each of its values; each
+glossary term has one rendering, never a banned one, and says why where it departs from the seed article."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import pytest
+
+from lab import i18n
+from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.i18n import Text, say, word
+from lab.i18n.phrases import WORDS
+
+ROOT = Path(__file__).resolve().parent.parent
+TRANSLATED = ("es", "zh")
+
+# ---- every template with a state, a node list or a count, with each of its values ------------------------------
+
+COUNTS = ("count", "n", "lost", "runs", "events", "warnings", "size", "log_end", "majority", "total", "done", "k",
+          "ok", "rate")
+VALUES = {  # placeholder -> every kind of value it takes: each state, one node and a list, one and many
+    "state": [word("state", s) for s in WORDS["state"]],
+    "spec": ["A", "A,B,C", *(word("spec", s) for s in WORDS["spec"])],
+    "nodes": ["A", "A, B, C", say("{nodes} and {node}", nodes="A, B", node="C")],
+    "votes": ["A", "A, B, C"],
+    "exercises": ["4", "1, 4"],
+    **{name: [["seg-6"], ["seg-4", "seg-6"]] for name in ("deleted", "missing", "segments")},  # lists of segments
+    **{name: [1, 3] for name in COUNTS},
+}
+SAMPLE = {"node": "B", "leader": "A", "candidate": "C", "follower": "C", "other": "A", "peer": "A", "src": "A",
+          "dst": "B", "payload": "e4", "payloads": "e4 e5", "index": 4, "hwm": 3, "generation": 2}
+
+NEVER = {  # forms that must never appear, and why
+    "es": [
+        (r"\bmatad[oa]s?\b", "the participle of matar as a state ('el nodo B está matado'): muerto"),
+        (r"\b[A-G](?:, ?[A-G])+ (?:rechace|rechaza|está|tiene|tenga|es|sea|sirve|sirvió|lee|trunca|truncó|borró)\b",
+         "a list of nodes as the subject of a singular verb ('que A,B,C rechace')"),
+        (r"\btodos los nodos (?:rechace|rechaza|está|tiene|tenga|es|sea)\b", "'todos' with a singular verb"),
+        (r"\b(?:al|el) líder (?:[A-G]\b,|todos\b|el\b|al\b)", "'el líder' before a list or another node spec"),
+        (r"(?<![\w.,/])1 (?!s\b)[a-záéíóúñ]+s\b", "one with a plural noun ('1 nodos')"),
+        (r"\bse espera ningún\b", "ungrammatical negation ('se espera ningún truncado')"),
+        (r"\b(?:a|de) el\b", "'a el', 'de el' (al, del)"),
+        (r"\b(?:el|la|los|las) (?:el|la|los|las)\b", "a doubled article"),
+        (r"\bla sala lee\b", "word for word ('la sala lee uno de...')"),
+        (r"\[[^\],]*\],? (?:que )?(?:empiezan|tienen|son|están)\b", "one item before a plural verb"),
+    ],
+    "zh": [
+        (r"已经(?:已|正在|\S*中)|本来就\S*中", "'already' before a state word that says it again ('已经运行中')"),
+        (r"领导者 ?(?:所有节点|领导者|最后被杀死)", "'领导者' before a node spec"),
+        (r"[\u4e00-\u9fff][A-G](?![A-Za-z])|(?<![A-Za-z])[A-G][\u4e00-\u9fff]", "a node name glued to a word"),
+        (r"\d \d+ 秒", "two numbers in a row"),
+        (r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef] [\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]",
+         "a space between two Chinese words ('预期 所有节点 的')"),
+        (r"\[[^\],]*\]，而?它们", "它们 for a single item"),
+        (r"♥ 好", "'♥ 好' for a successful heartbeat (♥ 成功)"),
+    ],
+}
+
+
+def forbidden(lang: str, sentence: str) -> list[str]:
+    return [why for pattern, why in NEVER[lang] if re.search(pattern, sentence)]
+
+
+def templates(lang: str) -> list[tuple[str | None, str]]:
+    """The catalogue's templates that embed a state, a node list or a count."""
+    return sorted((key for key in i18n.catalogue(lang).messages if i18n.fields(key[1]) & VALUES.keys()),
+                  key=lambda k: (k[0] or "", k[1]))
+
+
+def renderings(lang: str, context: str | None, msgid: str):
+    """The template said in `lang` with every combination of its values (others fixed)."""
+    names = sorted(i18n.fields(msgid) & VALUES.keys())
+    for combo in itertools.product(*(VALUES[n] for n in names)):
+        args = {name: SAMPLE.get(name, 7) for name in i18n.fields(msgid)} | dict(zip(names, combo))
+        yield Text(msgid, args, context).say(lang)
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_every_template_with_a_state_a_node_list_or_a_count_reads_right_with_each_value(lang):
+    found = templates(lang)
+    covered = {msgid for _, msgid in found}
+    assert len(found) >= 40
+    assert {"node {node} is {state}", "node {node} is already {state}", "node {node} is {state}, not paused",
+            "expect read {index} refused on {spec}", "expect not-truncated on {spec}", "wait leader {spec}",
+            "a leader among {nodes}", "{count} acknowledged writes", "Started a {n}-node cluster",
+            "not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit code 1)",
+            "{node} is leader of generation {generation} (votes {votes})"} <= covered
+    wrong, said = [], 0
+    for context, msgid in found:
+        for sentence in renderings(lang, context, msgid):
+            said += 1
+            wrong += [f"{sentence!r}: {why}" for why in forbidden(lang, sentence)]
+    assert said > 200
+    assert wrong == [], f"{len(wrong)} sentences read wrong in {lang}:\n" + "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("lang, sentence", [
+    ("es", "el nodo B está matado"),
+    ("es", "se espera que A,B,C rechace leer el índice 4"),
+    ("es", "se espera ningún truncado en A"),
+    ("es", "1 nodos · sin líder"),
+    ("es", "esperar al líder A,B"),
+    ("zh", "节点 B 已经运行中"),
+    ("zh", "节点 B 已经已被杀死"),
+    ("zh", "等待A,B 的 HWM 达到 3 5 秒；没有发生"),
+    ("zh", "预期 所有节点 的 HWM 为 3"),
+    ("zh", "♥ 好"),
+])
+def test_the_forms_the_issue_found_are_caught(lang, sentence):
+    assert forbidden(lang, sentence)
+
+
+@pytest.mark.parametrize("lang, template, values, expected", [
+    ("es", "node {node} is {state}", {"node": "B", "state": word("state", "killed")}, "el nodo B está muerto"),
+    ("es", "node {node} is already {state}", {"node": "B", "state": word("state", "exited")},
+     "el nodo B ya está terminado"),
+    ("es", "expect read {index} refused on {spec}", {"index": 4, "spec": "A,B,C"},
+     "se espera que se rechace la lectura del índice 4 en A,B,C"),
+    ("es", "expect not-truncated on {spec}", {"spec": word("spec", "all")},
+     "se espera que no haya truncado en todos los nodos"),
+    ("es", "{count} acknowledged writes", {"count": 1}, "escrituras con acuse de recibo: 1"),
+    ("zh", "node {node} is {state}", {"node": "B", "state": word("state", "running")}, "节点 B 正在运行"),
+    ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": word("spec", "all")}, "预期所有节点的 HWM 为 3"),
+    ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": "A,B"}, "预期 A,B 的 HWM 为 3"),
+    ("zh", "node {node} is already {state}", {"node": "B", "state": word("state", "killed")}, "节点 B 本来就已被杀死"),
+    ("zh", "node {node} is {state}, not running", {"node": "B", "state": word("state", "paused")},
+     "节点 B 已暂停，不在运行"),
+    ("zh", "{node} served index {index} above its high-water mark {hwm}", {"node": "B", "index": 4, "hwm": 3},
+     "B 向客户端返回了索引 4，高于它的高水位标记 3"),
+    ("es", "waited {seconds}s for {what}; it did not happen",
+     {"seconds": 5, "what": say("hwm {count} on {nodes}", count=3, nodes="A,B")}, "se esperó 5s y no ocurrió: HWM 3 en A,B"),
+    ("zh", "waited {seconds}s for {what}; it did not happen",
+     {"seconds": 5, "what": say("hwm {count} on {nodes}", count=3, nodes="A,B")}, "等了 5 秒，仍未等到：A,B 的 HWM 达到 3"),
+    ("zh", "{what} ({reason})", {"what": say("index {index}", index=4), "reason": word("reason", "restart-hwm")},
+     "索引 4（重启时截断到 HWM）"),
+])
+def test_states_lists_and_counts_read_as_a_teacher_writes_them(lang, template, values, expected):
+    assert Text(template, values).say(lang) == expected
+
+
+@pytest.mark.parametrize("lang, context, msgid, expected", [
+    ("es", None, "no truncation", "sin truncado"),
+    ("es", None, "the room reads one of {languages}, not {language}",
+     "el idioma de la sala debe ser uno de {languages}, no {language}"),
+    ("es", None, "viewers can only watch: control actions need the instructor token",
+     "los espectadores solo pueden mirar: las acciones de control necesitan el token del profesor"),
+    ("es", None, "that was the last step; press back, or start the scenario again",
+     "ese fue el último paso; pulsa Atrás o inicia el escenario de nuevo"),
+    ("es", None, "▲m match · ▲n next index (the leader's view)",
+     "▲m índice de coincidencia · ▲n índice siguiente (vista del líder)"),
+    ("es", None, "pre-vote ✓", "prevoto ✓"),
+    ("zh", None, "♥ ok", "♥ 成功"),
+    ("zh", None, "Heartbeats travel quietly; untick to hide them", "心跳消息以淡色显示；取消勾选即可隐藏"),
+    ("zh", None, "from node", "读取的节点"),
+    ("zh", None, "follow the instructor", "跟随老师"),
+])
+def test_the_issues_sentences_are_rewritten(lang, context, msgid, expected):
+    assert i18n.gettext(lang, msgid, context) == expected
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_a_state_has_one_word_on_the_lanes_and_in_sentences(lang):
+    """The lane's label and the word inside "node B is {state}" are the same (not 被杀死 here, 已杀死 there)."""
+    for state in WORDS["state"]:
+        assert i18n.gettext(lang, state) == i18n.gettext(lang, state, "state"), state
+
+
+INFINITIVE_INSTRUCTIONS = re.compile(r"[;:] (?:pulsar|esperar a que|elegir|indicar|iniciar otro|escribir uno)\b|"
+                                     r"\bprimero hay que\b|\by conectarse\b|\(probar\b|^(?:Empezar|leer:)")
+
+
+def test_spanish_instructions_speak_to_the_student_as_tu():
+    """The guide says "pulsa", "elige": so do the messages (keyboard labels and rule names stay infinitives)."""
+    assert INFINITIVE_INSTRUCTIONS.search("ese fue el último paso; pulsar atrás o iniciar el escenario de nuevo")
+    wrong = [s for s in i18n.catalogue("es").messages.values() if INFINITIVE_INSTRUCTIONS.search(s)]
+    assert wrong == []
+
+
+# ---- the glossaries: the seed's rendering, the lab's, one rendering per term -------------------------------------
+
+
+def glossary(lang: str) -> list[dict]:
+    """The rows of docs/LANG/glossary.md: English term, accepted renderings, banned ones, the seed's, why."""
+    rows = []
+    for line in (ROOT / "docs" / lang / "glossary.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or set(cells[0]) <= {"-"} or cells[1] in ("término", "术语"):
+            continue
+        split = lambda cell: [w.strip() for w in cell.split(",") if w.strip()]  # noqa: E731
+        assert len(cells) == 6, f"docs/{lang}/glossary.md: {line}"
+        rows.append({"term": cells[0], "accepted": [cells[1], *split(cells[2])], "never": split(cells[3]),
+                     "seed": cells[4], "why": cells[5]})
+    return rows
+
+
+NAMES = "|".join(re.escape(w) for w in (*TRUNCATION_STRATEGIES, *FSYNC_POLICIES) if "-" in w)
+
+
+def prose(text: str) -> str:
+    """A text without code, placeholders, paths, options, strategy names and quoted English (italics), which the
+    glossary does not rule."""
+    text = re.sub(r"```.*?```|`[^`]*`|\*[^*\n]+\*|\{\w+(?:[!:][^{}]*)?\}", " ", text, flags=re.DOTALL)
+    return re.sub(rf"\w+\([^)]*\)|[\w.-]*_[\w.-]*|(?a:[\w.-]+/[\w./-]+|\w+\.\w+)|--[\w-]+|{NAMES}", " ",
+                  text).lower()
+
+
+def used(word_: str, text: str) -> bool:
+    """`word_` in `text`: a word in Latin letters as a whole word, also in the plural (época, épocas)."""
+    if word_.isascii() or re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", word_):
+        return re.search(rf"(?<!\w){re.escape(word_)}(?:s|es)?(?!\w)", text) is not None
+    return word_ in text
+
+
+def english_forms(term: str) -> re.Pattern:
+    stem = term[:-1] if term.endswith(("e", "y")) else term
+    return re.compile(rf"\b(?:{re.escape(term)}|{re.escape(stem)}(?:s|es|d|ed|ted|ing|ion|ies|y|e|'s))\b", re.I)
+
+
+SEEDS = {  # what the seed articles write (read from them), recorded in the glossaries' "artículo"/"文章" column
+    "es": {"high-water mark": "High Water Mark", "generation": "Generation Clock", "request": "request",
+           "majority": "Quorum", "leader": "líder", "follower": "seguidor"},
+    "zh": {"high-water mark": "高水位标记", "generation": "时代时钟（Generation Clock）", "leader": "领导者",
+           "follower": "追随者", "write-ahead log": "预写日志", "majority": "大多数"},
+}
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_glossary_records_the_seeds_rendering_and_why_the_lab_differs(lang):
+    rows = {row["term"]: row for row in glossary(lang)}
+    assert len(rows) >= 20
+    for term, seed in SEEDS[lang].items():
+        assert seed in rows[term]["seed"], (term, rows[term]["seed"])
+    for row in rows.values():
+        assert row["seed"], f"{row['term']}: say what the seed article writes, or — when it does not use the term"
+        seeds = [s.strip().lower() for s in row["seed"].split(",")]
+        differs = row["seed"] != "—" and not any(row["accepted"][0].lower() in s for s in seeds)
+        assert row["why"] or not differs, f"{row['term']}: the lab says {row['accepted'][0]!r}, the seed " \
+                                          f"{row['seed']!r}: say why"
+
+
+GUIDE_FIRST_USE = {  # where the lab departs from the seed in a word the guide uses, the guide says so at once
+    "es": ("marca de agua alta", ("Cajitas que piensan", "High Water Mark", "la marca", "watermark")),
+    "zh": ("世代", ("时代时钟（Generation Clock）", "术语表")),
+}
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_guide_explains_its_departure_from_the_seed_where_it_first_uses_the_word(lang):
+    guide = (ROOT / f"docs/{lang}/student-guide.md").read_text(encoding="utf-8")
+    first, said = GUIDE_FIRST_USE[lang]
+    paragraph = next(p for p in re.split(r"\n\s*\n", guide) if first in p)
+    assert [s for s in said if s not in paragraph] == []
+
+
+def texts(lang: str) -> dict[str, str]:
+    """Every translated text: each catalogue message (by its English) and the student guide."""
+    found = {f"msgid {msgid!r}": prose(said) for (_, msgid), said in i18n.catalogue(lang).messages.items()}
+    found[f"docs/{lang}/student-guide.md"] = prose((ROOT / f"docs/{lang}/student-guide.md").read_text("utf-8"))
+    return found
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_the_guide_and_the_catalogue_never_use_a_banned_rendering(lang):
+    rows = glossary(lang)
+    wrong = [f"{where}: {row['term']!r} is never {n!r}" for where, text in texts(lang).items() for row in rows
+             for n in row["never"] if used(n.lower(), text)]
+    assert wrong == [], "\n".join(wrong[:20])
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_each_term_has_one_rendering_in_the_catalogue(lang):
+    """A message whose English names a term uses its rendering; a rendering stands for its term only (in Chinese,
+    提交 is commit: handing in is 上交)."""
+    rows = glossary(lang)
+    wrong = []
+    for (_, msgid), said in i18n.catalogue(lang).messages.items():
+        english, text = prose(msgid), prose(said)
+        for row in rows:
+            names = english_forms(row["term"]).search(english)
+            if names and not any(a.lower() in text for a in row["accepted"]):
+                wrong.append(f"{msgid!r}: names {row['term']!r} but not {row['accepted'][0]!r}: {said}")
+        if lang == "zh" and "提交" in text and "commit" not in english:
+            wrong.append(f"{msgid!r}: 提交 (commit) for another word: {said}")
+    assert wrong == [], "\n".join(wrong[:20])
+
+
+def test_one_rendering_per_term_catches_a_stray_word(monkeypatch):
+    messages = dict(i18n.catalogue("zh").messages)
+    key = (None, "not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit code 1)")
+    messages[key] = "尚未通过：练习 {exercises}（按现状提交，可得部分分数；退出码 1）"
+    monkeypatch.setattr(i18n.catalogue("zh"), "messages", messages)
+    with pytest.raises(AssertionError, match="提交"):
+        test_each_term_has_one_rendering_in_the_catalogue("zh")
+    messages[key] = "尚未通过：练习 {exercises}（讲师，按现状上交；退出码 1）"
+    with pytest.raises(AssertionError, match="讲师"):
+        test_the_guide_and_the_catalogue_never_use_a_banned_rendering("zh")
+    spanish = dict(i18n.catalogue("es").messages)
+    spanish[(None, "restart recovery with leader epochs (KIP-101)")] = "recuperación con épocas del líder"
+    monkeypatch.setattr(i18n.catalogue("es"), "messages", spanish)
+    with pytest.raises(AssertionError, match="época"):
+        test_the_guide_and_the_catalogue_never_use_a_banned_rendering("es")
