@@ -130,7 +130,7 @@ class Supervisor:
         self.link_delays: dict[tuple[str, str], float] = {}
         self.drop_rate = 0.0
         self.link_drops: dict[tuple[str, str], float] = {}
-        self.disk_full: set[str] = set()  # storage fault disk-full: on until disk-ok, also across restarts
+        self.full_disks: set[str] = set()  # storage fault disk-full: on until disk-ok, also across restarts
         self._unwritable = ""  # why the cluster's trace could not be written last time ("" once it could)
         self.lock = threading.RLock()
         self._reap_lock = threading.Lock()
@@ -309,7 +309,7 @@ class Supervisor:
             command.append("--no-pre-vote")
         if repair:
             command.append("--repair")
-        if node.id in self.disk_full:
+        if node.id in self.full_disks:
             command.append("--disk-full")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
@@ -495,7 +495,7 @@ class Supervisor:
             node = self._node(name)
             if node.state == "paused":
                 raise SupervisorError(f"node {name} is paused: resume it first (a paused node takes no requests)")
-            (self.disk_full.add if full else self.disk_full.discard)(name)
+            (self.full_disks.add if full else self.full_disks.discard)(name)
             if node.state == "running":
                 try:
                     self._control(node, "disk", full=full)
@@ -805,7 +805,7 @@ class Supervisor:
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
                 info["exit_reason"] = node.exit_reason or _exit_reason(node.data_dir, node.exit_code)
-            info["disk_full"] = name in self.disk_full
+            info["disk_full"] = name in self.full_disks
             for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
                                  ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
                 info.setdefault(key, default)
