@@ -13,7 +13,7 @@ CLI, the dashboard and the scenario driver use) all implement it.
 - drop: every message (or those from src to dst) is lost with probability `rate`; 0 stops dropping.
 - campaign: the node starts an election now. flush: the node writes out what fsync `never` buffered.
 - disk-full: every write of the node fails with ENOSPC (its write-ahead log, its durable state; a restart too) until
-  disk-ok. fsync-fail: the node's next fsync fails with EIO, and what it was to sync is lost, as a kernel drops the
+  disk-ok (which also calls off an fsync-fail not yet met). fsync-fail: the node's next fsync fails with EIO, and what it was to sync is lost, as a kernel drops the
   pages it could not write (a node with fsync `never` makes no fsync). Either way the node stops with the reason
   (`disk full: ...`, `fsync failed: ...`), never retries the fsync, and a restart recovers what it had synced.
 """

@@ -310,6 +310,7 @@ class Node:
             elif op == "disk":  # storage faults (lab.cluster): disk-full, disk-ok, fsync-fail
                 if "full" in args:
                     self.disks.full = bool(args["full"])
+                    self.disks.fsync_fail = self.disks.fsync_fail and self.disks.full  # disk-ok: a sound disk
                 if args.get("fsync_fail"):
                     self.disks.fsync_fail = True
                 result = {"full": self.disks.full, "fsync_fail": self.disks.fsync_fail}

@@ -222,7 +222,7 @@ class SimCluster:
 
     def disk_ok(self, node: str) -> None:
         self._check(node)
-        self.disks[node].full = False
+        self.disks[node].full = self.disks[node].fsync_fail = False
         self._cluster_event("disk_ok", target=node)
 
     def fsync_fail(self, node: str) -> None:
