@@ -487,7 +487,11 @@ class Supervisor:
         """The node's next fsync fails with EIO, and what it was to sync is dropped, as a kernel may."""
         with self.lock:
             node = self._running(name)
-            self._control(node, "disk", fsync_fail=True)
+            try:
+                self._control(node, "disk", fsync_fail=True)
+            except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:  # it stopped meanwhile
+                self._reap(node)
+                raise SupervisorError(f"node {name} did not take the fault: {exc}") from None
             self.cluster_event("fsync_fail", target=name)
 
     def _disk(self, name: str, event: str, *, full: bool) -> None:
