@@ -413,7 +413,7 @@ def cmd_wait(run: Run, command, step, args):
         run._wait("every live node to hold the leader's whole log, committed", _converged)
     elif what == "stopped":
         names = run._nodes(args[1])
-        run._wait(f"{','.join(names)} to stop on its own",
+        run._wait(f"{' and '.join(names)} to stop on its own",
                   lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
@@ -501,7 +501,8 @@ def cmd_expect(run: Run, command, step, args):
         names, want = run._nodes(rest[0]), rest[1] if len(rest) > 1 else ""
         got = {n: (_node(status, n)["state"], _node(status, n).get("exit_reason") or "") for n in names}
         ok = all(state == "exited" and reason.startswith(want) for state, reason in got.values())
-        detail = "; ".join(f"{n}: {state}" + (f" ({reason})" if reason else "") for n, (state, reason) in got.items())
+        detail = "; ".join(f"{n} stopped: {reason}" if state == "exited" and reason else f"node {n} is {state}"
+                           for n, (state, reason) in got.items())
     elif what == "not-acked":  # expect not-acked d2: no node acknowledged that write
         hits = [e for e in run.driver.events() if e["type"] == "write_acked" and e["digest"] == digest(rest[0])]
         ok = not hits
