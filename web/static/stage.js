@@ -175,7 +175,7 @@
       if (state === "exited" && n.exit_reason) l2text = T.exitedLine(l2text, n.exit_reason);  // "fsync failed: ..."
       const l2 = lane.querySelector(".l2");
       l2.classList.toggle("stale", !!n.stale);
-      l2.title = n.stale ? T.staleTitle(id) : "";
+      l2.title = n.stale ? T.staleTitle(id) : (state === "exited" && n.exit_reason ? n.exit_reason : "");
       if (l2.textContent !== l2text) l2.textContent = l2text;
       const chip = lane.querySelector(".state");
       if (chip.textContent !== T.state(state)) chip.textContent = T.state(state);
