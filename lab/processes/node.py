@@ -322,6 +322,8 @@ class Node:
             log.warning("node %s: control %r refused: %s: %s", self.id, op, type(exc).__name__, exc)
             reply = ControlReply(request=message.request, ok=False, error=f"{type(exc).__name__}: {exc}")
         self.transport.reply(conn, reply)
+        if op == "disk":
+            self.transport.flush()  # answered before the fault can stop the node
 
     def _status(self, window) -> dict:
         replica = self.replica
