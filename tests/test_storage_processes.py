@@ -4,6 +4,7 @@ and a short nemesis run with storage faults."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -143,6 +144,19 @@ def test_fsync_fail_on_the_leader_under_writes(tmp_path, capsys):
         assert code == 0 and f"node {old} exited (code 74): fsync failed: " in text, text
         assert (run_dir / "data" / old / "node.log").read_text().rstrip().splitlines()[-1].endswith(
             f"node {old} stopped: fsync failed: fsync of the write-ahead log (Input/output error)")
+        writer = supervisor._writer  # the supervisor's own trace on a full disk: kept in memory, and said
+
+        def full(*_):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        writer.flush, real_flush = full, writer.flush
+        try:
+            supervisor.cluster_event("note", text="on a full disk")
+            assert [e for e in supervisor.events(0)[0] if e.get("text") == "on a full disk" and e["unwritten"]]
+            code, text = status_text(run_dir, capsys)
+            assert code == 0 and "warning: the cluster's trace cannot be written: No space left on device" in text
+        finally:
+            writer.flush = real_flush
         api.restart(old)  # it recovers what it had synced and rejoins
         converged, _ = nemesis._settle(api, clients, 30)
         assert converged

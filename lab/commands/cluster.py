@@ -336,6 +336,8 @@ def cmd_status(args) -> int:
     for n in state["nodes"]:
         if n["state"] == "exited":
             text += f"\nnode {n['id']} exited (code {n.get('exit_code')}): {n.get('exit_reason') or 'see its node.log'}"
+    if state.get("trace_unwritable"):  # a full disk: the supervisor goes on, keeping what it cannot write in memory
+        text += f"\nwarning: {state['trace_unwritable']}"
     return _print(args, {"ok": True, **state}, text)
 
 
