@@ -137,6 +137,18 @@ class Node:
     # ---- life cycle ------------------------------------------------------------------------------------------
 
     def run(self) -> int:
+        try:
+            self._start()
+        except OSError as exc:
+            if not failure(exc):
+                raise
+            self._fail_stop(exc)
+        while self.stopping is None:
+            self._iterate()
+        self._stop(self.stopping)
+        return 0
+
+    def _start(self) -> None:
         now = time.monotonic()
         self._check_network(force=True)
         recovery = self.wal.recovery
@@ -157,10 +169,6 @@ class Node:
         self.next_writeback = now + self.cfg.writeback_ms / 1000.0 if self.cfg.writeback_ms > 0 else None
         self.next_network_check = now + NETWORK_CHECK_SECONDS
         self.next_parent_check = now + PARENT_CHECK_SECONDS
-        while self.stopping is None:
-            self._iterate()
-        self._stop(self.stopping)
-        return 0
 
     def request_stop(self, reason: str) -> None:
         if self.stopping is None:
