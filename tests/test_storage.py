@@ -218,3 +218,16 @@ def test_scenario_d1_passes_on_the_simulator(truncation, impl):
     assert verdict.passed, verdict.summary()
     names = [o.name for o in verdict.outcomes]
     assert "expect stopped A fsync failed" in names and "expect not-acked d2" in names
+
+
+def test_a_replay_of_d1_shows_the_leader_stopped_with_its_reason_then_running_again(tmp_path):
+    from web.fold import Replay
+
+    assert simulate("d1", seed=2, out=tmp_path / "d1").passed
+    replay = Replay(tmp_path / "d1")
+    exited_at = next(i for i in range(len(replay)) if replay.event(i)["type"] == "node_exited")
+    node = next(n for n in replay.fold_at(exited_at + 1).status()["nodes"] if n["id"] == "A")
+    assert node["state"] == "exited"
+    assert node["exit_reason"] == "fsync failed: fsync of the write-ahead log (Input/output error)"
+    last = next(n for n in replay.fold_at(len(replay)).status()["nodes"] if n["id"] == "A")
+    assert last["state"] == "running" and [e[2] for e in last["log"]] == ["d1", "d2", "d3"]
