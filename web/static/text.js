@@ -42,7 +42,7 @@
                                      "disk-ok": t("free {node}'s disk again (then restart it)", { node: id }),
                                      "fsync-fail": t("make {node}'s next fsync fail with EIO", { node: id }) })[action],
     exitedLine: (line, reason) => t("{line} · stopped: {reason}", { line, reason }),
-    diskFullChip: t("💾 disk full"),
+    diskFullChip: t("disk full"),
     buttonTitle: (action, id) => ({ kill: t("kill {node}", { node: id }), restart: t("restart {node}", { node: id }),
                                     pause: t("pause {node}", { node: id }), resume: t("resume {node}", { node: id }) })[action],
     cutChip: (src, dst) => `✂ ${src}→${dst}`,
