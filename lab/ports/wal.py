@@ -212,6 +212,7 @@ class WriteAheadLog:
         self._repair = repair
         self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
         self._synced_size = 0  # the last segment's size at its last fsync: what an injected fsync failure keeps
+        self._failed: FsyncFailed | None = None  # after a failed fsync the log takes no more requests: never retried
         os.makedirs(self.directory, exist_ok=True)
         self.recovery: Recovery | None = self._recover()
         self._open_last()
@@ -331,7 +332,8 @@ class WriteAheadLog:
                     if self.fsync == "always":
                         self._fsync(self._fd)
                 except OSError as exc:
-                    self._reopen()  # believe the disk about what got written
+                    if not isinstance(exc, FsyncFailed):
+                        self._reopen()  # believe the disk about what got written
                     raise mark(exc, "appending to the write-ahead log")
                 self._unsynced = self.fsync == "batch"
                 segment.offsets[batch[0].index] = segment.size
@@ -376,12 +378,12 @@ class WriteAheadLog:
             self._write(chunk)
             if self.fsync == "always":
                 if self._directory_dirty:
-                    _fsync_directory(self.directory)
-                    self._directory_dirty = False
+                    self._fsync_directory()
                 self._fsync(self._fd)
                 self._unsynced = False
         except OSError as exc:
-            self._reopen()  # believe the disk about what got written
+            if not isinstance(exc, FsyncFailed):
+                self._reopen()  # believe the disk about what got written
             raise mark(exc, "appending to the write-ahead log")
 
     def _write(self, chunk) -> None:
@@ -414,6 +416,8 @@ class WriteAheadLog:
 
     def flush(self) -> None:
         """`never`: write the in-process buffer to the file (no fsync). Other policies have nothing buffered."""
+        if self._failed is not None:
+            raise self._failed
         if self._pending:
             try:
                 self._write_all(self._pending)
@@ -427,14 +431,9 @@ class WriteAheadLog:
         if self.fsync != "batch":
             return
         if self._directory_dirty:
-            _fsync_directory(self.directory)
-            self._directory_dirty = False
+            self._fsync_directory()
         if self._unsynced and self._fd is not None:
-            try:
-                self._fsync(self._fd)
-            except FsyncFailed:
-                self._reopen()  # believe the disk about what survived the failed fsync
-                raise
+            self._fsync(self._fd)
         self._unsynced = False
 
     def _write_all(self, data) -> None:
@@ -442,17 +441,27 @@ class WriteAheadLog:
             self.faults.before_write("appending to the write-ahead log")
         _write_all(self._fd, data)
 
+    def _fsync_directory(self) -> None:
+        try:
+            _fsync_directory(self.directory)
+        except FsyncFailed as exc:
+            self._failed = exc
+            raise
+        self._directory_dirty = False
+
     def _fsync(self, fd: int) -> None:
         """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.faults)."""
         if self.faults is not None and self.faults.take_fsync_failure():
             # As a kernel may do: the pages this fsync could not write are dropped, and the file ends where the
             # last successful fsync left it.
             os.ftruncate(fd, self._synced_size)
-            raise self.faults.fsync_error("fsync of the write-ahead log")
+            self._failed = self.faults.fsync_error("fsync of the write-ahead log")
+            raise self._failed
         try:
             os.fsync(fd)
         except OSError as exc:
-            raise mark(FsyncFailed(exc.errno, exc.strerror), "fsync of the write-ahead log") from exc
+            self._failed = mark(FsyncFailed(exc.errno, exc.strerror), "fsync of the write-ahead log")
+            raise self._failed from exc
         if self.faults is not None:
             self._synced_size = os.fstat(fd).st_size
 
@@ -574,6 +583,8 @@ class WriteAheadLog:
     # ---- closing -----------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._failed is not None:  # what is on disk is unknown: only a reopen (a restart) may say
+            raise self._failed
         if self._closed:
             raise ValueError(f"write-ahead log {self.directory} is closed")
 
