@@ -1,5 +1,6 @@
 """`hwm-lab up | status | write | read | kill | restart | pause | resume | partition | heal | delay | campaign |
-disk-full | disk-ok | fsync-fail | down | scenario`: a cluster of real node processes, driven through the supervisor's control API.
+disk-full | disk-ok | fsync-fail | down | scenario`: a cluster of real node processes, driven through the
+supervisor's control API.
 
 `up` starts the supervisor in the background and returns once a leader is elected; the other commands find the
 cluster through RUN_DIR/cluster.json (RUN_DIR is `--dir`, default ./.hwm-lab).

@@ -3,9 +3,9 @@ reads, then a check of what the clients were told against the nodes' final logs 
 
 Faults, from the vocabulary of lab/cluster.py and sent through the control API (ControlClient) of a supervisor
 this module starts: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation,
-heal, delays and drops; with --storage also a full disk and a failed fsync (disk-full, fsync-fail: the node stops,
-and is restarted after disk-ok). The checker below is written from the trace format and the clients' own records, not from
-the replica's code (lab/core/invariants.py is deliberately not used): a bug there must not hide a bug here.
+heal, delays and drops; with --storage also a full disk and a failed fsync (disk-full, fsync-fail: the node
+stops, and is restarted after disk-ok). The checker below is written from the trace format and the clients' own
+records, not from the replica's code (lab/core/invariants.py is deliberately not used): a bug there must not hide a bug here.
 
 Run: hwm-lab chaos --nodes 5 --duration 300 [--impl exercises] (or .venv/bin/python bench/chaos.py ...).
 It prints acknowledged and lost writes, violations, elections started and won, and the time to a new leader after
