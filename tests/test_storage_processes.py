@@ -57,6 +57,10 @@ def test_a_disk_that_fills_under_writes(tmp_path, capsys):
     try:
         supervisor.start()
         assert supervisor.wait_for_leader(30)
+        for i in range(10):  # acknowledged before the disk fills: they must survive it
+            answer = supervisor.write(f"before-{i}", timeout=10.0)
+            assert answer["ok"], answer
+            acked[answer["index"]] = f"before-{i}"
         filler = fill(disk, 400_000) if mounted else None
         if not mounted:  # no small file system to fill here: the injected ENOSPC, on every node
             for name in supervisor.names:
