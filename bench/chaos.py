@@ -1,5 +1,6 @@
 """The nemesis as a benchmark: `python bench/chaos.py --nodes 5 --duration 300` is `hwm-lab chaos` (the code, and
-what it does, are in lab/processes/nemesis.py)."""
+what it does, are in lab/processes/nemesis.py). `--storage` adds the storage faults (disk-full, fsync-fail: the node
+stops with its reason and is restarted after disk-ok): `python bench/chaos.py --nodes 5 --duration 300 --storage`."""
 
 import sys
 from pathlib import Path

@@ -55,7 +55,7 @@ DEFAULTS = {
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
-ACTIONS_NODE = ("kill", "restart", "pause", "resume")
+ACTIONS_NODE = ("kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail")
 VIEWERS_ONLY = say("viewers can only watch: control actions need the instructor token")
 
 
@@ -495,6 +495,9 @@ def localized_frame(frame: dict, lang: str) -> dict:
     cluster = frame.get("cluster") or {}
     if cluster.get("error"):
         cluster = {**cluster, "error": localize(heard(cluster["error"]), lang)}
+    if any(n.get("exit_reason") for n in frame.get("nodes") or []):  # a node's reason for stopping is a sentence
+        frame = {**frame, "nodes": [{**n, "exit_reason": localize(heard(n["exit_reason"]), lang)}
+                                    if n.get("exit_reason") else n for n in frame["nodes"]]}
     return {**frame, "cluster": cluster,
             "events": [{**e, "text": localize(e["text"], lang)} if "text" in e else e for e in frame["events"]]}
 

@@ -87,7 +87,7 @@ class ClusterFold:
         boot = e.get("boot") or 0
         if boot > n["boot"]:
             n["boot"] = boot
-        if n["state"] == "killed" and kind != "node_stopped":
+        if n["state"] in ("killed", "exited") and kind != "node_stopped":
             n["state"] = "running"  # a node that emits is alive (its restart may sort after its first events)
         if e.get("gen"):
             n["generation"] = max(n["generation"], e["gen"]) if kind != "node_started" else e["gen"]
@@ -153,6 +153,11 @@ class ClusterFold:
                 lost = e.get("lost_entries") or 0
                 if lost:
                     del n["log"][-lost:]
+        elif kind == "node_exited":  # it stopped on its own (a storage fault: "fsync failed: ...")
+            n = self._node(target)
+            if n["boot"] <= self.restarts.get(target, 0) + 1:
+                n.update(state="exited", role=None, leader=None, match_index={}, next_index={},
+                         exit_reason=e.get("reason") or "")
         elif kind == "node_restarted":
             self.restarts[target] = self.restarts.get(target, 0) + 1
             self._node(target)["state"] = "running"
@@ -182,7 +187,7 @@ class ClusterFold:
                 "leader": n["leader"], "log_end": len(n["log"]), "hwm": n["hwm"],
                 "match_index": dict(n["match_index"]), "next_index": dict(n["next_index"]),
                 "log": [list(entry) for entry in log], "log_start": log[0][0] if log else len(n["log"]) + 1,
-                "boot": n["boot"],
+                "boot": n["boot"], **({"exit_reason": n["exit_reason"]} if n["state"] == "exited" else {}),
             })
         return {"leader": self.leader(), "time": self.time, "settings": dict(self.settings), "nodes": nodes,
                 "links": [{"src": a, "dst": b, "cut": True} for a, b in sorted(self.cuts)]}

@@ -13,7 +13,7 @@ from lab.i18n import say
 from lab.i18n import scenarios as words
 from lab.sim import scenario as scripts
 
-GUIDED = ("s1", "k1", "k2", "f8", "n4")
+GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
 
 
 def catalog(names=GUIDED) -> list[dict]:

@@ -56,6 +56,10 @@ def shape_node(node: dict, log_window: int) -> dict:
         shaped["state"] = "running"
     # The supervisor could not ask a running node (busy, or its clock held): these figures are its last known.
     shaped["stale"] = shaped["state"] == "running" and bool(node.get("unresponsive") or node.get("stale"))
+    if shaped["state"] == "exited" and node.get("exit_reason"):
+        shaped["exit_reason"] = str(node["exit_reason"])  # why it stopped on its own: "fsync failed: ..."
+    if node.get("disk_full"):
+        shaped["disk_full"] = True  # the storage fault disk-full is on
     return shaped
 
 

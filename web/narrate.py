@@ -116,6 +116,17 @@ class Narrator:
             return say("{node} killed (SIGKILL)", node=g("target"))
         if kind == "node_restarted":
             return say("{node} restarted", node=g("target"))
+        if kind == "node_exited":
+            why = g("reason")
+            if why:
+                return say("{node} stopped on its own: {reason}", node=g("target"), reason=heard(why))
+            return say("{node} stopped on its own (exit code {code})", node=g("target"), code=g("code"))
+        if kind == "disk_full":
+            return say("{node}'s disk is full: its writes fail (ENOSPC) until the disk is freed", node=g("target"))
+        if kind == "disk_ok":
+            return say("{node}'s disk has room again", node=g("target"))
+        if kind == "fsync_fail":
+            return say("{node}'s disk will fail its next fsync (EIO), dropping what it was to sync", node=g("target"))
         if kind == "node_paused":
             return say("{node} paused", node=g("target"))
         if kind == "node_resumed":

@@ -1,5 +1,6 @@
 """`hwm-lab up | status | write | read | kill | restart | pause | resume | partition | heal | delay | campaign |
-down | scenario`: a cluster of real node processes, driven through the supervisor's control API.
+disk-full | disk-ok | fsync-fail | down | scenario`: a cluster of real node processes, driven through the
+supervisor's control API.
 
 `up` starts the supervisor in the background and returns once a leader is elected; the other commands find the
 cluster through RUN_DIR/cluster.json (RUN_DIR is `--dir`, default ./.hwm-lab).
@@ -92,7 +93,10 @@ def register(subparsers) -> None:
                             ("restart", "restart a node on its data directory (a running node is killed first)"),
                             ("pause", "pause a node (SIGSTOP)"),
                             ("resume", "resume a paused node (SIGCONT)"),
-                            ("campaign", "make a node start an election now")):
+                            ("campaign", "make a node start an election now"),
+                            ("disk-full", "fill a node's disk: its writes fail with ENOSPC (it stops) until disk-ok"),
+                            ("disk-ok", "free a node's disk again (then restart it)"),
+                            ("fsync-fail", "make a node's next fsync fail with EIO, losing what it was to sync")):
         p = add(name, help_text, func=cmd_node_action)
         p.add_argument("node", metavar="ID", help="node name, e.g. A")
         p.set_defaults(action=name)
@@ -333,6 +337,8 @@ def cmd_status(args) -> int:
     for n in state["nodes"]:
         if n["state"] == "exited":
             text += f"\nnode {n['id']} exited (code {n.get('exit_code')}): {n.get('exit_reason') or 'see its node.log'}"
+    if state.get("trace_unwritable"):  # a full disk: the supervisor goes on, keeping what it cannot write in memory
+        text += f"\nwarning: {state['trace_unwritable']}"
     return _print(args, {"ok": True, **state}, text)
 
 
@@ -371,10 +377,12 @@ def cmd_node_action(args) -> int:
     elif args.action == "restart":
         client.restart(args.node, repair=args.repair)
     else:
-        getattr(client, args.action)(args.node)
+        getattr(client, args.action.replace("-", "_"))(args.node)
     done = {"kill": "killed (SIGKILL)" + (", losing what it had not synced" if args.action == "kill" and
                                           args.lose_unsynced else ""), "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
-            "resume": "resumed (SIGCONT)", "campaign": "started an election"}[args.action]
+            "resume": "resumed (SIGCONT)", "campaign": "started an election",
+            "disk-full": "has a full disk: its next write fails with ENOSPC",
+            "disk-ok": "has room on its disk again", "fsync-fail": "will fail its next fsync (EIO)"}[args.action]
     return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
 
 

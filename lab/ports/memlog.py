@@ -4,6 +4,8 @@ It keeps the same segments as the file log would (records of HEADER.size + paylo
 reaches `segment_bytes`), so a truncation is planned by exercise 5's `plan_truncation` on the same segment
 offsets and checked the same way. It also keeps what a power cut would lose: the entries not yet synced.
 fsync `always` syncs in `append`, `batch` in `sync()`, `never` only when the OS would write back (`flush()`).
+Storage faults (lab.ports.faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
+loses the unsynced tail, as a kernel drops the pages it could not write, and raises FsyncFailed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class MemoryLog:
         self._segments: list[_Segment] = []
         self._log_end = 0
         self.synced = 0  # entries up to this index survive a power cut
+        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the simulator injects
 
     @property
     def log_end(self) -> int:
@@ -60,6 +63,13 @@ class MemoryLog:
                     yield entry
 
     def append(self, entries: Iterable[Entry]) -> None:
+        if self.faults is not None:
+            self.faults.before_write("appending to the write-ahead log")
+        self._append(entries)
+        if self.fsync == "always":
+            self._sync_now()
+
+    def _append(self, entries: Iterable[Entry]) -> None:
         for entry in entries:
             if entry.index != self._log_end + 1:
                 raise ValueError(f"cannot append index {entry.index}: the log ends at {self._log_end}, so the next "
@@ -72,16 +82,21 @@ class MemoryLog:
             segment.offsets.append(segment.size)
             segment.size += HEADER.size + len(entry.payload.encode("utf-8"))
             self._log_end = entry.index
-        if self.fsync == "always":
-            self.synced = self._log_end
 
     def sync(self) -> None:
-        if self.fsync == "batch":
-            self.synced = self._log_end
+        if self.fsync == "batch" and self.synced < self._log_end:
+            self._sync_now()
+
+    def _sync_now(self) -> None:
+        if self.faults is not None and self.faults.take_fsync_failure():
+            self.lose_unsynced_tail()
+            raise self.faults.fsync_error("fsync of the write-ahead log")
+        self.synced = self._log_end
 
     def flush(self) -> None:
-        """The OS writing back on its own (fsync `never`): everything so far is now on disk."""
-        self.synced = self._log_end
+        """The OS writing back on its own (fsync `never`): everything so far is now on disk (not on a full one)."""
+        if self.faults is None or not self.faults.full:
+            self.synced = self._log_end
 
     def truncate_from(self, index: int) -> Truncation | None:
         """Remove `index` and every later entry, as exercise 5's plan says (see WriteAheadLog.truncate_from)."""
@@ -133,7 +148,7 @@ class MemoryLog:
         if lost:
             survivors = list(self.entries())[: self.synced]
             self._segments, self._log_end = [], 0
-            self.append(survivors)
+            self._append(survivors)
             self.synced = self._log_end
         return lost
 

@@ -11,6 +11,7 @@ import logging
 import os
 
 from lab.core.messages import HardState
+from lab.ports.faults import FsyncFailed, mark
 
 __all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE", "next_boot"]
 
@@ -49,6 +50,7 @@ class FileState:
         self.path = os.path.join(self.directory, STATE_FILE)
         self.high_water_mark_path = os.path.join(self.directory, HIGH_WATER_MARK_FILE)
         self._hint: int | None = None  # the newest mark, not yet checkpointed
+        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
 
     def load(self) -> HardState:
         """The saved hard state; generation 0 and no vote when nothing was saved yet."""
@@ -71,12 +73,13 @@ class FileState:
         """Replace the hard state atomically and durably: a crash leaves either the old or the new one."""
         _check(hard_state)
         data = json.dumps({"generation": hard_state.generation, "voted_for": hard_state.voted_for}).encode()
-        self._replace(self.path, data, durable=True)
+        self._replace(self.path, data, durable=True, where="saving the generation and vote")
 
     def save_high_water_mark(self, n: int) -> None:
         """Checkpoint the high-water mark: atomic but not fsynced, it is only a hint for a restart."""
         _check_high_water_mark(n)
-        self._replace(self.high_water_mark_path, str(n).encode(), durable=False)
+        self._replace(self.high_water_mark_path, str(n).encode(), durable=False,
+                      where="checkpointing the high-water mark")
 
     def hint_high_water_mark(self, n: int) -> None:
         """Remember the newest mark; `checkpoint()` writes it (a busy node moves its mark far more often than it
@@ -98,27 +101,45 @@ class FileState:
             return 0
         return n if n >= 0 else 0
 
-    def _replace(self, path: str, data: bytes, *, durable: bool) -> None:
+    def _replace(self, path: str, data: bytes, *, durable: bool, where: str) -> None:
+        try:
+            self._replace_file(path, data, durable)
+        except OSError as exc:
+            raise mark(exc, where)
+
+    def _replace_file(self, path: str, data: bytes, durable: bool) -> None:
         temp = path + _TEMP
+        if self.faults is not None:
+            self.faults.before_write("")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             if durable:
-                os.fsync(fd)
+                _fsync(fd, self.faults)
         finally:
             os.close(fd)
         os.replace(temp, path)
         if durable:
             fd = os.open(self.directory, os.O_RDONLY)
             try:
-                os.fsync(fd)
+                _fsync(fd, self.faults)
             finally:
                 os.close(fd)
 
     def __repr__(self) -> str:
         return f"FileState({self.directory!r})"
+
+
+def _fsync(fd: int, faults) -> None:
+    """An fsync whose failure is an FsyncFailed (never retried: lab.ports.faults)."""
+    if faults is not None and faults.take_fsync_failure():
+        raise faults.fsync_error("")
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise FsyncFailed(exc.errno, exc.strerror) from exc
 
 
 class MemoryState:
@@ -127,16 +148,21 @@ class MemoryState:
     def __init__(self):
         self._hard_state = EMPTY
         self._high_water_mark = 0
+        self.faults = None  # a lab.ports.faults.DiskFaults (the simulator's disk-full)
 
     def load(self) -> HardState:
         return self._hard_state
 
     def save(self, hard_state: HardState) -> None:
         _check(hard_state)
+        if self.faults is not None:
+            self.faults.before_write("saving the generation and vote")
         self._hard_state = hard_state
 
     def save_high_water_mark(self, n: int) -> None:
         _check_high_water_mark(n)
+        if self.faults is not None and n != self._high_water_mark:
+            self.faults.before_write("checkpointing the high-water mark")
         self._high_water_mark = n
 
     def load_high_water_mark(self) -> int:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
+from lab.ports.faults import mark
 
 FORMAT = "hwm-lab-trace"
 VERSION = 1
@@ -121,12 +122,31 @@ class TraceFile:
         self._lines.extend(lines)
 
     def flush(self) -> None:
-        if self._lines:
-            self._lines.append("")
-            self._file.write("\n".join(self._lines))
-            self._lines = []
-        if self.to_os:
+        """Write the buffered lines. A write that fails (a full disk) leaves the file as it was, whole lines only,
+        drops those lines and raises, marked as a trace write (lab.ports.faults)."""
+        if not self.to_os:
+            if self._lines:
+                self._lines.append("")
+                self._file.write("\n".join(self._lines))
+                self._lines = []
+            return
+        lines, self._lines = self._lines, []
+        try:
             self._file.flush()
+            if lines:
+                lines.append("")
+                fd = self._file.fileno()
+                size = os.fstat(fd).st_size
+                try:
+                    view = memoryview("\n".join(lines).encode("utf-8"))
+                    while view:
+                        view = view[os.write(fd, view):]
+                except OSError:
+                    os.ftruncate(fd, size)
+                    self.seq -= len(lines) - 1
+                    raise
+        except OSError as exc:
+            raise mark(exc, "writing the trace")
 
     def close(self) -> None:
         if not self._file.closed:

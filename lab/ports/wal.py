@@ -37,6 +37,7 @@ from typing import Iterable, Iterator, NamedTuple
 from lab.core.config import FSYNC_POLICIES, check_choice
 from lab.core.interface import SegmentInfo
 from lab.core.messages import Entry
+from lab.ports.faults import FsyncFailed, mark
 
 __all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "Truncation", "PlanLeftEntries", "MAX_PAYLOAD", "HEADER"]
 
@@ -172,6 +173,8 @@ def _fsync_directory(directory: str) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as exc:
+        raise mark(FsyncFailed(exc.errno, exc.strerror), "fsync of the write-ahead log's directory") from exc
     finally:
         os.close(fd)
 
@@ -207,6 +210,9 @@ class WriteAheadLog:
         self._log_end = 0
         self._closed = False
         self._repair = repair
+        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
+        self._synced_size = 0  # the last segment's size at its last fsync: what an injected fsync failure keeps
+        self._failed: FsyncFailed | None = None  # after a failed fsync the log takes no more requests: never retried
         os.makedirs(self.directory, exist_ok=True)
         self.recovery: Recovery | None = self._recover()
         self._open_last()
@@ -301,6 +307,7 @@ class WriteAheadLog:
             self._fd = None
         if self._segments:
             self._fd = os.open(self._segments[-1].path, os.O_RDWR | os.O_APPEND)
+            self._synced_size = os.fstat(self._fd).st_size
 
     # ---- writing -----------------------------------------------------------------------------------------
 
@@ -321,12 +328,13 @@ class WriteAheadLog:
                 # The common path, kept lean: one write, and for `always` one fsync.
                 record = records[0]
                 try:
-                    _write_all(self._fd, record)
+                    self._write_all(record)
                     if self.fsync == "always":
-                        os.fsync(self._fd)
-                except OSError:
-                    self._reopen()  # believe the disk about what got written
-                    raise
+                        self._fsync(self._fd)
+                except OSError as exc:
+                    if not isinstance(exc, FsyncFailed):
+                        self._reopen()  # believe the disk about what got written
+                    raise mark(exc, "appending to the write-ahead log")
                 self._unsynced = self.fsync == "batch"
                 segment.offsets[batch[0].index] = segment.size
                 segment.size += len(record)
@@ -370,13 +378,13 @@ class WriteAheadLog:
             self._write(chunk)
             if self.fsync == "always":
                 if self._directory_dirty:
-                    _fsync_directory(self.directory)
-                    self._directory_dirty = False
-                os.fsync(self._fd)
+                    self._fsync_directory()
+                self._fsync(self._fd)
                 self._unsynced = False
-        except OSError:
-            self._reopen()  # believe the disk about what got written
-            raise
+        except OSError as exc:
+            if not isinstance(exc, FsyncFailed):
+                self._reopen()  # believe the disk about what got written
+            raise mark(exc, "appending to the write-ahead log")
 
     def _write(self, chunk) -> None:
         if not chunk:
@@ -386,7 +394,7 @@ class WriteAheadLog:
             if len(self._pending) > NEVER_BUFFER_BYTES:
                 self.flush()
         else:
-            _write_all(self._fd, chunk)
+            self._write_all(chunk)
             self._unsynced = True
 
     def _roll(self, first_index: int) -> _Segment:
@@ -394,12 +402,13 @@ class WriteAheadLog:
         if self._fd is not None:
             self.flush()
             if self.fsync != "never" and self._unsynced:
-                os.fsync(self._fd)  # a later sync() only fsyncs the new segment
+                self._fsync(self._fd)  # a later sync() only fsyncs the new segment
                 self._unsynced = False
             os.close(self._fd)
             self._fd = None
         segment = _Segment(os.path.join(self.directory, segment_name(first_index)), first_index)
         self._fd = os.open(segment.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        self._synced_size = 0
         self._segments.append(segment)
         self._firsts.append(first_index)
         self._directory_dirty = True
@@ -407,8 +416,13 @@ class WriteAheadLog:
 
     def flush(self) -> None:
         """`never`: write the in-process buffer to the file (no fsync). Other policies have nothing buffered."""
+        if self._failed is not None:
+            raise self._failed
         if self._pending:
-            _write_all(self._fd, self._pending)
+            try:
+                self._write_all(self._pending)
+            except OSError as exc:
+                raise mark(exc, "writing back the write-ahead log")
             self._pending.clear()
 
     def sync(self) -> None:
@@ -417,11 +431,39 @@ class WriteAheadLog:
         if self.fsync != "batch":
             return
         if self._directory_dirty:
-            _fsync_directory(self.directory)
-            self._directory_dirty = False
+            self._fsync_directory()
         if self._unsynced and self._fd is not None:
-            os.fsync(self._fd)
+            self._fsync(self._fd)
         self._unsynced = False
+
+    def _write_all(self, data) -> None:
+        if self.faults is not None:
+            self.faults.before_write("appending to the write-ahead log")
+        _write_all(self._fd, data)
+
+    def _fsync_directory(self) -> None:
+        try:
+            _fsync_directory(self.directory)
+        except FsyncFailed as exc:
+            self._failed = exc
+            raise
+        self._directory_dirty = False
+
+    def _fsync(self, fd: int) -> None:
+        """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.faults)."""
+        if self.faults is not None and self.faults.take_fsync_failure():
+            # As a kernel may do: the pages this fsync could not write are dropped, and the file ends where the
+            # last successful fsync left it.
+            os.ftruncate(fd, self._synced_size)
+            self._failed = self.faults.fsync_error("fsync of the write-ahead log")
+            raise self._failed
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            self._failed = mark(FsyncFailed(exc.errno, exc.strerror), "fsync of the write-ahead log")
+            raise self._failed from exc
+        if self.faults is not None:
+            self._synced_size = os.fstat(fd).st_size
 
     def truncate_from(self, index: int) -> Truncation | None:
         """Remove `index` and every later entry, planned by the implementation's `plan_truncation`; None when
@@ -541,6 +583,8 @@ class WriteAheadLog:
     # ---- closing -----------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self._failed is not None:  # what is on disk is unknown: only a reopen (a restart) may say
+            raise self._failed
         if self._closed:
             raise ValueError(f"write-ahead log {self.directory} is closed")
 

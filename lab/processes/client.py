@@ -154,6 +154,15 @@ class ControlClient:
     def flush(self, node: str) -> dict:
         return self._op("POST", f"/api/nodes/{node}/flush", {})
 
+    def disk_full(self, node: str) -> dict:
+        return self._op("POST", f"/api/nodes/{node}/disk-full", {})
+
+    def disk_ok(self, node: str) -> dict:
+        return self._op("POST", f"/api/nodes/{node}/disk-ok", {})
+
+    def fsync_fail(self, node: str) -> dict:
+        return self._op("POST", f"/api/nodes/{node}/fsync-fail", {})
+
     def cut(self, src: str, dst: str, *, one_way: bool = False) -> dict:
         return self._op("POST", "/api/links/cut", {"src": src, "dst": dst, "one_way": one_way})
 

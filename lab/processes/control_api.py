@@ -215,8 +215,15 @@ class _Handler(BaseHTTPRequestHandler):
                 s.campaign(name)
             elif action == "flush":
                 return 200, {"ok": True, **s.flush(name)}
+            elif action == "disk-full":
+                s.disk_full(name)
+            elif action == "disk-ok":
+                s.disk_ok(name)
+            elif action == "fsync-fail":
+                s.fsync_fail(name)
             else:
-                raise NotFound(f"no such action {action!r} (kill, restart, pause, resume, campaign, flush)")
+                raise NotFound(f"no such action {action!r} (kill, restart, pause, resume, campaign, flush, disk-full, "
+                               f"disk-ok, fsync-fail)")
             return 200, {"ok": True}
         if path == "/api/links/cut":
             s.cut(body["src"], body["dst"], one_way=bool(body.get("one_way", False)))

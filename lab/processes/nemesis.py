@@ -3,8 +3,9 @@ reads, then a check of what the clients were told against the nodes' final logs 
 
 Faults, from the vocabulary of lab/cluster.py and sent through the control API (ControlClient) of a supervisor
 this module starts: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation,
-heal, delays and drops. The checker below is written from the trace format and the clients' own records, not from
-the replica's code (lab/core/invariants.py is deliberately not used): a bug there must not hide a bug here.
+heal, delays and drops; with --storage also a full disk and a failed fsync (disk-full, fsync-fail: the node
+stops, and is restarted after disk-ok). The checker below is written from the trace format and the clients' own
+records, not from the replica's code (lab/core/invariants.py is deliberately not used): a bug there must not hide a bug here.
 
 Run: hwm-lab chaos --nodes 5 --duration 300 [--impl exercises] (or .venv/bin/python bench/chaos.py ...).
 It prints acknowledged and lost writes, violations, elections started and won, and the time to a new leader after
@@ -252,8 +253,10 @@ class Nemesis:
     are not budgeted."""
 
     def __init__(self, api: ControlClient, names: list[str], rng: random.Random, start_time: float,
-                 max_down: int, leader_bias: float = 0.5):
+                 max_down: int, leader_bias: float = 0.5, storage: bool = False):
         self.api, self.names, self.rng = api, names, rng
+        self.storage = storage
+        self.disk_faulted: set[str] = set()  # disk-full or fsync-fail asked, disk-ok not yet
         self.start_time = start_time
         self.max_down = max_down
         self.leader_bias = leader_bias
@@ -272,11 +275,15 @@ class Nemesis:
         running = [n for n in self.names if nodes[n]["state"] == "running"]
         paused = [n for n in self.names if nodes[n]["state"] == "paused"]
         dead = [n for n in self.names if nodes[n]["state"] in ("killed", "exited")]
+        doomed = [n for n in self.disk_faulted if n in running]  # they stop at their next write or fsync
         leader = state["leader"]
         options = [(1.0, "cut"), (1.0, "cut_one_way"), (0.4, "isolate"), (0.8, "delay"), (0.4, "drop")] \
             if len(self.names) > 1 else []
-        if running and len(paused) + len(dead) < self.max_down:
+        healthy = [n for n in running if n not in self.disk_faulted]
+        if running and len(paused) + len(dead) + len(doomed) < self.max_down:
             options += [(2.0, "kill"), (1.2, "pause"), (0.4, "restart_running")]
+            if self.storage and healthy:
+                options += [(1.0, "disk_full"), (1.0, "fsync_fail")]
         if dead:
             options.append((3.0, "restart"))
         if paused:
@@ -309,7 +316,15 @@ class Nemesis:
                 self.api.restart(fault.target)
             elif op == "restart":
                 fault.target = rng.choice(dead)
+                if fault.target in self.disk_faulted:
+                    fault.detail = "after disk-ok"
+                    self.api.disk_ok(fault.target)
+                    self.disk_faulted.discard(fault.target)
                 self.api.restart(fault.target)
+            elif op in ("disk_full", "fsync_fail"):
+                fault.target = victim(healthy)
+                getattr(self.api, op)(fault.target)
+                self.disk_faulted.add(fault.target)
             elif op == "pause":
                 fault.target = victim(running)
                 self.api.pause(fault.target)
@@ -368,6 +383,9 @@ class Nemesis:
         self.api.drop(0)
         self.cuts.clear()
         self.slowed = False
+        for name in sorted(self.disk_faulted):
+            self.api.disk_ok(name)
+        self.disk_faulted.clear()
         for node in self.api.state(log=0)["nodes"]:
             try:
                 if node["state"] == "paused":
@@ -501,12 +519,13 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         if not supervisor.wait_for_leader(30.0):
             raise RuntimeError("no leader was elected within 30 s of the start")
         nemesis = Nemesis(api, names, random.Random(o["seed"]), supervisor.start_time,
-                          max_down=o["max_down"] if o["max_down"] is not None else (len(names) - 1) // 2)
+                          max_down=o["max_down"] if o["max_down"] is not None else (len(names) - 1) // 2,
+                          storage=bool(o["storage"]))
         clients = Clients(api, names, o["seed"], o["writers"], o["readers"], o["write_timeout"])
         clients.start()
         out(f"nemesis: {len(names)} nodes, impl {o['impl']}, fsync {o['fsync']}, seed {o['seed']}: "
             f"{o['duration']:g} s of faults every ~{o['interval']:g} s, {o['writers']} writers, {o['readers']} "
-            f"readers; run directory {run_dir}")
+            f"readers{'; storage faults too' if o['storage'] else ''}; run directory {run_dir}")
         end = time.monotonic() + o["duration"]
         next_report = time.monotonic() + 30.0
         while time.monotonic() < end:
@@ -608,8 +627,9 @@ def print_report(report: Report, out=print) -> None:
     else:
         out(f"leader    no leader kill with a successor to time ({report.leader_kills_without_successor} without)")
     exits = Counter(e.get("code") for e in report.node_exits)
+    why = Counter(str(e.get("reason") or "?").split(":")[0] for e in report.node_exits)
     out(f"exits     {len(report.node_exits)} node exits on their own"
-        + (f" (codes {dict(exits)})" if exits else ""))
+        + (f" (codes {dict(exits)}; {_counts(why)})" if exits else ""))
     hwms = {node: f["hwm"] for node, f in sorted(report.final.items())}
     out(f"final     {'converged' if report.converged else 'NOT converged'} {report.settle_seconds:.1f} s after the "
         f"faults stopped; high-water marks {hwms}" + (f"; not live: {', '.join(report.not_live)}"
@@ -633,7 +653,7 @@ def _counts(counter: Counter) -> str:
 
 DEFAULTS = {"nodes": 5, "duration": 60.0, "seed": 1, "impl": "solutions", "fsync": "always",
             "truncation": "generation", "interval": 1.0, "writers": 4, "readers": 2, "write_timeout": 3.0,
-            "max_down": None, "settle": 60.0, "dir": None, "keep": False, "json": False}
+            "max_down": None, "settle": 60.0, "dir": None, "keep": False, "json": False, "storage": False}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -653,6 +673,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="most nodes killed or paused at once (default: a minority)")
     p.add_argument("--settle", type=float, default=d["settle"],
                    help="seconds the healed cluster has to converge before the check (default 60)")
+    p.add_argument("--storage", action="store_true", help="storage faults too: disk-full and fsync-fail (the node "
+                   "stops with the reason, and is restarted after disk-ok)")
     p.add_argument("--dir", help="run directory, kept (default: a temporary one, removed unless the check fails)")
     p.add_argument("--keep", action="store_true", help="keep the temporary run directory")
     p.add_argument("--json", action="store_true", help="print the figures as JSON too")

@@ -25,6 +25,7 @@ from lab.core.messages import ControlReply, Event
 from lab.core.replica import Replica
 from lab.ports import codec
 from lab.ports.driver import Driver
+from lab.ports.faults import DiskFaults, failure, mark
 from lab.ports.state import FileState, StateError, next_boot
 from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport, read_secret
 from lab.ports.trace import TraceFile, TraceOff
@@ -39,6 +40,8 @@ HWM_CHECKPOINT_SECONDS = 0.1
 PARENT_CHECK_SECONDS = 0.5
 MAX_CATCHUP_TICKS = 3  # after a pause, a node does not replay every tick it missed
 EXIT_REPLICA_FAILED = 70
+EXIT_REASON_FILE = "exit_reason"  # space set aside at start, so that a node on a full disk can still say why it stopped
+EXIT_REASON_BYTES = 512
 READ_ONLY_OPS = ("status", "log", "ping")  # anyone may ask these; the rest change the node: the supervisor only
 
 
@@ -72,6 +75,7 @@ class NodeConfig:
     secret_file: str | None = None  # the cluster's secret (the supervisor writes it, mode 0600)
     repair: bool = False  # start even on a log damaged in the middle (keeping the valid prefix), or a bad boot file
     pre_vote: bool = PRE_VOTE
+    disk_full: bool = False  # start with the storage fault `disk-full` on (the supervisor restarts a node so)
 
 
 class WallClock:
@@ -93,11 +97,15 @@ class Node:
         os.makedirs(cfg.data_dir, exist_ok=True)
         run_dir = cfg.run_dir or cfg.data_dir
         os.makedirs(run_dir, exist_ok=True)
+        self.disks = DiskFaults(full=cfg.disk_full)
+        self.disks.before_write("writing the boot counter")
+        self._reason_fd = _reserve(os.path.join(cfg.data_dir, EXIT_REASON_FILE))
         self.boot = next_boot(cfg.data_dir, os.path.join(run_dir, f"events-{self.id}.jsonl") if cfg.repair else None)
         self.impl = impl_module.load(cfg.impl)
         self.wal = WriteAheadLog(os.path.join(cfg.data_dir, "wal"), fsync=cfg.fsync,
                                  segment_bytes=cfg.segment_bytes, impl=self.impl, repair=cfg.repair)
         self.state = FileState(cfg.data_dir)
+        self.wal.faults = self.state.faults = self.disks
         hint = self.state.load_high_water_mark()
         recovery = self.wal.recovery
         # After losing entries from the middle of its log, the node may lack committed entries: it neither votes
@@ -129,6 +137,18 @@ class Node:
     # ---- life cycle ------------------------------------------------------------------------------------------
 
     def run(self) -> int:
+        try:
+            self._start()
+        except OSError as exc:
+            if not failure(exc):
+                raise
+            self._fail_stop(exc)
+        while self.stopping is None:
+            self._iterate()
+        self._stop(self.stopping)
+        return 0
+
+    def _start(self) -> None:
         now = time.monotonic()
         self._check_network(force=True)
         recovery = self.wal.recovery
@@ -149,10 +169,6 @@ class Node:
         self.next_writeback = now + self.cfg.writeback_ms / 1000.0 if self.cfg.writeback_ms > 0 else None
         self.next_network_check = now + NETWORK_CHECK_SECONDS
         self.next_parent_check = now + PARENT_CHECK_SECONDS
-        while self.stopping is None:
-            self._iterate()
-        self._stop(self.stopping)
-        return 0
 
     def request_stop(self, reason: str) -> None:
         if self.stopping is None:
@@ -160,6 +176,14 @@ class Node:
 
     def _stop(self, reason: str) -> None:
         """Orderly stop: a final log snapshot, the mark checkpointed, the log closed (flushed and synced)."""
+        try:
+            self._stop_writing(reason)
+        except OSError as exc:
+            if not failure(exc):
+                raise
+            self._fail_stop(exc)
+
+    def _stop_writing(self, reason: str) -> None:
         self._snapshot()
         self.driver.emit(Event("node_stopped", {"gen": self.replica.generation, "reason": reason}))
         self.state.hint_high_water_mark(self.replica.high_water_mark)
@@ -212,26 +236,46 @@ class Node:
             self._apply(readys)
         else:
             self.transport.flush()
-        self._housekeeping(now)
+        try:
+            self._housekeeping(now)
+        except OSError as exc:
+            if not failure(exc):
+                raise
+            self._fail_stop(exc)
 
     def _step(self, step, *args):
         try:
             return step(*args)
-        except Exception:
-            log.exception("node %s: the replica failed on %s%r; stopping (fail-stop)", self.id, step.__name__, args)
-            self._fail_stop()
+        except Exception as exc:
+            if not failure(exc):
+                log.exception("node %s: the replica failed on %s%r; stopping (fail-stop)", self.id, step.__name__,
+                              args)
+            self._fail_stop(exc)
 
     def _apply(self, readys) -> None:
         try:
             self.driver.apply(readys)
-        except Exception:
-            log.exception("node %s: applying the replica's output failed; stopping (fail-stop)", self.id)
-            self._fail_stop()
+        except Exception as exc:
+            if not failure(exc):
+                log.exception("node %s: applying the replica's output failed; stopping (fail-stop)", self.id)
+            self._fail_stop(exc)
 
-    def _fail_stop(self) -> None:
-        self.driver.trace.flush()
-        self.wal.flush()
-        os._exit(EXIT_REPLICA_FAILED)
+    def _fail_stop(self, exc: BaseException) -> None:
+        """Stop at once. After a storage fault, write nothing more and retry nothing (a second fsync could report
+        success for pages the kernel dropped): what was synced is what a restart recovers; nothing unsynced was
+        acknowledged, since answers leave only after the sync."""
+        storage = failure(exc)
+        if storage is None:
+            self.driver.trace.flush()
+            self.wal.flush()
+            os._exit(EXIT_REPLICA_FAILED)
+        reason, code = storage
+        try:
+            os.pwrite(self._reason_fd, reason.encode("utf-8")[: EXIT_REASON_BYTES - 1], 0)
+        except OSError:
+            pass
+        log.error("node %s stopped: %s", self.id, reason)  # one clear line, the last of node.log (if it fits)
+        os._exit(code)
 
     # ---- control requests (supervisor, tests, dashboard) ---------------------------------------------------
 
@@ -271,14 +315,23 @@ class Node:
                 result = {}
             elif op == "ping":
                 result = {"node": self.id, "boot": self.boot}
+            elif op == "disk":  # storage faults (lab.cluster): disk-full, disk-ok, fsync-fail
+                if "full" in args:
+                    self.disks.full = bool(args["full"])
+                    self.disks.fsync_fail = self.disks.fsync_fail and self.disks.full  # disk-ok: a sound disk
+                if args.get("fsync_fail"):
+                    self.disks.fsync_fail = True
+                result = {"full": self.disks.full, "fsync_fail": self.disks.fsync_fail}
             else:
                 raise ValueError(f"unknown control op {op!r} (known: campaign, status, log, flush, snapshot, "
-                                 f"network, ticks, stop, ping)")
+                                 f"network, ticks, stop, ping, disk)")
             reply = ControlReply(request=message.request, ok=True, result=result)
         except Exception as exc:  # a bad request is answered, never a reason to stop serving
             log.warning("node %s: control %r refused: %s: %s", self.id, op, type(exc).__name__, exc)
             reply = ControlReply(request=message.request, ok=False, error=f"{type(exc).__name__}: {exc}")
         self.transport.reply(conn, reply)
+        if op == "disk":
+            self.transport.flush()  # answered before the fault can stop the node
 
     def _status(self, window) -> dict:
         replica = self.replica
@@ -354,6 +407,17 @@ class Node:
         self.next_tick = min(self.next_tick, time.monotonic() + self.tick_seconds)
 
 
+def _reserve(path: str) -> int:
+    """An empty exit-reason file with its space allocated now, written in place if the node stops on a full disk."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.posix_fallocate(fd, 0, EXIT_REASON_BYTES)
+    except OSError as exc:
+        os.close(fd)
+        raise mark(exc, "setting aside space for its exit reason")
+    return fd
+
+
 # ---- command line ------------------------------------------------------------------------------------------
 
 
@@ -401,6 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="start on a write-ahead log damaged in the middle, keeping "
                    "the valid prefix (the node then catches up before it votes), or on a damaged boot file")
     p.add_argument("--no-pre-vote", action="store_true", help="campaign without asking for pre-votes first")
+    p.add_argument("--disk-full", action="store_true", help="start with the storage fault disk-full on: every "
+                   "write fails with ENOSPC until the control op disk clears it")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -418,13 +484,14 @@ def main(argv: list[str] | None = None) -> int:
         write_timeout_ticks=args.write_timeout_ticks, max_batch=args.max_batch, max_frame=args.max_frame,
         segment_bytes=args.segment_bytes, writeback_ms=args.writeback_ms, hold_ticks=args.hold_ticks,
         parent_pid=args.parent_pid, ready_file=args.ready_file, trace=not args.no_trace,
-        secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote,
+        secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote, disk_full=args.disk_full,
     )
     try:
         node = Node(cfg)
     except (ValueError, OSError, impl_module.ImplError, StateError, WalCorruption) as exc:
-        print(f"node {args.id}: cannot start: {exc}", file=sys.stderr)
-        return 2
+        storage = failure(exc)
+        print(f"node {args.id}: cannot start: {storage[0] if storage else exc}", file=sys.stderr)
+        return storage[1] if storage else 2
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda s, _f: node.request_stop(f"signal {signal.Signals(s).name}"))
     # A busy node makes many short-lived, acyclic values per entry: what it built at start is set aside, and the

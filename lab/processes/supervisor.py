@@ -32,7 +32,8 @@ from lab.core.config import node_names as _node_names
 from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Event, digest
 from lab.ports import codec
 from lab.ports.state import FileState
-from lab.ports.trace import CLUSTER, TraceFile, write_meta
+from lab.ports.faults import EXIT_KINDS
+from lab.ports.trace import CLUSTER, TraceFile, record, write_meta
 from lab.ports.wal import WriteAheadLog
 from lab.processes import control_api
 from lab.processes.client import CLUSTER_FILE, NodeClient, NodeError
@@ -68,6 +69,7 @@ class NodeProc:
     port: int | None = None
     boot: int = 0
     exit_code: int | None = None
+    exit_reason: str = ""
     last: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     client: NodeClient | None = None
@@ -128,6 +130,8 @@ class Supervisor:
         self.link_delays: dict[tuple[str, str], float] = {}
         self.drop_rate = 0.0
         self.link_drops: dict[tuple[str, str], float] = {}
+        self.full_disks: set[str] = set()  # storage fault disk-full: on until disk-ok, also across restarts
+        self._unwritable = ""  # why the cluster's trace could not be written last time ("" once it could)
         self.lock = threading.RLock()
         self._reap_lock = threading.Lock()
         self._trace_lock = threading.Lock()
@@ -231,11 +235,14 @@ class Supervisor:
                 node.state = "stopped"
                 self._close_client(node)
             self.cluster_event("cluster_stopped")
-            with self._trace_lock:
-                self._writer.close()
             self.meta.update(extra_meta or {})
             self.meta["stopped"] = _iso(time.time())
-            write_meta(self.run_dir, **self.meta)
+            try:
+                with self._trace_lock:
+                    self._writer.close()
+                write_meta(self.run_dir, **self.meta)
+            except OSError as exc:  # a full disk: the nodes are stopped all the same
+                log.warning("stopping: could not write the trace's end or its meta: %s", exc)
             if self.use_cluster_file:
                 info = _read_json(self.run_dir / CLUSTER_FILE)
                 if info and info.get("pid") == os.getpid():
@@ -302,6 +309,8 @@ class Supervisor:
             command.append("--no-pre-vote")
         if repair:
             command.append("--repair")
+        if node.id in self.full_disks:
+            command.append("--disk-full")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [_REPO_ROOT, env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
@@ -311,6 +320,7 @@ class Supervisor:
         node.pid = node.proc.pid
         node.port = None
         node.exit_code = None
+        node.exit_reason = ""
         node.state = "starting"
 
     def _await_ready(self, node: NodeProc) -> None:
@@ -324,6 +334,8 @@ class Supervisor:
             code = node.proc.poll()
             if code is not None:
                 node.state, node.exit_code = "exited", code
+                node.exit_reason = _exit_reason(node.data_dir, code)
+                self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason)
                 raise SupervisorError(f"node {node.id} exited with code {code} while starting: "
                                       f"{_tail(node.data_dir / 'node.log')}")
             if time.monotonic() > deadline:
@@ -348,9 +360,10 @@ class Supervisor:
                 if code is None or node.state not in ("running", "paused", "starting"):
                     return
                 node.state, node.exit_code = "exited", code
+                node.exit_reason = _exit_reason(node.data_dir, code)
             self._close_client(node)
             self._mark_dead(node)
-            self.cluster_event("node_exited", target=node.id, code=code)
+            self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason)
 
     def _control(self, node: NodeProc, op: str, timeout: float = 2.0, **args) -> dict:
         """A control request over the node's persistent control connection."""
@@ -460,6 +473,39 @@ class Supervisor:
     def flush(self, name: str) -> dict:
         node = self._running(name)
         return self._control(node, "flush")
+
+    # ---- storage faults (lab.cluster: disk-full, disk-ok, fsync-fail) ---------------------------------------
+
+    def disk_full(self, name: str) -> None:
+        """Every write of the node fails with ENOSPC, until disk_ok (a restarted node starts on a full disk)."""
+        self._disk(name, "disk_full", full=True)
+
+    def disk_ok(self, name: str) -> None:
+        self._disk(name, "disk_ok", full=False)
+
+    def fsync_fail(self, name: str) -> None:
+        """The node's next fsync fails with EIO, and what it was to sync is dropped, as a kernel may."""
+        with self.lock:
+            node = self._running(name)
+            try:
+                self._control(node, "disk", fsync_fail=True)
+            except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:  # it stopped meanwhile
+                self._reap(node)
+                raise SupervisorError(f"node {name} did not take the fault: {exc}") from None
+            self.cluster_event("fsync_fail", target=name)
+
+    def _disk(self, name: str, event: str, *, full: bool) -> None:
+        with self.lock:
+            node = self._node(name)
+            if node.state == "paused":
+                raise SupervisorError(f"node {name} is paused: resume it first (a paused node takes no requests)")
+            (self.full_disks.add if full else self.full_disks.discard)(name)
+            if node.state == "running":
+                try:
+                    self._control(node, "disk", full=full)
+                except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:
+                    log.warning("%s on %s: %s (it applies when the node restarts)", event, name, exc)
+            self.cluster_event(event, target=name)
 
     def hold_ticks(self, hold: bool) -> None:
         with self.lock:
@@ -599,6 +645,13 @@ class Supervisor:
         return {**self.settings, "fsync": next(iter(fsync.values())) if same else dict(fsync)}
 
     def _write_network(self) -> None:
+        try:
+            self._write_network_file()
+        except OSError as exc:
+            raise SupervisorError(f"cannot write {NETWORK_FILE} (the nodes read their links there): "
+                                  f"{exc.strerror or exc}") from exc
+
+    def _write_network_file(self) -> None:
         network = {
             "peers": {n.id: [self.host, n.port] for n in self.nodes.values() if n.port},
             "cuts": sorted([list(c) for c in self.cuts]),
@@ -755,7 +808,8 @@ class Supervisor:
                 info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
-                info["exit_reason"] = _last_line(node.data_dir / "node.log")
+                info["exit_reason"] = node.exit_reason or _exit_reason(node.data_dir, node.exit_code)
+            info["disk_full"] = name in self.full_disks
             for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
                                  ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
                 info.setdefault(key, default)
@@ -768,7 +822,8 @@ class Supervisor:
                   "delay_ms": self.link_delays.get((a, b), self.settings["delay_ms"])}
                  for a in self.names for b in self.names if a != b]
         return {"run_dir": str(self.run_dir), "settings": self.public_settings(), "leader": leader, "nodes": nodes,
-                "links": links, "time": round(time.time() - self.start_time, 6)}
+                "links": links, "time": round(time.time() - self.start_time, 6),
+                **({"trace_unwritable": self._unwritable} if self._unwritable else {})}
 
     def node_log(self, name: str) -> list:
         node = self._running(name)
@@ -776,9 +831,20 @@ class Supervisor:
 
     def cluster_event(self, kind: str, **fields) -> None:
         """A line of the cluster's own (a fault, a client request, a scenario's note) in the trace, at once."""
+        now = time.time() - self.start_time
         with self._trace_lock:
-            self._writer.emit([Event(kind, fields)], time=time.time() - self.start_time, boot=0)
-            self._writer.flush()
+            self._writer.emit([Event(kind, fields)], time=now, boot=0)
+            try:
+                self._writer.flush()
+                self._unwritable = ""
+                return
+            except OSError as exc:  # a full disk: the cluster goes on, and says what it could not write
+                if not self._unwritable:
+                    log.warning("cannot write the cluster's trace (%s): its events are kept in memory only", exc)
+                self._unwritable = f"the cluster's trace cannot be written: {exc.strerror or exc}"
+        with self._events_lock:
+            self._events.append({**record(Event(kind, fields), seq=0, time=round(now, 6), node=CLUSTER, boot=0),
+                                 "unwritten": True})
 
     def events(self, after: int = 0, limit: int | None = None) -> tuple[list[dict], int]:
         """Trace events of every emitter, in the order this supervisor read them, numbered from 1: those after
@@ -863,6 +929,21 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return lines[-1] if lines else ""
+
+
+def _exit_reason(data_dir: Path, code: int | None) -> str:
+    """Why a node stopped on its own: the reason it wrote in the space it set aside (a storage fault), else the last
+    line of its node.log, else what its exit code says."""
+    try:
+        reason = (Path(data_dir) / "exit_reason").read_bytes().rstrip(b"\0").decode("utf-8", "replace").strip()
+    except OSError:
+        reason = ""
+    if reason:
+        return reason
+    line = _last_line(Path(data_dir) / "node.log")
+    if code in EXIT_KINDS and EXIT_KINDS[code] not in line:
+        return f"{EXIT_KINDS[code]} (exit code {code}; see its node.log)"
+    return line
 
 
 def _tail(path: Path, lines: int = 5) -> str:

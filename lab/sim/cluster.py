@@ -25,6 +25,7 @@ from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choi
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
 from lab.core.replica import Replica
 from lab.ports.driver import Driver
+from lab.ports.faults import DiskFaults, failure
 from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
@@ -91,6 +92,9 @@ class SimCluster:
         self.logs = {n: MemoryLog(fsync=policies.get(n, "always"), segment_bytes=segment_bytes, impl=self.impl)
                      for n in self.names}
         self.states_on_disk = {n: MemoryState() for n in self.names}
+        self.disks = {n: DiskFaults() for n in self.names}  # storage faults: disk-full, fsync-fail
+        for n in self.names:
+            self.logs[n].faults = self.states_on_disk[n].faults = self.disks[n]
         self.replicas: dict[str, Replica | None] = {n: None for n in self.names}
         self.drivers: dict[str, Driver] = {}
         self.states = {n: "killed" for n in self.names}
@@ -151,6 +155,9 @@ class SimCluster:
         self.drivers[name] = Driver(name, log=storage, state=state, transport=SimTransport(self, name),
                                     trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])
         self.states[name] = "running"
+        if self.disks[name].full:  # a node process cannot even write its boot counter
+            self._step(name, self.disks[name].before_write, "writing the boot counter")
+            return
         self._step(name, self.replicas[name].start)
 
     def _step(self, name: str, step, *args) -> None:
@@ -159,13 +166,14 @@ class SimCluster:
             ready = step(*args)
             self.drivers[name].apply([ready])
         except Exception as exc:  # what a node process does: say why, and stop
-            reason = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            storage = failure(exc)  # a disk fault: stop at once, never retry an fsync (lab.ports.faults)
+            reason = storage[0] if storage else traceback.format_exception_only(type(exc), exc)[-1].strip()
             log.debug("node %s stopped: %s", name, reason, exc_info=True)
             self.replicas[name] = None
             self.states[name] = "exited"
             self.exit_reasons[name] = reason
             self._held[name].clear()
-            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+            self._cluster_event("node_exited", target=name, code=storage[1] if storage else 70, reason=reason)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
         """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
@@ -205,6 +213,23 @@ class SimCluster:
 
     def flush(self, node: str) -> None:
         self.logs[node].flush()
+
+    def disk_full(self, node: str) -> None:
+        """The node's disk is full: its next write fails with ENOSPC (and so on, until disk_ok)."""
+        self._check(node)
+        self.disks[node].full = True
+        self._cluster_event("disk_full", target=node)
+
+    def disk_ok(self, node: str) -> None:
+        self._check(node)
+        self.disks[node].full = self.disks[node].fsync_fail = False
+        self._cluster_event("disk_ok", target=node)
+
+    def fsync_fail(self, node: str) -> None:
+        """The node's next fsync fails with EIO, and what it was to sync is lost."""
+        self._check(node)
+        self.disks[node].fsync_fail = True
+        self._cluster_event("fsync_fail", target=node)
 
     # ---- network ---------------------------------------------------------------------------------------------
 

@@ -411,6 +411,10 @@ def cmd_wait(run: Run, command, step, args):
                   lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
         run._wait("every live node to hold the leader's whole log, committed", _converged)
+    elif what == "stopped":
+        names = run._nodes(args[1])
+        run._wait(f"{' and '.join(names)} to stop on its own",
+                  lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
 
@@ -493,6 +497,16 @@ def cmd_expect(run: Run, command, step, args):
         ok = all(v == first for v in logs.values())
         if not ok:
             detail = "; ".join(f"{n}: {[e[2] for e in v]}" for n, v in logs.items())
+    elif what == "stopped":  # expect stopped A "fsync failed": A stopped on its own, for that reason
+        names, want = run._nodes(rest[0]), rest[1] if len(rest) > 1 else ""
+        got = {n: (_node(status, n)["state"], _node(status, n).get("exit_reason") or "") for n in names}
+        ok = all(state == "exited" and reason.startswith(want) for state, reason in got.values())
+        detail = "; ".join(f"{n} stopped: {reason}" if state == "exited" and reason else f"node {n} is {state}"
+                           for n, (state, reason) in got.items())
+    elif what == "not-acked":  # expect not-acked d2: no node acknowledged that write
+        hits = [e for e in run.driver.events() if e["type"] == "write_acked" and e["digest"] == digest(rest[0])]
+        ok = not hits
+        detail = "; ".join(f"{e['node']} acknowledged it at index {e['index']}" for e in hits)
     elif what == "safety":
         problems = safety_violations(run.driver.events(), status)
         ok = not problems
@@ -510,6 +524,9 @@ COMMANDS: dict[str, Callable] = {
     "pause": _each("pause"),
     "resume": _each("resume"),
     "flush": _each("flush"),
+    "disk-full": _each("disk_full"),
+    "disk-ok": _each("disk_ok"),
+    "fsync-fail": _each("fsync_fail"),
     "isolate": _each("isolate"),
     "cut": cmd_cut,
     "heal": cmd_heal,

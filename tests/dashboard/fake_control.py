@@ -77,7 +77,7 @@ class FakeControl:
                     node, action = parts[2], parts[3]
                     if node not in sim.names:
                         return 404, {"ok": False, "error": f"no node {node}"}
-                    getattr(sim, action)(node)
+                    getattr(sim, action.replace("-", "_"))(node)
                     return 200, {"ok": True}
                 if path == "/api/links/cut":
                     sim.cut(body["src"], body["dst"], one_way=body.get("one_way", False))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.dashboard.conftest import FakeHost, frames, make_app, received, wait_until
+from web.app import localized_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,7 +200,7 @@ def test_an_unreachable_control_api_is_pushed_as_an_error(live, fake):
 # ---- controls ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("action", ["kill", "restart", "pause", "resume"])
+@pytest.mark.parametrize("action", ["kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail"])
 def test_node_actions_reach_the_control_api(live, fake, action):
     app, socketio, dashboard = live
     client = connect(socketio, app)
@@ -223,6 +224,27 @@ def test_kill_then_restart_is_pushed_with_the_state_and_the_words(live, fake):
     frame = frames(client)[-1]
     assert node(frame, "A")["state"] == "running"
     assert frame["cluster"]["leader"] in ("B", "C")
+
+
+def test_a_failed_fsync_stops_the_node_and_the_room_reads_why(live, fake):
+    app, socketio, dashboard = live
+    client = connect(socketio, app)
+    assert fake.run_until(lambda: fake.sim.leader() is not None)
+    leader = fake.sim.leader()
+    assert control(client, "fsync-fail", node=leader)["ok"]
+    with fake.lock:
+        fake.sim.write("x1")
+    dashboard.tick()
+    frame = frames(client)[-1]
+    reason = "fsync failed: fsync of the write-ahead log (Input/output error)"
+    assert node(frame, leader)["state"] == "exited" and node(frame, leader)["exit_reason"] == reason
+    texts = [e["text"] for e in frame["events"]]
+    assert f"{leader}'s disk will fail its next fsync (EIO), dropping what it was to sync" in texts
+    assert f"{leader} stopped on its own: {reason}" in texts
+    spanish = localized_frame(dashboard.snapshot(), "es")  # what a Spanish page gets
+    assert node(spanish, leader)["exit_reason"] == "fsync fallido: fsync del WAL (Error de entrada/salida)"
+    assert f"{leader} se detuvo por sí solo: fsync fallido: fsync del WAL (Error de entrada/salida)" in [
+        e["text"] for e in spanish["events"]]
 
 
 def test_links_cut_and_heal_one_way_or_both(live, fake):
@@ -351,7 +373,7 @@ def test_guided_scenario_next_and_back_with_progress():
     try:
         client = connect(socketio, app)
         hello = received(client, "hello")[0]["args"][0]
-        assert [s["name"] for s in hello["scenarios"]] == ["s1", "k1", "k2", "f8", "n4"]
+        assert [s["name"] for s in hello["scenarios"]] == ["s1", "k1", "k2", "f8", "n4", "d1"]
         assert all(s["steps"] for s in hello["scenarios"])
 
         def guide_state():

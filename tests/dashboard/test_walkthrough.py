@@ -155,7 +155,7 @@ def test_the_readme_walkthrough_step_by_step(tmp_path, mode):
         # 7. The Guide tab runs the scenarios step by step, and the students' pages follow.
         room.click("button[data-tab=guide]")
         options = room.locator("#guide-scenario option").all_inner_texts()
-        assert [o.split(":")[0] for o in options] == ["S1", "K1", "K2", "F8", "N4"]
+        assert [o.split(":")[0] for o in options] == ["S1", "K1", "K2", "F8", "N4", "D1"]
         room.select_option("#guide-scenario", "s1")
         room.click("#btn-guide-start")
         expect(room.locator("#guide-progress")).to_have_text("Step 0 of 7", timeout=60_000)

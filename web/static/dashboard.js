@@ -591,8 +591,9 @@
       box.replaceChildren(); box.dataset.ids = ids.join();
       for (const id of ids) {
         const row = el("div", "nb"); row.appendChild(el("b", "", id));
-        for (const a of ["kill", "restart", "pause", "resume"]) {
+        for (const a of ["kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail"]) {
           const b = el("button", a === "kill" ? "danger" : "", T.buttons[a]); b.type = "button"; b.id = `nb-${a}-${id}`;
+          if (T.storageTitle(a, id)) b.title = T.storageTitle(a, id);
           b.addEventListener("click", () => nodeAction(id, a)); row.appendChild(b);
         }
         const s = el("span", "state"); s.id = "nb-state-" + id; row.appendChild(s);

@@ -171,19 +171,22 @@
         l1.appendChild(r);
         l1.appendChild(document.createTextNode(" · " + T.generation(n.generation)));
       }
-      const l2 = lane.querySelector(".l2"), l2text = n.stale ? T.lastKnown(T.logLine(n.log_end, n.hwm)) : T.logLine(n.log_end, n.hwm);
+      let l2text = n.stale ? T.lastKnown(T.logLine(n.log_end, n.hwm)) : T.logLine(n.log_end, n.hwm);
+      if (state === "exited" && n.exit_reason) l2text = T.exitedLine(l2text, n.exit_reason);  // "fsync failed: ..."
+      const l2 = lane.querySelector(".l2");
       l2.classList.toggle("stale", !!n.stale);
-      l2.title = n.stale ? T.staleTitle(id) : "";
+      l2.title = n.stale ? T.staleTitle(id) : (state === "exited" && n.exit_reason ? n.exit_reason : "");
       if (l2.textContent !== l2text) l2.textContent = l2text;
       const chip = lane.querySelector(".state");
       if (chip.textContent !== T.state(state)) chip.textContent = T.state(state);
       chip.className = "state " + state.replace(" ", "-");
       const cuts = state === "cut off" ? [] : (S.cluster.links || []).filter((l) => l.cut && (l.src === id || l.dst === id));
-      const chips = lane.querySelector(".cutchips"), chipText = cuts.map((l) => T.cutChip(l.src, l.dst)).join(" ");
+      const chips = lane.querySelector(".cutchips");
+      const chipText = (n.disk_full ? [T.diskFullChip] : []).concat(cuts.map((l) => T.cutChip(l.src, l.dst))).join(" ");
       if (chips.textContent !== chipText) chips.textContent = chipText;
       const b = lane.querySelector(".buttons");
-      b.querySelector(".btn-kill").hidden = state === "killed";
-      b.querySelector(".btn-restart").hidden = state !== "killed";
+      b.querySelector(".btn-kill").hidden = state === "killed" || state === "exited";
+      b.querySelector(".btn-restart").hidden = state !== "killed" && state !== "exited";
       b.querySelector(".btn-pause").hidden = state !== "running" && state !== "cut off";
       b.querySelector(".btn-resume").hidden = state !== "paused";
       lane._disc.setAttribute("class", "disc " + gclass(n.generation) + (state === "killed" ? " dead" : ""));
