@@ -3,11 +3,13 @@ environment (LANGUAGE, LC_ALL, LC_MESSAGES, LANG); --json stays English."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 from lab import i18n
+from lab.core.guard import DEFAULT_LIMIT
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
@@ -35,6 +37,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=7, help="simulator seed (default 7)")
     p.add_argument("--real", action="store_true", help="also run the scenarios as real processes")
     p.add_argument("--dir", default=str(CHECKS_DIR), help="where to write the traces")
+    limit_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _lang_option(p)
     p.set_defaults(func=cmd_check)
@@ -63,6 +66,21 @@ def _lang_option(p) -> None:
                    help="language of the report: en, es or zh (default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG)")
 
 
+def limit_option(p) -> None:
+    p.add_argument("--limit", type=_seconds, default=DEFAULT_LIMIT, metavar="SECONDS",
+                   help=f"longest time one call of your function may take (default {DEFAULT_LIMIT:g})")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.01 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"write the limit as seconds from 0.01 to 600, not {text!r}")
+    return value
+
+
 def _lang(args) -> str:
     return args.lang or i18n.from_environment()
 
@@ -78,7 +96,7 @@ def cmd_list(args) -> int:
     for ex in EXERCISES:
         status, rules = check_rules(ex, impl)
         rows.append({"exercise": ex.number, "title": ex.title, "file": ex.module, "status": status,
-                     "rules_ok": sum(r.ok for r in rules), "rules": len(rules), "read": ex.read})
+                     "rules_ok": sum(r.ok for r in rules), "rules": len(ex.rules), "read": ex.read})
     if args.json:
         print(json.dumps(rows))
     else:
@@ -99,7 +117,7 @@ def cmd_check(args) -> int:
 
     try:
         report = run_check(args.number, args.impl, out_root=args.dir, seed=args.seed, real=args.real,
-                           progress=progress)
+                           progress=progress, limit=args.limit)
     except (ValueError, ImplError) as exc:
         print(f"hwm-lab exercise check: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2

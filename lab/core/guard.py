@@ -38,13 +38,14 @@ RETURNS: dict[str, tuple[tuple[type, ...], str]] = {
 
 # The kinds of fault, as `StudentFault.kind`.
 RAISED, TIMEOUT, WRONG_TYPE, IMPORT = "raised", "timeout", "wrong type", "import"
+INTERRUPTED = "interrupted"  # Ctrl-C while the student's function ran (on the KeyboardInterrupt as `.fault`)
 
 
 @dataclass(frozen=True)
 class Fault:
     """What went wrong in one call of a student's function (plain data: it goes into traces and JSON)."""
 
-    kind: str  # RAISED, TIMEOUT, WRONG_TYPE or IMPORT
+    kind: str  # RAISED, TIMEOUT, WRONG_TYPE, IMPORT or INTERRUPTED
     function: str
     inputs: str  # the call's arguments, shortened
     detail: str  # the exception's last line, the limit, or the wrong value and its type
@@ -62,6 +63,8 @@ class Fault:
             what = f"{call} did not return within {self.detail}"
         elif self.kind == WRONG_TYPE:
             what = f"{call} returned {self.detail}"
+        elif self.kind == INTERRUPTED:
+            what = f"{call} was running"
         elif self.kind == IMPORT:
             what = f"{self.function}: the file does not import: {self.detail}"
         else:
@@ -177,6 +180,11 @@ def guard_function(name: str, fn: Callable, limit: float = DEFAULT_LIMIT) -> Cal
             result = fn(*args)
         except (StudentFault, NotImplementedError):
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C: the command says which call of the student's was running
+            if getattr(exc, "fault", None) is None:
+                file, line = student_frame(exc.__traceback__, fn)
+                exc.fault = Fault(INTERRUPTED, name, describe_call(args), "", file, line)
+            raise
         except _CallTimeout as exc:
             file, line = student_frame(exc.__traceback__, fn)
             raise StudentFault(Fault(TIMEOUT, name, describe_call(args), f"{limit:g} s", file, line)) from None
@@ -214,6 +222,29 @@ def guarded(impl: Impl, limit: float = DEFAULT_LIMIT) -> Impl:
 
 def _unguarded(fn: Callable) -> Callable:
     return fn.__wrapped__ if hasattr(fn, "guard_limit") else fn
+
+
+def import_fault(function: str, exc: BaseException) -> Fault:
+    """The failure of a student's file to import: where (the line of a syntax error, or the student's innermost
+    frame) and the message."""
+    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, SyntaxError) and exc.filename:
+        file, line = _shown_path(exc.filename), exc.lineno or 0
+    else:
+        file, line = student_frame(exc.__traceback__, None)
+    return Fault(IMPORT, function, "", detail, file, line)
+
+
+def not_importable(function: str, exc: BaseException) -> Callable:
+    """A stand-in for a function whose file does not import: each call raises that failure as a StudentFault."""
+    fault = import_fault(function, exc)
+
+    def call(*args):
+        raise StudentFault(fault)
+
+    call.__name__ = function
+    call.import_fault = fault
+    return call
 
 
 def fault_of(exc: BaseException) -> Fault | None:

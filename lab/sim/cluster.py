@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lab.cluster import check_delay, check_rate
+from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
@@ -74,12 +75,13 @@ class SimCluster:
         segment_bytes: int = SEGMENT_BYTES,
         pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
+        limit: float = guard.DEFAULT_LIMIT,
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self.seed = seed
         self.rng = random.Random(f"{seed}-network")
         self.truncation = truncation
-        self.impl = impl_module.load(impl)
+        self.impl = guard.guarded(impl_module.load(impl), limit)  # a student's function is timed and checked
         self.timing = timing
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
@@ -95,6 +97,8 @@ class SimCluster:
         self.drivers: dict[str, Driver] = {}
         self.states = {n: "killed" for n in self.names}
         self.exit_reasons: dict[str, str] = {}
+        self.faults: dict[str, dict] = {}  # node -> the fault of the student's code that stopped it
+        self.step = 0  # the scenario's step under way (1-based; 0 before the first), for a fault's report
         self.boots = {n: 0 for n in self.names}
         self.now = 0
         self._queue: list = []
@@ -159,13 +163,18 @@ class SimCluster:
             ready = step(*args)
             self.drivers[name].apply([ready])
         except Exception as exc:  # what a node process does: say why, and stop
-            reason = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            fault = guard.fault_of(exc)
+            reason = fault.sentence() if fault else traceback.format_exception_only(type(exc), exc)[-1].strip()
             log.debug("node %s stopped: %s", name, reason, exc_info=True)
             self.replicas[name] = None
             self.states[name] = "exited"
             self.exit_reasons[name] = reason
             self._held[name].clear()
-            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+            extra = {}
+            if fault:
+                extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
+                self.faults.setdefault(name, extra["fault"])
+            self._cluster_event("node_exited", target=name, code=70, reason=reason, **extra)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
         """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
@@ -355,6 +364,8 @@ class SimCluster:
             info["state"] = self.states[name]
             if name in self.exit_reasons and self.states[name] == "exited":
                 info["exit_reason"] = self.exit_reasons[name]
+                if name in self.faults:
+                    info["fault"] = self.faults[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
             nodes.append(info)
         return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,
@@ -368,6 +379,8 @@ class SimCluster:
 
     def note(self, kind: str, **fields) -> None:
         """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
+        if kind == "step":
+            self.step = int(fields.get("index", 0)) + 1
         self._cluster_event(kind, **fields)
 
     def _check(self, name: str) -> None:
