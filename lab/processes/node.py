@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.messages import ControlReply, Event
@@ -72,6 +73,10 @@ class NodeConfig:
     secret_file: str | None = None  # the cluster's secret (the supervisor writes it, mode 0600)
     repair: bool = False  # start even on a log damaged in the middle (keeping the valid prefix), or a bad boot file
     pre_vote: bool = PRE_VOTE
+    limit: float = guard.DEFAULT_LIMIT  # seconds one call of the implementation's functions may take
+
+
+FAULT_FILE = "fault.json"  # in the data directory: the student's fault that stopped this node (its exit reason)
 
 
 class WallClock:
@@ -94,7 +99,7 @@ class Node:
         run_dir = cfg.run_dir or cfg.data_dir
         os.makedirs(run_dir, exist_ok=True)
         self.boot = next_boot(cfg.data_dir, os.path.join(run_dir, f"events-{self.id}.jsonl") if cfg.repair else None)
-        self.impl = impl_module.load(cfg.impl)
+        self.impl = guard.guarded(impl_module.load(cfg.impl), cfg.limit)
         self.wal = WriteAheadLog(os.path.join(cfg.data_dir, "wal"), fsync=cfg.fsync,
                                  segment_bytes=cfg.segment_bytes, impl=self.impl, repair=cfg.repair)
         self.state = FileState(cfg.data_dir)
@@ -217,18 +222,25 @@ class Node:
     def _step(self, step, *args):
         try:
             return step(*args)
-        except Exception:
+        except Exception as exc:
             log.exception("node %s: the replica failed on %s%r; stopping (fail-stop)", self.id, step.__name__, args)
-            self._fail_stop()
+            self._fail_stop(exc)
 
     def _apply(self, readys) -> None:
         try:
             self.driver.apply(readys)
-        except Exception:
+        except Exception as exc:
             log.exception("node %s: applying the replica's output failed; stopping (fail-stop)", self.id)
-            self._fail_stop()
+            self._fail_stop(exc)
 
-    def _fail_stop(self) -> None:
+    def _fail_stop(self, exc: Exception) -> None:
+        fault = guard.fault_of(exc)
+        if fault is not None:  # the student's code stopped us: the supervisor reads why (the exit reason)
+            log.error("node %s stopped: %s", self.id, fault.sentence())
+            path = os.path.join(self.cfg.data_dir, FAULT_FILE)
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
+                json.dump({"pid": os.getpid(), **fault.as_dict()}, f)
+            os.replace(path + ".tmp", path)
         self.driver.trace.flush()
         self.wal.flush()
         os._exit(EXIT_REPLICA_FAILED)
@@ -401,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repair", action="store_true", help="start on a write-ahead log damaged in the middle, keeping "
                    "the valid prefix (the node then catches up before it votes), or on a damaged boot file")
     p.add_argument("--no-pre-vote", action="store_true", help="campaign without asking for pre-votes first")
+    p.add_argument("--limit", type=float, default=guard.DEFAULT_LIMIT,
+                   help="seconds one call of the implementation's functions may take (default 1)")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -418,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         write_timeout_ticks=args.write_timeout_ticks, max_batch=args.max_batch, max_frame=args.max_frame,
         segment_bytes=args.segment_bytes, writeback_ms=args.writeback_ms, hold_ticks=args.hold_ticks,
         parent_pid=args.parent_pid, ready_file=args.ready_file, trace=not args.no_trace,
-        secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote,
+        secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote, limit=args.limit,
     )
     try:
         node = Node(cfg)
