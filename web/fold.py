@@ -156,6 +156,14 @@ class ClusterFold:
         elif kind == "node_restarted":
             self.restarts[target] = self.restarts.get(target, 0) + 1
             self._node(target)["state"] = "running"
+            self._node(target).pop("exit_reason", None)
+            self._node(target).pop("fault", None)
+        elif kind == "node_exited":  # it stopped by itself: the lane says so, and why
+            n = self._node(target)
+            n.update(state="exited", role=None, leader=None, match_index={}, next_index={},
+                     exit_reason=e.get("reason") or f"exit code {e.get('code')}")
+            if e.get("fault"):
+                n["fault"] = e["fault"]
         elif kind == "node_paused":
             self._node(target)["state"] = "paused"
         elif kind == "node_resumed":

@@ -9,6 +9,7 @@ import re
 from lab.core.config import TIMING
 from lab.i18n import say
 from lab.i18n.phrases import heard
+from lab.student.faults import fault_text
 from lab.i18n.scenarios import step_text
 
 TICK_MS = TIMING.tick_ms  # a node's tick when nothing says otherwise
@@ -116,6 +117,12 @@ class Narrator:
             return say("{node} killed (SIGKILL)", node=g("target"))
         if kind == "node_restarted":
             return say("{node} restarted", node=g("target"))
+        if kind == "node_exited":
+            if g("fault"):
+                return say("{node} stopped: {fault}", node=g("target"), fault=fault_text(g("fault")))
+            if g("reason"):
+                return say("{node} stopped: {fault}", node=g("target"), fault=heard(g("reason")))
+            return say("{node} stopped (exit code {code})", node=g("target"), code=g("code"))
         if kind == "node_paused":
             return say("{node} paused", node=g("target"))
         if kind == "node_resumed":
