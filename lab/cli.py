@@ -64,13 +64,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _interrupted(exc: KeyboardInterrupt) -> str:
     """What Ctrl-C stopped: the student's function, its inputs and its line when one was running."""
-    from lab import i18n
-    from lab.student.faults import fault_text
+    from lab.i18n import from_environment, localize
+    from lab.student.faults import interrupted_text
 
-    fault = getattr(exc, "fault", None)
-    if fault is None:
-        return i18n.localize(i18n.say("interrupted"), i18n.from_environment())
-    return i18n.localize(i18n.say("interrupted while {what}", what=fault_text(fault)), i18n.from_environment())
+    return localize(interrupted_text(exc), from_environment())
 
 
 if __name__ == "__main__":

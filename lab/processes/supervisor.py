@@ -30,6 +30,7 @@ from lab.core import impl as impl_module
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
+from lab.core.replica import timeout_error
 from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Event, digest
 from lab.ports import codec
 from lab.ports.state import FileState
@@ -699,8 +700,7 @@ class Supervisor:
         state = self.state(log=0)
         holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
         hwm = max((n.get("hwm", 0) for n in state["nodes"] if n["id"] == appended[-1]["node"]), default=0)
-        return (f"timeout: index {index} is on {' and '.join(holders) or 'no running node'} only, not on a majority; "
-                f"the high-water mark stayed at {hwm} (the write may still be committed later)")
+        return timeout_error(index, holders, len(state["nodes"]), hwm, later=True)
 
     def _write_failed(self, request: str, refusal: str, error: str, **extra) -> dict:
         self.cluster_event("client_write_failed", request=request, reason=error)

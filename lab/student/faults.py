@@ -39,3 +39,9 @@ def scenario_fault_text(fault: dict) -> Text:
         return Joined([where, fault_text(fault)], "\n")
     return Joined([where, fault_text(fault)], " ")
 
+
+
+def interrupted_text(exc: KeyboardInterrupt) -> Text:
+    """What Ctrl-C stopped: the student's call that was running (the guard marks the exception), if any."""
+    fault = getattr(exc, "fault", None)
+    return say("interrupted while {what}", what=fault_text(fault)) if fault else say("interrupted")
