@@ -15,7 +15,7 @@ from lab.core.impl import load as load_impl
 from lab.i18n import localize
 from lab.i18n.phrases import heard
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, run_check
-from lab.student.submit import NothingToSubmit, submit, table_text
+from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
 
@@ -137,6 +137,7 @@ def cmd_submit(args) -> int:
             print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
 
     try:
+        check_student_id(args.student)
         result = submit(args.student, impl=args.impl, checks_dir=args.dir, seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
     except (NothingToSubmit, ImplError) as exc:
