@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from lab.core.guard import DEFAULT_LIMIT, IMPORT, fault_of, guarded
+from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
 from lab.core.impl import Impl
 from lab.i18n import Joined, Text, localize, say, word
 from lab.i18n import scenarios as scenario_words
@@ -382,10 +382,14 @@ def exercise(number: int) -> Exercise:
 def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple[str, list[RuleResult]]:
     """Each rule of the exercise on the student's functions, every call timed and its result's type checked."""
     impl = guarded(impl, limit)
-    results, started = [], False
+    results, started, hung = [], False, set()
     for rule in ex.rules:
         function = rule.function or ex.functions[0]
         fault = None
+        if function in hung:  # each rule would wait out the limit again: one wait says it
+            results.append(RuleResult(rule.text, False, say("not run: {function} did not return in an earlier rule",
+                                                            function=function), function))
+            continue
         try:
             problem = rule.check(impl)
             started = True
@@ -401,6 +405,8 @@ def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple
         results.append(RuleResult(rule.text, problem is None, problem or "", function, fault))
         if fault and fault["kind"] == IMPORT:  # every other rule would fail the same way
             break
+        if fault and fault["kind"] == TIMEOUT:
+            hung.add(fault["function"])
     if not started:
         return "not started", results
     return ("passing" if all(r.ok for r in results) else "failing"), results
