@@ -3,13 +3,12 @@ environment (LANGUAGE, LC_ALL, LC_MESSAGES, LANG); --json stays English."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from lab import i18n
-from lab.core.guard import DEFAULT_LIMIT
+from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
@@ -67,30 +66,19 @@ def _lang_option(p) -> None:
                    help="language of the report: en, es or zh (default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG)")
 
 
-def limit_option(p) -> None:
-    p.add_argument("--limit", type=_seconds, default=DEFAULT_LIMIT, metavar="SECONDS",
-                   help=f"longest time one call of your function may take (default {DEFAULT_LIMIT:g})")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.01 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"write the limit as seconds from 0.01 to 600, not {text!r}")
-    return value
-
-
 def checks_dir(args) -> str:
     """--dir, or .hwm-lab/checks in the folder that holds the code's package (the project), so that a check run
     from any folder writes where `hwm-lab submit` looks, and leaves no .hwm-lab/ behind elsewhere."""
     if args.dir:
         return args.dir
     try:
-        return str(package_dir(args.impl).parent / CHECKS_DIR)
+        path = package_dir(args.impl).resolve().parent / CHECKS_DIR
     except Exception:  # the package does not import: the check says why; traces would go nowhere anyway
         return str(CHECKS_DIR)
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))  # as short as before when run from the project
+    except ValueError:
+        return str(path)
 
 
 def _lang(args) -> str:
