@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from exercises import _MODULES
 from tests.studentcode import StudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,8 +72,14 @@ def test_submit_after_a_reintroduced_bug_says_so_and_leaves_the_stale_real_run_o
 
 
 def test_submit_with_no_exercise_started_is_a_clear_error(tmp_path):
-    code = StudentCode(tmp_path)
-    result = code.cli("submit", "--student", "s1", "--dir", str(tmp_path / "none"), cwd=tmp_path)  # the handout
+    code = StudentCode(tmp_path, name="untouched_handout")  # as handed out, whatever state exercises/ is in
+    for function, module in _MODULES.items():
+        (code.path / f"{module}.py").write_text("")
+    for function, module in _MODULES.items():
+        with open(code.path / f"{module}.py", "a", encoding="utf-8") as f:
+            f.write(f"def {function}(*args):\n    raise NotImplementedError('exercise: not yet')\n\n\n")
+    result = code.cli("submit", "--student", "s1", "--impl", code.name, "--dir", str(tmp_path / "none"),
+                      cwd=tmp_path)
     assert result.returncode == 2
     assert "no exercise is started yet" in result.stderr
 
