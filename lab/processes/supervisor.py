@@ -764,8 +764,9 @@ class Supervisor:
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
                 info["exit_reason"] = _last_line(node.data_dir / "node.log")
-                if node.fault:
+                if node.fault:  # the student's code stopped it: say that, not the log's last line
                     info["fault"] = node.fault
+                    info["exit_reason"] = Fault(**node.fault).sentence()
             for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
                                  ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
                 info.setdefault(key, default)

@@ -33,12 +33,8 @@ def fault_text(fault: Fault | dict) -> Text:
 
 def scenario_fault_text(fault: dict) -> Text:
     """A fault that stopped a node of a scenario: where in the scenario, then the fault itself."""
-    where = say("scenario {scenario}, step {step}: node {node} stopped:", scenario=fault.get("scenario") or "?",
-                step=fault.get("step", "?"), node=fault.get("node", "?"))
-    if fault.get("kind") == IMPORT:
-        return Joined([where, fault_text(fault)], "\n")
-    return Joined([where, fault_text(fault)], " ")
-
+    return say("scenario {scenario}, step {step}: node {node} stopped: {fault}", scenario=fault.get("scenario") or "?",
+               step=fault.get("step", "?"), node=fault.get("node", "?"), fault=fault_text(fault))
 
 
 def interrupted_text(exc: KeyboardInterrupt) -> Text:
