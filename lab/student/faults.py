@@ -3,8 +3,13 @@ student's own file and line; in a scenario also the node, the step and the scena
 
 from __future__ import annotations
 
+import re
+
 from lab.core.guard import IMPORT, INTERRUPTED, TIMEOUT, WRONG_TYPE, Fault
 from lab.i18n import Joined, Text, say
+
+
+_WRONG_TYPE = re.compile(r"(.*) of type (\w+), expected (.+)", re.DOTALL)
 
 
 def as_fault(fault: Fault | dict) -> Fault:
@@ -25,7 +30,10 @@ def fault_text(fault: Fault | dict) -> Text:
     elif f.kind == INTERRUPTED:
         what = say("{call} was running", call=call)
     elif f.kind == WRONG_TYPE:
-        what = say("{call} returned {detail}", call=call, detail=f.detail)
+        typed = _WRONG_TYPE.fullmatch(f.detail)  # the guard's "VALUE of type T, expected NAMED"
+        what = (say("{call} returned {value} of type {type}, expected {expected}", call=call, value=typed[1],
+                    type=typed[2], expected=typed[3]) if typed else say("{call} returned {detail}", call=call,
+                                                                        detail=f.detail))
     else:
         what = say("{call} raised {error}", call=call, error=f.detail)
     return say("{what} -- {where}", what=what, where=f.where) if f.where else what
