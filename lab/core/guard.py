@@ -137,12 +137,20 @@ def student_frame(tb, fn: Callable) -> tuple[str, int]:
     return _shown_path(best[0]), best[1]
 
 
+try:  # the C function itself: signal.getsignal's enum conversions cost more than the check is worth, every call
+    from _signal import getsignal as _getsignal
+except ImportError:  # pragma: no cover - another Python than CPython
+    _getsignal = signal.getsignal
+_SIGALRM = int(getattr(signal, "SIGALRM", 14))
+
+
 class _Alarm:
     """One interval timer for the outermost guarded call of the main thread; nested calls share it."""
 
     def __init__(self):
         self.depth = 0
         self.installed = False
+        self.handler = self._fire  # one bound method, so that `is` can tell it is still installed
 
     def usable(self) -> bool:
         return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
@@ -154,8 +162,8 @@ class _Alarm:
         if not self.usable():
             return False
         if self.depth == 0:
-            if signal.getsignal(signal.SIGALRM) is not self._fire:
-                signal.signal(signal.SIGALRM, self._fire)
+            if _getsignal(_SIGALRM) is not self.handler:  # (each `self._fire` is a new object)
+                signal.signal(signal.SIGALRM, self.handler)
             # It keeps firing every 50 ms after the limit, so that a bare `except:` in a loop cannot swallow it.
             signal.setitimer(signal.ITIMER_REAL, limit, 0.05)
         self.depth += 1
