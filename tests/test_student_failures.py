@@ -6,7 +6,11 @@ processes for a representative subset)."""
 from __future__ import annotations
 
 import ast
+import json
 import re
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -102,3 +106,41 @@ def test_as_real_processes_the_fault_is_said_at_once_and_the_node_that_stopped_t
     if kind != "syntax error":  # a file that does not import starts no cluster
         real = result.stdout.split("-- FAILING")[1].split(", real, seed 7)")[1]
         assert re.search(rf"step \d+: node [A-G] stopped: {function}\(", real), result.stdout
+
+
+def test_json_carries_the_fault_of_a_rule_and_of_a_scenario(tmp_path):
+    code = StudentCode(tmp_path)
+    code.edit("follower.py", "    truncate_from = None\n",
+              "    truncate_from = None\n    if prev_index == 3:\n        raise KeyError(prev_index)\n")
+    result, _ = check(code, 3, tmp_path, "--json")
+    report = json.loads(result.stdout)
+    assert all(r["fault"] is None for r in report["rules"])  # the rules never reach index 3 with entries held
+    fault = report["scenarios"][0]["fault"]
+    assert {k: fault[k] for k in ("node", "step", "scenario", "kind", "function", "detail")} == {
+        "node": "B", "step": 1, "scenario": "s1", "kind": "raised", "function": "follower_append",
+        "detail": "KeyError: 3"}
+    assert fault["inputs"].startswith("log(generations=[1, 1, 1]), 3, 1")
+    assert fault["file"] == f"{code.name}/follower.py" and fault["line"] == 22
+    code.edit("high_water_mark.py", "    majority = ", "    [][0]\n    majority = ")
+    result, _ = check(code, 1, tmp_path, "--json")
+    rule = json.loads(result.stdout)["rules"][0]
+    assert rule["fault"]["inputs"] == "[0]" and rule["fault"]["detail"].startswith("IndexError")
+    assert "high_water_mark([0]) raised IndexError" in rule["detail"]
+
+
+def test_ctrl_c_says_which_call_of_the_students_was_running(tmp_path):
+    code = StudentCode(tmp_path)
+    lines = break_function(code, "reads.py", "check_read", "endless loop")
+    proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "exercise", "check", "4", "--impl", code.name,
+                             "--limit", "60"], cwd=tmp_path, env=code.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(3)  # well inside the endless call (the lab starts in about a second)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert re.search(rf"interrupted while check_read\(\d+, \d+\) was running -- {code.name}/reads.py:"
+                     rf"({'|'.join(map(str, lines))})$", err.strip()), err
