@@ -162,3 +162,13 @@ def test_ctrl_c_inside_a_students_call_is_marked_with_that_call(tmp_path):
     fault = caught.value.fault
     assert fault.kind == guard.INTERRUPTED and fault.inputs == "4, 3" and fault.line == 3
     assert fault.sentence().startswith("check_read(4, 3) was running (")
+
+
+def test_a_repeated_alarm_is_raised_into_the_students_code_only_never_into_the_guards_own_lines():
+    namespace: dict = {}
+    exec(compile("import sys\nframe = sys._getframe()\n", guard.__file__, "exec"), namespace)
+    assert not guard._in_students_code(namespace["frame"])  # building the fault: a repeat is ignored there
+    guard._ALARM._fire(14, namespace["frame"])  # (returns: nothing raised)
+    assert guard._in_students_code(sys._getframe())  # a file outside lab/ and the stdlib: the student's
+    with pytest.raises(guard._CallTimeout):
+        guard._ALARM._fire(14, sys._getframe())

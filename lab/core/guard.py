@@ -123,6 +123,19 @@ def _is_students(filename: str) -> bool:
     return not filename.startswith(("<", _LAB_DIR, *_STDLIB_DIRS))
 
 
+def _in_students_code(frame) -> bool:
+    """Whether the interrupted frame runs for the student: the nearest frame that is the student's or this module's
+    decides (the stdlib and the rest of the lab, called from either, do not)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == __file__:
+            return False
+        if _is_students(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def student_frame(tb, fn: Callable) -> tuple[str, int]:
     """The innermost frame of the traceback in the student's code; the function's own line when there is none."""
     best = None
@@ -156,7 +169,15 @@ class _Alarm:
         return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
     def _fire(self, signum, frame):
-        raise _CallTimeout()
+        # Only into the student's code: a repeat that finds the guard already building the fault (or returning a
+        # result just past the limit) is ignored, so no _CallTimeout escapes from the guard's own lines.
+        if _in_students_code(frame):
+            raise _CallTimeout()
+
+    def stop(self) -> None:
+        """No more firing for this outermost call (its time is up and the fault is being built)."""
+        if self.depth:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
     def arm(self, limit: float) -> bool:
         if not self.usable():
@@ -194,6 +215,7 @@ def guard_function(name: str, fn: Callable, limit: float = DEFAULT_LIMIT) -> Cal
                 exc.fault = Fault(INTERRUPTED, name, describe_call(args), "", file, line)
             raise
         except _CallTimeout as exc:
+            _ALARM.stop()
             file, line = student_frame(exc.__traceback__, fn)
             raise StudentFault(Fault(TIMEOUT, name, describe_call(args), f"{limit:g} s", file, line)) from None
         except RecursionError as exc:
