@@ -137,8 +137,11 @@ class RealDriver:
                 if remaining <= 0:
                     return False
                 time.sleep(min(self.poll_seconds, remaining))
-                if predicate(self.status()):
+                status = self.status()
+                if predicate(status):
                     return True
+                if any(n.get("fault") for n in status["nodes"]):  # the student's code stopped a node: no use
+                    return False                                   # waiting; the scenario says so at once
         finally:
             self._hold()
 

@@ -173,6 +173,8 @@ class SimDriver:
         for _ in range(max(1, round(timeout / self.cluster.tick_seconds))):
             if done():
                 return True
+            if self.cluster.faults:  # the student's code stopped a node: the scenario ends and says so
+                return False
             self._tick()
         return done()
 
