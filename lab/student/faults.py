@@ -42,7 +42,7 @@ def fault_text(fault: Fault | dict) -> Text:
 def scenario_fault_text(fault: dict) -> Text:
     """A fault that stopped a node of a scenario: where in the scenario, then the fault itself."""
     return say("scenario {scenario}, step {step}: node {node} stopped: {fault}", scenario=fault.get("scenario") or "?",
-               step=fault.get("step", "?"), node=fault.get("node", "?"), fault=fault_text(fault))
+               step=fault.get("step") or "?", node=fault.get("node") or "?", fault=fault_text(fault))
 
 
 def interrupted_text(exc: KeyboardInterrupt) -> Text:
