@@ -3,21 +3,32 @@
 Each module holds one exercise: a function with a fixed signature and a docstring that teaches; its body raises
 NotImplementedError until you write it. Check your work with `hwm-lab exercise check N`; run the cluster on your
 own code with `hwm-lab up --impl exercises`. The interface is described in lab/core/interface.py.
+
+Each file is imported only when one of its functions is first asked for, so that a file that does not import yet
+(a syntax error while you write it) breaks only its own exercise.
 """
 
-from .high_water_mark import high_water_mark
-from .leader import on_replication_response
-from .follower import follower_append
-from .reads import check_read
-from .wal_truncation import plan_truncation
-from .leader_epoch import epoch_truncation_point, leader_epoch_end
+import importlib
 
-__all__ = [
-    "high_water_mark",
-    "on_replication_response",
-    "follower_append",
-    "check_read",
-    "plan_truncation",
-    "leader_epoch_end",
-    "epoch_truncation_point",
-]
+# Each function, and the file of this package that holds it.
+_MODULES = {
+    "high_water_mark": "high_water_mark",
+    "on_replication_response": "leader",
+    "follower_append": "follower",
+    "check_read": "reads",
+    "plan_truncation": "wal_truncation",
+    "leader_epoch_end": "leader_epoch",
+    "epoch_truncation_point": "leader_epoch",
+}
+
+__all__ = list(_MODULES)
+
+
+def __getattr__(name):
+    if name not in _MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

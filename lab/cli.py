@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Each module offers register(subparsers); a command's handler is set with parser.set_defaults(func=...)
@@ -53,9 +54,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(_interrupted(exc), file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`hwm-lab exercise list | head`): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _interrupted(exc: KeyboardInterrupt) -> str:
+    """What Ctrl-C stopped: the student's function, its inputs and its line when one was running."""
+    from lab.i18n import from_environment, localize
+    from lab.student.faults import interrupted_text
+
+    return localize(interrupted_text(exc), from_environment())
 
 
 if __name__ == "__main__":

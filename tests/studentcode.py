@@ -18,6 +18,8 @@ class StudentCode:
         self.name = name
         self.path = self.root / name
         shutil.copytree(ROOT / "solutions", self.path, ignore=shutil.ignore_patterns("__pycache__"))
+        # The handout's package file, as a student has it: each exercise's file is imported on first use.
+        shutil.copy(ROOT / "exercises" / "__init__.py", self.path / "__init__.py")
 
     def edit(self, file: str, old: str, new: str) -> None:
         """Replace `old` (which must occur exactly once) by `new` in one of the package's files."""

@@ -3,6 +3,7 @@ StudentFault naming the function, its inputs and the student's file and line; th
 
 from __future__ import annotations
 
+import sys
 import textwrap
 import time
 
@@ -12,6 +13,7 @@ from lab.core import guard
 from lab.core.impl import load
 from lab.core.replica import Log
 from lab.core.messages import Entry
+from tests.studentcode import ROOT
 
 
 def _student_function(tmp_path, name, body):
@@ -127,3 +129,46 @@ def test_fault_of_finds_the_fault_behind_a_wrapping_exception(tmp_path):
         fault = guard.fault_of(outer)
     assert fault is not None and fault.detail.startswith("ZeroDivisionError")
     assert guard.fault_of(ValueError("x")) is None
+
+
+def test_a_file_that_does_not_import_is_a_fault_of_its_own_function_only(tmp_path):
+    package = tmp_path / "half_written"
+    package.mkdir()
+    (package / "__init__.py").write_text((ROOT / "exercises" / "__init__.py").read_text())
+    for name in ("high_water_mark", "leader", "follower", "reads", "wal_truncation", "leader_epoch"):
+        (package / f"{name}.py").write_text(f"from solutions.{name} import *  # noqa\n")
+    (package / "reads.py").write_text("def check_read(index, high_water_mark):\n    return None if index <= (\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        impl = load("half_written")
+    finally:
+        sys.path.remove(str(tmp_path))
+    assert impl.high_water_mark([3, 3, 1]) == 3  # the other files work
+    with pytest.raises(guard.StudentFault) as caught:
+        guard.guarded(impl).check_read(1, 1)
+    fault = caught.value.fault
+    assert fault.kind == guard.IMPORT and fault.function == "check_read"
+    assert fault.file.endswith("half_written/reads.py") and fault.line == 2
+    assert fault.detail == "SyntaxError: '(' was never closed"
+
+
+def test_ctrl_c_inside_a_students_call_is_marked_with_that_call(tmp_path):
+    _, fn = _student_function(tmp_path, "check_read", """
+        def check_read(index, high_water_mark):
+            raise KeyboardInterrupt
+    """)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        guard.guard_function("check_read", fn)(4, 3)
+    fault = caught.value.fault
+    assert fault.kind == guard.INTERRUPTED and fault.inputs == "4, 3" and fault.line == 3
+    assert fault.sentence().startswith("check_read(4, 3) was running (")
+
+
+def test_a_repeated_alarm_is_raised_into_the_students_code_only_never_into_the_guards_own_lines():
+    namespace: dict = {}
+    exec(compile("import sys\nframe = sys._getframe()\n", guard.__file__, "exec"), namespace)
+    assert not guard._in_students_code(namespace["frame"])  # building the fault: a repeat is ignored there
+    guard._ALARM._fire(14, namespace["frame"])  # (returns: nothing raised)
+    assert guard._in_students_code(sys._getframe())  # a file outside lab/ and the stdlib: the student's
+    with pytest.raises(guard._CallTimeout):
+        guard._ALARM._fire(14, sys._getframe())

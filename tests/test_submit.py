@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from exercises import _MODULES
 from tests.studentcode import StudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,8 +72,14 @@ def test_submit_after_a_reintroduced_bug_says_so_and_leaves_the_stale_real_run_o
 
 
 def test_submit_with_no_exercise_started_is_a_clear_error(tmp_path):
-    code = StudentCode(tmp_path)
-    result = code.cli("submit", "--student", "s1", "--dir", str(tmp_path / "none"), cwd=tmp_path)  # the handout
+    code = StudentCode(tmp_path, name="untouched_handout")  # as handed out, whatever state exercises/ is in
+    for function, module in _MODULES.items():
+        (code.path / f"{module}.py").write_text("")
+    for function, module in _MODULES.items():
+        with open(code.path / f"{module}.py", "a", encoding="utf-8") as f:
+            f.write(f"def {function}(*args):\n    raise NotImplementedError('exercise: not yet')\n\n\n")
+    result = code.cli("submit", "--student", "s1", "--impl", code.name, "--dir", str(tmp_path / "none"),
+                      cwd=tmp_path)
     assert result.returncode == 2
     assert "no exercise is started yet" in result.stderr
 
@@ -83,3 +90,37 @@ def test_unknown_exercise_and_argument_are_clear_errors(tmp_path):
     assert result.returncode == 2 and "no exercise 9" in result.stderr
     result = code.cli("exercise", "list", "--bogus", cwd=tmp_path)
     assert result.returncode == 2 and "unrecognized arguments: --bogus" in result.stderr
+
+
+@pytest.mark.parametrize("student", ["", "../escaped", ".hidden", "x/y", "a b", "a" * 65])
+def test_a_student_id_that_cannot_name_a_zip_safely_is_refused_and_nothing_is_written(student, tmp_path):
+    code = StudentCode(tmp_path)
+    result = code.cli("submit", "--student", student, "--impl", code.name, "--dir", str(tmp_path / "checks"),
+                      cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "is not a valid student id" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [code.name]  # no zip, no folder, no checks run
+
+
+def test_a_real_runs_secret_and_token_never_go_into_the_submission(tmp_path):
+    code = StudentCode(tmp_path)
+    checks = tmp_path / "checks"
+    run = checks / "ex1-n4-generation-real-seed7"
+    run.mkdir(parents=True)
+    sha = hashlib.sha256((code.path / "high_water_mark.py").read_bytes()).hexdigest()
+    (run / "trace.json").write_text(json.dumps({"format": "hwm-lab-trace", "version": 1, "scenario": "n4",
+                                                "truncation": "generation", "seed": 7, "nodes": ["A"],
+                                                "files_sha256": {"exercises/high_water_mark.py": sha}}))
+    (run / "verdict.json").write_text(json.dumps({"passed": True}))
+    (run / "events-cluster.jsonl").write_text("")
+    (run / "secret").write_text("0123456789abcdef")
+    (run / "cluster.json").write_text(json.dumps({"token": "feedface"}))
+    result = code.cli("submit", "--student", "s042", "--impl", code.name, "--dir", str(checks), "--out",
+                      str(tmp_path / "s.zip"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with zipfile.ZipFile(tmp_path / "s.zip") as archive:
+        names = archive.namelist()
+        everything = b"".join(archive.read(n) for n in names)
+    assert f"runs/{run.name}/trace.json" in names  # the run itself is packed ...
+    assert not [n for n in names if n.endswith(("/secret", "/cluster.json"))], names  # ... its secrets are not
+    assert b"0123456789abcdef" not in everything and b"feedface" not in everything

@@ -153,14 +153,18 @@ class ClusterFold:
                 lost = e.get("lost_entries") or 0
                 if lost:
                     del n["log"][-lost:]
-        elif kind == "node_exited":  # it stopped on its own (a storage fault: "fsync failed: ...")
+        elif kind == "node_exited":  # it stopped by itself (a storage fault, the student's code): the lane says why
             n = self._node(target)
             if n["boot"] <= self.restarts.get(target, 0) + 1:
                 n.update(state="exited", role=None, leader=None, match_index={}, next_index={},
-                         exit_reason=e.get("reason") or "")
+                         exit_reason=e.get("reason") or f"exit code {e.get('code')}")
+                if e.get("fault"):
+                    n["fault"] = e["fault"]
         elif kind == "node_restarted":
             self.restarts[target] = self.restarts.get(target, 0) + 1
             self._node(target)["state"] = "running"
+            self._node(target).pop("exit_reason", None)
+            self._node(target).pop("fault", None)
         elif kind == "node_paused":
             self._node(target)["state"] = "paused"
         elif kind == "node_resumed":

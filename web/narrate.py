@@ -9,6 +9,7 @@ import re
 from lab.core.config import TIMING
 from lab.i18n import say
 from lab.i18n.phrases import heard
+from lab.student.faults import fault_text
 from lab.i18n.scenarios import step_text
 
 TICK_MS = TIMING.tick_ms  # a node's tick when nothing says otherwise
@@ -117,6 +118,8 @@ class Narrator:
         if kind == "node_restarted":
             return say("{node} restarted", node=g("target"))
         if kind == "node_exited":
+            if g("fault"):  # the student's code stopped it: the call, the error, file:line
+                return say("{node} stopped: {fault}", node=g("target"), fault=fault_text(g("fault")))
             why = g("reason")
             if why:
                 return say("{node} stopped on its own: {reason}", node=g("target"), reason=heard(why))

@@ -83,6 +83,9 @@ def serve_command(args: argparse.Namespace) -> int:
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
               "LANGUAGE": args.lang}
     host = None
+    if args.command_name == "dashboard":  # no cluster to show is said first, whatever holds the port
+        url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
+        config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
     taken = port_taken(args.host, args.port)
     if taken:  # before a cluster starts: a second dashboard must not share the port with the first
         print(f"hwm-lab {args.command_name}: {taken} (address in use? another dashboard may run there; "
@@ -105,10 +108,7 @@ def serve_command(args: argparse.Namespace) -> int:
             print(f"cluster: {host.run_dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this "
                   f"folder find it)", flush=True)
             config["CLUSTER_HOST"] = host
-        elif args.command_name == "dashboard":
-            url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
-            config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
-        else:
+        elif args.command_name != "dashboard":
             config["REPLAY_DIR"] = args.trace_dir
         app = create_app(config)
         if args.command_name == "replay":

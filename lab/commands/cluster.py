@@ -20,6 +20,7 @@ from pathlib import Path
 
 from lab.cluster import check_delay
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes.supervisor import SupervisorError
@@ -61,6 +62,7 @@ def register(subparsers) -> None:
             "leader is elected. Data and traces go to DIR.", cmd_up)
     p.add_argument("--nodes", type=int, default=3, help="how many nodes, 1 to 7 (default 3)")
     p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    limit_option(p)
     p.add_argument("--fsync", choices=FSYNC_POLICIES, default="always", help="fsync policy (default always)")
     p.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
                    help="delay of every message, e.g. 800 for a classroom's slow motion (default 0)")
@@ -139,6 +141,7 @@ def register(subparsers) -> None:
                                 epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", help="scenario name (see `hwm-lab scenario list`) or a script file")
     p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    limit_option(p)
     p.add_argument("--out", metavar="DIR", help="trace directory (default runs/NAME-real-TIMESTAMP)")
     p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="override the scenario's strategy")
     p.add_argument("--seed", type=int, default=0)
@@ -212,7 +215,8 @@ def cmd_up(args) -> int:
     (run_dir / "cluster.json").unlink(missing_ok=True)
     command = [sys.executable, "-m", "lab.processes.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
                "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
-               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host]
+               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host,
+               "--options", json.dumps({"limit": args.limit})]
     if args.fresh:
         command.append("--fresh")
     if args.no_pre_vote:
@@ -436,7 +440,8 @@ def cmd_scenario_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / (
         f"{Path(args.name).stem.lower()}-real-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     try:
-        verdict, out = run_real(args.name, impl=args.impl, out=out, seed=args.seed, truncation=args.truncation)
+        verdict, out = run_real(args.name, impl=args.impl, out=out, seed=args.seed, truncation=args.truncation,
+                                limit=args.limit)
     except (ScenarioError, ImplError) as exc:
         raise CommandError(str(exc), USAGE) from None
     except SupervisorError as exc:

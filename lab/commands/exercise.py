@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from lab import i18n
+from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
 from lab.i18n.phrases import heard
-from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, run_check
-from lab.student.submit import NothingToSubmit, submit, table_text
+from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, package_dir, run_check
+from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
 
@@ -29,12 +30,14 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("check", help="run an exercise's rules and scenarios against your code; writes traces",
                        description="Run exercise N's rules, then its scenarios on the simulator (and with --real "
-                                   "as processes). Traces go to --dir (default .hwm-lab/checks) for hwm-lab submit.")
+                                   "as processes). Traces go to --dir (default .hwm-lab/checks beside your exercises/ "
+                                   "folder, wherever you run it from) for hwm-lab submit.")
     p.add_argument("number", type=int, help="exercise number (1 to 6)")
     p.add_argument("--impl", default="exercises", help="the code to check (default: exercises)")
     p.add_argument("--seed", type=int, default=7, help="simulator seed (default 7)")
     p.add_argument("--real", action="store_true", help="also run the scenarios as real processes")
-    p.add_argument("--dir", default=str(CHECKS_DIR), help="where to write the traces")
+    p.add_argument("--dir", help="where to write the traces (default .hwm-lab/checks beside the code's folder)")
+    limit_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _lang_option(p)
     p.set_defaults(func=cmd_check)
@@ -52,7 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", help="the zip to write (default: submission-STUDENT.zip)")
     p.add_argument("--impl", default="exercises", help="the code to submit (default: exercises)")
     p.add_argument("--seed", type=int, default=7, help="simulator seed (default 7)")
-    p.add_argument("--dir", default=str(CHECKS_DIR), help="where the check traces are")
+    p.add_argument("--dir", help="where the check traces are (default .hwm-lab/checks beside the code's folder)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _lang_option(p)
     p.set_defaults(func=cmd_submit)
@@ -61,6 +64,21 @@ def register(subparsers) -> None:
 def _lang_option(p) -> None:
     p.add_argument("--lang", choices=[c for c in i18n.LANGUAGES], default=None,
                    help="language of the report: en, es or zh (default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG)")
+
+
+def checks_dir(args) -> str:
+    """--dir, or .hwm-lab/checks in the folder that holds the code's package (the project), so that a check run
+    from any folder writes where `hwm-lab submit` looks, and leaves no .hwm-lab/ behind elsewhere."""
+    if args.dir:
+        return args.dir
+    try:
+        path = package_dir(args.impl).resolve().parent / CHECKS_DIR
+    except Exception:  # the package does not import: the check says why; traces would go nowhere anyway
+        return str(CHECKS_DIR)
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))  # as short as before when run from the project
+    except ValueError:
+        return str(path)
 
 
 def _lang(args) -> str:
@@ -78,15 +96,19 @@ def cmd_list(args) -> int:
     for ex in EXERCISES:
         status, rules = check_rules(ex, impl)
         rows.append({"exercise": ex.number, "title": ex.title, "file": ex.module, "status": status,
-                     "rules_ok": sum(r.ok for r in rules), "rules": len(rules), "read": ex.read})
+                     "rules_ok": sum(r.ok for r in rules), "rules": len(ex.rules), "read": ex.read})
     if args.json:
         print(json.dumps(rows))
     else:
-        for r in rows:
-            title, status = localize(r["title"], lang), localize(STATUS_WORDS[r["status"]], lang)
-            rules = localize(i18n.say("{ok}/{total} rules", ok=r["rules_ok"], total=r["rules"]), lang)
+        titles = [localize(r["title"], lang) for r in rows]
+        statuses = [localize(STATUS_WORDS[r["status"]], lang) for r in rows]
+        rules = [localize(i18n.say("{ok}/{total} rules", ok=r["rules_ok"], total=r["rules"]), lang) for r in rows]
+        # Each column as wide as its widest cell in this language (a long Spanish title must not shift the rest).
+        widths = [max(i18n.columns(text) for text in column) for column in (titles, statuses, rules)]
+        for r, title, status, rule in zip(rows, titles, statuses, rules):
             read = localize(i18n.say("read: {what}", what=r["read"]), lang)
-            print(f"{r['exercise']}. {_pad(title, 50)} {_pad(status, 12)} {rules}   {r['file']}\n     {read}")
+            print(f"{r['exercise']}. {_pad(title, widths[0])}  {_pad(status, widths[1])}  {_pad(rule, widths[2])}  "
+                  f"{r['file']}\n     {read}")
     return 0
 
 
@@ -98,8 +120,8 @@ def cmd_check(args) -> int:
             print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
 
     try:
-        report = run_check(args.number, args.impl, out_root=args.dir, seed=args.seed, real=args.real,
-                           progress=progress)
+        report = run_check(args.number, args.impl, out_root=checks_dir(args), seed=args.seed, real=args.real,
+                           progress=progress, limit=args.limit)
     except (ValueError, ImplError) as exc:
         print(f"hwm-lab exercise check: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
@@ -119,7 +141,8 @@ def cmd_submit(args) -> int:
             print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
 
     try:
-        result = submit(args.student, impl=args.impl, checks_dir=args.dir, seed=args.seed,
+        check_student_id(args.student)
+        result = submit(args.student, impl=args.impl, checks_dir=checks_dir(args), seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
     except (NothingToSubmit, ImplError) as exc:
         print(f"hwm-lab submit: {localize(_said(exc), lang)}", file=sys.stderr)

@@ -6,6 +6,7 @@ import json
 import sys
 
 from lab.core.config import TRUNCATION_STRATEGIES
+from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.sim.scenario import ScenarioError, available, simulate
 
@@ -21,6 +22,7 @@ def register(subparsers) -> None:
     parser.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="restart truncation strategy")
     parser.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
     parser.add_argument("--out", help="write the trace directory here")
+    limit_option(parser)
     parser.add_argument("--no-pre-vote", action="store_true",
                         help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -31,7 +33,7 @@ def run(args) -> int:
 
     try:
         verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
-                           impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote)
+                           impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit)
     except (ScenarioError, ImplError, ValueError) as exc:
         print(f"hwm-lab simulate: {exc}", file=sys.stderr)
         return 2

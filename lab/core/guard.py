@@ -38,13 +38,14 @@ RETURNS: dict[str, tuple[tuple[type, ...], str]] = {
 
 # The kinds of fault, as `StudentFault.kind`.
 RAISED, TIMEOUT, WRONG_TYPE, IMPORT = "raised", "timeout", "wrong type", "import"
+INTERRUPTED = "interrupted"  # Ctrl-C while the student's function ran (on the KeyboardInterrupt as `.fault`)
 
 
 @dataclass(frozen=True)
 class Fault:
     """What went wrong in one call of a student's function (plain data: it goes into traces and JSON)."""
 
-    kind: str  # RAISED, TIMEOUT, WRONG_TYPE or IMPORT
+    kind: str  # RAISED, TIMEOUT, WRONG_TYPE, IMPORT or INTERRUPTED
     function: str
     inputs: str  # the call's arguments, shortened
     detail: str  # the exception's last line, the limit, or the wrong value and its type
@@ -62,6 +63,8 @@ class Fault:
             what = f"{call} did not return within {self.detail}"
         elif self.kind == WRONG_TYPE:
             what = f"{call} returned {self.detail}"
+        elif self.kind == INTERRUPTED:
+            what = f"{call} was running"
         elif self.kind == IMPORT:
             what = f"{self.function}: the file does not import: {self.detail}"
         else:
@@ -120,6 +123,19 @@ def _is_students(filename: str) -> bool:
     return not filename.startswith(("<", _LAB_DIR, *_STDLIB_DIRS))
 
 
+def _in_students_code(frame) -> bool:
+    """Whether the interrupted frame runs for the student: the nearest frame that is the student's or this module's
+    decides (the stdlib and the rest of the lab, called from either, do not)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == __file__:
+            return False
+        if _is_students(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def student_frame(tb, fn: Callable) -> tuple[str, int]:
     """The innermost frame of the traceback in the student's code; the function's own line when there is none."""
     best = None
@@ -134,25 +150,41 @@ def student_frame(tb, fn: Callable) -> tuple[str, int]:
     return _shown_path(best[0]), best[1]
 
 
+try:  # the C function itself: signal.getsignal's enum conversions cost more than the check is worth, every call
+    from _signal import getsignal as _getsignal
+except ImportError:  # pragma: no cover - another Python than CPython
+    _getsignal = signal.getsignal
+_SIGALRM = int(getattr(signal, "SIGALRM", 14))
+
+
 class _Alarm:
     """One interval timer for the outermost guarded call of the main thread; nested calls share it."""
 
     def __init__(self):
         self.depth = 0
         self.installed = False
+        self.handler = self._fire  # one bound method, so that `is` can tell it is still installed
 
     def usable(self) -> bool:
         return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
     def _fire(self, signum, frame):
-        raise _CallTimeout()
+        # Only into the student's code: a repeat that finds the guard already building the fault (or returning a
+        # result just past the limit) is ignored, so no _CallTimeout escapes from the guard's own lines.
+        if _in_students_code(frame):
+            raise _CallTimeout()
+
+    def stop(self) -> None:
+        """No more firing for this outermost call (its time is up and the fault is being built)."""
+        if self.depth:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
     def arm(self, limit: float) -> bool:
         if not self.usable():
             return False
         if self.depth == 0:
-            if signal.getsignal(signal.SIGALRM) is not self._fire:
-                signal.signal(signal.SIGALRM, self._fire)
+            if _getsignal(_SIGALRM) is not self.handler:  # (each `self._fire` is a new object)
+                signal.signal(signal.SIGALRM, self.handler)
             # It keeps firing every 50 ms after the limit, so that a bare `except:` in a loop cannot swallow it.
             signal.setitimer(signal.ITIMER_REAL, limit, 0.05)
         self.depth += 1
@@ -177,7 +209,13 @@ def guard_function(name: str, fn: Callable, limit: float = DEFAULT_LIMIT) -> Cal
             result = fn(*args)
         except (StudentFault, NotImplementedError):
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C: the command says which call of the student's was running
+            if getattr(exc, "fault", None) is None:
+                file, line = student_frame(exc.__traceback__, fn)
+                exc.fault = Fault(INTERRUPTED, name, describe_call(args), "", file, line)
+            raise
         except _CallTimeout as exc:
+            _ALARM.stop()
             file, line = student_frame(exc.__traceback__, fn)
             raise StudentFault(Fault(TIMEOUT, name, describe_call(args), f"{limit:g} s", file, line)) from None
         except RecursionError as exc:
@@ -214,6 +252,29 @@ def guarded(impl: Impl, limit: float = DEFAULT_LIMIT) -> Impl:
 
 def _unguarded(fn: Callable) -> Callable:
     return fn.__wrapped__ if hasattr(fn, "guard_limit") else fn
+
+
+def import_fault(function: str, exc: BaseException) -> Fault:
+    """The failure of a student's file to import: where (the line of a syntax error, or the student's innermost
+    frame) and the message."""
+    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, SyntaxError) and exc.filename:
+        file, line = _shown_path(exc.filename), exc.lineno or 0
+    else:
+        file, line = student_frame(exc.__traceback__, None)
+    return Fault(IMPORT, function, "", detail, file, line)
+
+
+def not_importable(function: str, exc: BaseException) -> Callable:
+    """A stand-in for a function whose file does not import: each call raises that failure as a StudentFault."""
+    fault = import_fault(function, exc)
+
+    def call(*args):
+        raise StudentFault(fault)
+
+    call.__name__ = function
+    call.import_fault = fault
+    return call
 
 
 def fault_of(exc: BaseException) -> Fault | None:

@@ -56,11 +56,31 @@ def load(name: str = "solutions") -> Impl:
         return impl
     try:
         module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ImplError(f"cannot import implementation {name!r}: {exc}") from exc
-    missing = [f for f in FUNCTIONS if not callable(getattr(module, f, None))]
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and name.startswith(exc.name):
+            raise ImplError(f"cannot import implementation {name!r}: {exc}") from exc
+        from lab.core.guard import import_fault
+
+        raise ImplError(import_fault(name, exc).sentence()) from exc
+    except Exception as exc:  # the package's own __init__ does not import: say where, in two lines
+        from lab.core.guard import import_fault
+
+        raise ImplError(import_fault(name, exc).sentence()) from exc
+    functions = {f: _function(module, f) for f in FUNCTIONS}
+    missing = [f for f, fn in functions.items() if not callable(fn)]
     if missing:
         raise ImplError(f"implementation {name!r} lacks {', '.join(missing)} (see lab/core/interface.py)")
-    impl = Impl(name, *(getattr(module, f) for f in FUNCTIONS))
+    impl = Impl(name, *functions.values())
     _cache[name] = impl
     return impl
+
+
+def _function(module, name: str):
+    """`module.name`; for a file of the package that does not import (a lazy package such as `exercises` imports
+    each file on first use), a stand-in that raises that failure as the exercise's own, so the others still run."""
+    try:
+        return getattr(module, name, None)
+    except Exception as exc:  # SyntaxError, ImportError, or anything the file raised while being imported
+        from lab.core.guard import not_importable
+
+        return not_importable(name, exc)

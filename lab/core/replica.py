@@ -673,8 +673,7 @@ class Replica:
                 expired.append(pending.popleft())
         for index, request, _ in expired:
             holders = tuple(sorted(n for n, m in self.match_index.items() if m >= index))
-            error = (f"timeout: index {index} is on {_names(holders)} only, not on a majority; the high-water mark "
-                     f"stayed at {self.high_water_mark}")
+            error = timeout_error(index, holders, len(self.nodes), self.high_water_mark)
             out.answers.append(Answer(request=request, ok=False, index=index, high_water_mark=self.high_water_mark,
                                       leader=self.node_id, error=error, refusal=TIMEOUT, holders=holders))
             self._event(out, "write_failed", request=request, reason=error)
@@ -686,7 +685,7 @@ class Replica:
             self._event(out, "write_failed", request=request, reason=error)
 
     def _majority(self) -> int:
-        return len(self.nodes) // 2 + 1
+        return majority(len(self.nodes))
 
     def _new_election_timeout(self) -> int:
         return self.election_ticks + self.rng.randrange(self.election_ticks)
@@ -710,6 +709,22 @@ class Replica:
             "election_elapsed": self.election_elapsed,
             "election_timeout": self.election_timeout,
         }
+
+
+def majority(cluster_size: int) -> int:
+    """The lab's own rule, never the student's: how many nodes of a cluster of this size are a majority."""
+    return cluster_size // 2 + 1
+
+
+def timeout_error(index: int, holders: Sequence[str], cluster_size: int, hwm: int, later: bool = False) -> str:
+    """Why a write timed out, counted by the lab's own majority rule: the index on too few nodes, or on a majority
+    that the leader's high-water mark rule (the student's code, maybe) did not count."""
+    tail = " (the write may still be committed later)" if later else ""
+    if len(holders) >= majority(cluster_size):
+        return (f"timeout: index {index} is on {_names(holders)} ({len(holders)} of {cluster_size}, a majority), "
+                f"yet the high-water mark stayed at {hwm}{tail}")
+    return (f"timeout: index {index} is on {_names(holders)} only, not on a majority; the high-water mark stayed at "
+            f"{hwm}{tail}")
 
 
 def _names(nodes: Sequence[str]) -> str:

@@ -18,6 +18,8 @@ import re
 import shutil
 import stat
 import zipfile
+
+from lab.student.ids import is_secret, valid_student_id
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -25,8 +27,9 @@ MANIFEST = "manifest.json"
 VERSIONS = (1, 2)  # submission format versions this grader reads
 FILES_DIR = "files"  # version 2: the student's exercise files, at files/exercises/<name>.py
 EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 MAX_NODES = 9
+_SECRET = ("unsafe: {name} is a running cluster's secret, which never belongs in a hand-in; make the submission "
+           "again with `hwm-lab submit`, which leaves it out")
 MiB = 1024 * 1024
 
 
@@ -262,6 +265,8 @@ class _Zip:
                 raise Rejected(f"unsafe archive: entry {name!r} points outside the archive")
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise Rejected(f"unsafe archive: entry {name!r} is a link")
+            if is_secret(name):
+                raise Rejected(_SECRET.format(name=name))
             if info.is_dir():
                 continue
             if info.file_size > limits.max_file_bytes:
@@ -341,6 +346,8 @@ class _Folder:
     def listdir(self, rel: str) -> list[tuple[str, str, int]]:
         entries = self.storage.listdir(self._path(rel))
         for name, kind, _ in entries:
+            if is_secret(name):
+                raise Rejected(_SECRET.format(name=f"{rel}/{name}"))
             if kind == "link" and EVENTS_FILE.match(name):
                 raise Rejected(f"unsafe folder: {rel}/{name} is a link")
         return entries
@@ -395,8 +402,9 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
                        f"({max(VERSIONS)})")
     sub.version = version
     student = m.get("student")
-    if not isinstance(student, str) or not STUDENT_ID.match(student):
-        raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id")
+    if not valid_student_id(student):
+        raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id (letters, digits, "
+                       f"'.', '_' and '-', 1 to 64 characters, not starting with '.')")
     sub.student = student
     sub.created = str(m.get("created") or "")
     if not isinstance(m.get("runs"), list):

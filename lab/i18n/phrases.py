@@ -26,7 +26,7 @@ FIELDS = {  # placeholder name -> what it matches; any other name matches a sent
     "node": NODE, "leader": NODE, "candidate": NODE, "other": NODE,
     "nodes": NODE + r"(?:(?:, ?| and )" + NODE + r")*",
     "index": NUMBER, "hwm": NUMBER, "hwm2": NUMBER, "generation": NUMBER, "current": NUMBER, "end": NUMBER,
-    "count": NUMBER, "seconds": NUMBER, "step": NUMBER, "theirs": NUMBER, "last_generation": NUMBER,
+    "count": NUMBER, "size": NUMBER, "seconds": NUMBER, "step": NUMBER, "theirs": NUMBER, "last_generation": NUMBER,
     "last_index": NUMBER, "own_generation": NUMBER, "own_index": NUMBER, "leaders": NUMBER,
     "address": r"[0-9a-fA-F.:\[\]]+:\d+",
     "payload": r"\S+", "payloads": r"\S+(?: (?!to )\S+)*", "digest": r"[0-9a-f]{16}", "digest2": r"[0-9a-f]{16}",
@@ -54,6 +54,10 @@ TEMPLATES = [
     phrase("timeout: index {index} is on {nodes} only, not on a majority; the high-water mark stayed at {hwm}"),
     phrase("timeout: index {index} is on {nodes} only, not on a majority; the high-water mark stayed at {hwm} "
            "(the write may still be committed later)"),
+    phrase("timeout: index {index} is on {nodes} ({count} of {size}, a majority), yet the high-water mark stayed at "
+           "{hwm}"),
+    phrase("timeout: index {index} is on {nodes} ({count} of {size}, a majority), yet the high-water mark stayed at "
+           "{hwm} (the write may still be committed later)"),
     phrase("leadership lost before the entry was committed; it may or may not survive"),
     phrase("leadership given up for a new election; the entry may or may not survive"),
     # votes, pre-votes, replication

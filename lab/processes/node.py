@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.messages import ControlReply, Event
@@ -76,6 +77,10 @@ class NodeConfig:
     repair: bool = False  # start even on a log damaged in the middle (keeping the valid prefix), or a bad boot file
     pre_vote: bool = PRE_VOTE
     disk_full: bool = False  # start with the storage fault `disk-full` on (the supervisor restarts a node so)
+    limit: float = guard.DEFAULT_LIMIT  # seconds one call of the implementation's functions may take
+
+
+FAULT_FILE = "fault.json"  # in the data directory: the student's fault that stopped this node (its exit reason)
 
 
 class WallClock:
@@ -101,7 +106,7 @@ class Node:
         self.disks.before_write("writing the boot counter")
         self._reason_fd = _reserve(os.path.join(cfg.data_dir, EXIT_REASON_FILE))
         self.boot = next_boot(cfg.data_dir, os.path.join(run_dir, f"events-{self.id}.jsonl") if cfg.repair else None)
-        self.impl = impl_module.load(cfg.impl)
+        self.impl = guard.guarded(impl_module.load(cfg.impl), cfg.limit)
         self.wal = WriteAheadLog(os.path.join(cfg.data_dir, "wal"), fsync=cfg.fsync,
                                  segment_bytes=cfg.segment_bytes, impl=self.impl, repair=cfg.repair)
         self.state = FileState(cfg.data_dir)
@@ -263,9 +268,17 @@ class Node:
     def _fail_stop(self, exc: BaseException) -> None:
         """Stop at once. After a storage fault, write nothing more and retry nothing (a second fsync could report
         success for pages the kernel dropped): what was synced is what a restart recovers; nothing unsynced was
-        acknowledged, since answers leave only after the sync."""
+        acknowledged, since answers leave only after the sync. When the student's code stopped us, say which call
+        (fault.json, which the supervisor reads as the exit reason)."""
         storage = failure(exc)
         if storage is None:
+            fault = guard.fault_of(exc)
+            if fault is not None:
+                log.error("node %s stopped: %s", self.id, fault.sentence())
+                path = os.path.join(self.cfg.data_dir, FAULT_FILE)
+                with open(path + ".tmp", "w", encoding="utf-8") as f:
+                    json.dump({"pid": os.getpid(), **fault.as_dict()}, f)
+                os.replace(path + ".tmp", path)
             self.driver.trace.flush()
             self.wal.flush()
             os._exit(EXIT_REPLICA_FAILED)
@@ -467,6 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-pre-vote", action="store_true", help="campaign without asking for pre-votes first")
     p.add_argument("--disk-full", action="store_true", help="start with the storage fault disk-full on: every "
                    "write fails with ENOSPC until the control op disk clears it")
+    p.add_argument("--limit", type=float, default=guard.DEFAULT_LIMIT,
+                   help="seconds one call of the implementation's functions may take (default 1)")
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -485,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         segment_bytes=args.segment_bytes, writeback_ms=args.writeback_ms, hold_ticks=args.hold_ticks,
         parent_pid=args.parent_pid, ready_file=args.ready_file, trace=not args.no_trace,
         secret_file=args.secret_file, repair=args.repair, pre_vote=not args.no_pre_vote, disk_full=args.disk_full,
+        limit=args.limit,
     )
     try:
         node = Node(cfg)

@@ -27,8 +27,10 @@ from pathlib import Path
 
 from lab.cluster import check_delay, check_rate
 from lab.core import impl as impl_module
+from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
+from lab.core.replica import timeout_error
 from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Event, digest
 from lab.ports import codec
 from lab.ports.state import FileState
@@ -38,6 +40,7 @@ from lab.ports.wal import WriteAheadLog
 from lab.processes import control_api
 from lab.processes.client import CLUSTER_FILE, NodeClient, NodeError
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
+from lab.processes.node import FAULT_FILE
 
 __all__ = ["Supervisor", "SupervisorError", "NotFound", "BadRequest", "node_names"]
 
@@ -70,6 +73,7 @@ class NodeProc:
     boot: int = 0
     exit_code: int | None = None
     exit_reason: str = ""
+    fault: dict | None = None  # the student's code stopped this process: the Fault's fields
     last: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     client: NodeClient | None = None
@@ -100,6 +104,7 @@ class Supervisor:
         meta: dict | None = None,
         fresh: bool = False,
         cluster_file: bool = True,
+        limit: float = DEFAULT_LIMIT,
     ):
         self.run_dir = Path(run_dir).resolve()
         self.names = node_names(nodes)
@@ -115,7 +120,7 @@ class Supervisor:
         self.pre_vote = pre_vote
         self.settings = {"delay_ms": float(delay_ms), "fsync": {n: policies.get(n, "always") for n in self.names},
                          "truncation": truncation, "impl": impl, "writeback_ms": float(writeback_ms),
-                         "hold_ticks": hold_ticks}
+                         "hold_ticks": hold_ticks, "limit": float(limit)}
         self.seed = seed
         self.host = host
         self.control_port = control_port
@@ -287,6 +292,8 @@ class Supervisor:
         node.data_dir.mkdir(parents=True, exist_ok=True)
         ready = node.data_dir / "node.json"
         ready.unlink(missing_ok=True)
+        (node.data_dir / FAULT_FILE).unlink(missing_ok=True)
+        node.fault = None
         node.fsync = self.settings["fsync"][node.id]
         command = [
             sys.executable, "-m", "lab.processes.node", "--id", node.id, "--nodes", ",".join(self.names),
@@ -299,7 +306,7 @@ class Supervisor:
             "--write-timeout-ticks", str(self.timing["write_timeout_ticks"]),
             "--writeback-ms", str(self.settings["writeback_ms"]), "--max-frame", str(self.max_frame),
             "--parent-pid", str(os.getpid()), "--ready-file", str(ready),
-            "--secret-file", str(self.run_dir / SECRET_FILE),
+            "--secret-file", str(self.run_dir / SECRET_FILE), "--limit", str(self.settings["limit"]),
         ]
         if self.settings["hold_ticks"]:
             command.append("--hold-ticks")
@@ -363,7 +370,11 @@ class Supervisor:
                 node.exit_reason = _exit_reason(node.data_dir, code)
             self._close_client(node)
             self._mark_dead(node)
-            self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason)
+            node.fault = _read_fault(node)
+            if node.fault:  # the student's code stopped it: say which call, not the log's last line
+                node.exit_reason = Fault(**node.fault).sentence()
+            extra = {"fault": node.fault} if node.fault else {}
+            self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason, **extra)
 
     def _control(self, node: NodeProc, op: str, timeout: float = 2.0, **args) -> dict:
         """A control request over the node's persistent control connection."""
@@ -744,8 +755,7 @@ class Supervisor:
         state = self.state(log=0)
         holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
         hwm = max((n.get("hwm", 0) for n in state["nodes"] if n["id"] == appended[-1]["node"]), default=0)
-        return (f"timeout: index {index} is on {' and '.join(holders) or 'no running node'} only, not on a majority; "
-                f"the high-water mark stayed at {hwm} (the write may still be committed later)")
+        return timeout_error(index, holders, len(state["nodes"]), hwm, later=True)
 
     def _write_failed(self, request: str, refusal: str, error: str, **extra) -> dict:
         self.cluster_event("client_write_failed", request=request, reason=error)
@@ -809,6 +819,8 @@ class Supervisor:
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
                 info["exit_reason"] = node.exit_reason or _exit_reason(node.data_dir, node.exit_code)
+                if node.fault:
+                    info["fault"] = node.fault
             info["disk_full"] = name in self.full_disks
             for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
                                  ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
@@ -918,6 +930,17 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = Path(f"{path}.tmp")
     tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _read_fault(node: NodeProc) -> dict | None:
+    """The fault of the student's code that stopped this process of the node, if that is why it exited."""
+    info = _read_json(node.data_dir / FAULT_FILE)
+    if not info or info.get("pid") != node.pid:
+        return None
+    try:
+        return Fault(**{k: info[k] for k in ("kind", "function", "inputs", "detail", "file", "line")}).as_dict()
+    except (KeyError, TypeError):
+        return None
 
 
 def _last_line(path: Path) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lab.cluster import check_delay, check_rate
+from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
@@ -75,12 +76,13 @@ class SimCluster:
         segment_bytes: int = SEGMENT_BYTES,
         pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
+        limit: float = guard.DEFAULT_LIMIT,
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self.seed = seed
         self.rng = random.Random(f"{seed}-network")
         self.truncation = truncation
-        self.impl = impl_module.load(impl)
+        self.impl = guard.guarded(impl_module.load(impl), limit)  # a student's function is timed and checked
         self.timing = timing
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
@@ -99,6 +101,8 @@ class SimCluster:
         self.drivers: dict[str, Driver] = {}
         self.states = {n: "killed" for n in self.names}
         self.exit_reasons: dict[str, str] = {}
+        self.faults: dict[str, dict] = {}  # node -> the fault of the student's code that stopped it
+        self.step = 0  # the scenario's step under way (1-based; 0 before the first), for a fault's report
         self.boots = {n: 0 for n in self.names}
         self.now = 0
         self._queue: list = []
@@ -167,13 +171,20 @@ class SimCluster:
             self.drivers[name].apply([ready])
         except Exception as exc:  # what a node process does: say why, and stop
             storage = failure(exc)  # a disk fault: stop at once, never retry an fsync (lab.ports.faults)
-            reason = storage[0] if storage else traceback.format_exception_only(type(exc), exc)[-1].strip()
+            fault = None if storage else guard.fault_of(exc)  # the student's code: which call, with what
+            reason = storage[0] if storage else fault.sentence() if fault else \
+                traceback.format_exception_only(type(exc), exc)[-1].strip()
             log.debug("node %s stopped: %s", name, reason, exc_info=True)
             self.replicas[name] = None
             self.states[name] = "exited"
             self.exit_reasons[name] = reason
             self._held[name].clear()
-            self._cluster_event("node_exited", target=name, code=storage[1] if storage else 70, reason=reason)
+            extra = {}
+            if fault:
+                extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
+                self.faults.setdefault(name, extra["fault"])
+            self._cluster_event("node_exited", target=name, code=storage[1] if storage else 70, reason=reason,
+                                **extra)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
         """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
@@ -380,6 +391,8 @@ class SimCluster:
             info["state"] = self.states[name]
             if name in self.exit_reasons and self.states[name] == "exited":
                 info["exit_reason"] = self.exit_reasons[name]
+                if name in self.faults:
+                    info["fault"] = self.faults[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
             nodes.append(info)
         return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,
@@ -393,6 +406,8 @@ class SimCluster:
 
     def note(self, kind: str, **fields) -> None:
         """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
+        if kind == "step":
+            self.step = int(fields.get("index", 0)) + 1
         self._cluster_event(kind, **fields)
 
     def _check(self, name: str) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lab.core.config import node_names
+from lab.core.guard import DEFAULT_LIMIT
 from lab.core.messages import Answer
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.processes.supervisor import Supervisor
@@ -136,8 +137,11 @@ class RealDriver:
                 if remaining <= 0:
                     return False
                 time.sleep(min(self.poll_seconds, remaining))
-                if predicate(self.status()):
+                status = self.status()
+                if predicate(status):
                     return True
+                if any(n.get("fault") for n in status["nodes"]):  # the student's code stopped a node: no use
+                    return False                                   # waiting; the scenario says so at once
         finally:
             self._hold()
 
@@ -169,7 +173,8 @@ def _answer(answer: dict, payload: str) -> Answer:
 
 
 def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = None, seed: int = 0,
-             truncation: str | None = None, nodes: int | None = None, meta: dict | None = None):
+             truncation: str | None = None, nodes: int | None = None, meta: dict | None = None,
+             limit: float = DEFAULT_LIMIT):
     """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
     script = scenarios.load(name)
     strategy = truncation or script.truncation
@@ -177,7 +182,7 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"hwm-{script.name}-"))
     fsync = {n: script.fsync.get(n, "always") for n in node_names(count)}
     driver = RealDriver(count, seed=seed, truncation=strategy, fsync=fsync, impl=impl, trace_dir=out,
-                        segment_bytes=script.segment_bytes,
+                        segment_bytes=script.segment_bytes, limit=limit,
                         meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
                               "liveness_bound": script.liveness_bound, **(meta or {})})
     try:

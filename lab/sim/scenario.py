@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from lab.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names
+from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
 from lab.core.messages import TIMEOUT, Answer, digest
 from lab.ports.wal import SEGMENT_BYTES
@@ -172,6 +173,8 @@ class SimDriver:
         for _ in range(max(1, round(timeout / self.cluster.tick_seconds))):
             if done():
                 return True
+            if self.cluster.faults:  # the student's code stopped a node: the scenario ends and says so
+                return False
             self._tick()
         return done()
 
@@ -224,6 +227,7 @@ class Verdict:
     truncation: str
     outcomes: list[Outcome] = field(default_factory=list)
     aborted: str = ""
+    fault: dict | None = None  # the student's code stopped a node: the node, the step and the Fault's fields
 
     @property
     def passed(self) -> bool:
@@ -234,7 +238,7 @@ class Verdict:
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "truncation": self.truncation, "passed": self.passed,
-                "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes]}
+                "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes], "fault": self.fault}
 
     def summary(self) -> str:
         lines = [f"{self.scenario} ({self.truncation}): {'PASS' if self.passed else 'FAIL'}"]
@@ -269,6 +273,7 @@ class Run:
             except WaitTimeout as exc:
                 self._record(index, command, False, str(exc))
                 self.verdict.aborted = f"step {index + 1}: {exc}"
+            if self._stopped_by_fault(index) or self.verdict.aborted:
                 break
         self.next_step = index + 1
         return self.verdict.outcomes[before:]
@@ -277,6 +282,16 @@ class Run:
         while self.next_step < len(self.scenario.steps) and not self.verdict.aborted:
             self.run_step()
         return self.verdict
+
+    def _stopped_by_fault(self, index: int) -> bool:
+        """A node stopped because the student's code failed: the run ends here, and says so (not a timeout)."""
+        for node in self.driver.status()["nodes"]:
+            fault = node.get("fault")
+            if fault:
+                self.verdict.fault = {"node": node["id"], "step": index + 1, "scenario": self.scenario.name, **fault}
+                self.verdict.aborted = f"step {index + 1}: node {node['id']} stopped: {Fault(**fault).sentence()}"
+                return True
+        return False
 
     # -- commands --
 
@@ -541,13 +556,13 @@ COMMANDS: dict[str, Callable] = {
 
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
              impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None,
-             pre_vote: bool = PRE_VOTE) -> Verdict:
+             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there."""
     scenario = load(name)
     strategy = truncation or scenario.truncation
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
                          impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
-                         pre_vote=pre_vote,
+                         pre_vote=pre_vote, limit=limit,
                          meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name,
                                "liveness_bound": scenario.liveness_bound, **(meta or {})})
     run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
 from lab.core.impl import Impl
 from lab.i18n import Joined, Text, localize, say, word
 from lab.i18n import scenarios as scenario_words
@@ -28,6 +29,7 @@ from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
 from lab.sim import scenario as scenario_module
 from lab.sim.realdriver import run_real
+from lab.student.faults import fault_text, scenario_fault_text
 
 
 class NotStarted(Exception):
@@ -58,6 +60,7 @@ class RuleResult:
     ok: bool
     detail: str = ""
     function: str = ""
+    fault: dict | None = None  # the student's function raised, looped, returned a wrong type or did not import
 
 
 @dataclass
@@ -66,6 +69,19 @@ class CheckReport:
     status: str  # "not started", "failing", "passing"
     rules: list[RuleResult] = field(default_factory=list)
     scenarios: list[dict] = field(default_factory=list)
+
+    def first_fault(self) -> Text | None:
+        """The first failure of the student's code, said where the student looks first (the report's top)."""
+        for r in self.rules:
+            if r.fault:
+                return fault_text(r.fault)
+        for s in self.scenarios:
+            if s.get("fault"):
+                return scenario_fault_text(s["fault"])
+        return None
+
+    def does_not_import(self) -> bool:
+        return any(r.fault and r.fault["kind"] == IMPORT for r in self.rules)
 
     def text(self, lang: str = "en") -> str:
         """The report as `hwm-lab exercise check` prints it, in `lang`."""
@@ -76,6 +92,11 @@ class CheckReport:
 
         lines = [say_in(say("Exercise {number}: {title} ({module}) -- {status}", number=ex.number, title=ex.title,
                             module=ex.module, status=STATUS[self.status]))]
+        fault = self.first_fault()
+        if fault is not None:
+            lines.extend(f"  {line}" for line in say_in(fault).splitlines())
+        if self.does_not_import():  # nothing else could run: the two lines above say it all
+            return "\n".join(lines)
         for r in self.rules:
             lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] {r.function}: {say_in(r.rule)}")
             if not r.ok:
@@ -358,10 +379,17 @@ def exercise(number: int) -> Exercise:
     raise ValueError(say("no exercise {number}; there are exercises 1 to {count}", number=number, count=len(EXERCISES)))
 
 
-def check_rules(ex: Exercise, impl: Impl) -> tuple[str, list[RuleResult]]:
-    results, started = [], False
+def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple[str, list[RuleResult]]:
+    """Each rule of the exercise on the student's functions, every call timed and its result's type checked."""
+    impl = guarded(impl, limit)
+    results, started, hung = [], False, set()
     for rule in ex.rules:
         function = rule.function or ex.functions[0]
+        fault = None
+        if function in hung:  # each rule would wait out the limit again: one wait says it
+            results.append(RuleResult(rule.text, False, say("not run: {function} did not return in an earlier rule",
+                                                            function=function), function))
+            continue
         try:
             problem = rule.check(impl)
             started = True
@@ -370,9 +398,15 @@ def check_rules(ex: Exercise, impl: Impl) -> tuple[str, list[RuleResult]]:
             continue
         except Exception as exc:  # a student's code may raise anything: report it, do not crash
             started = True
-            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            problem = say("raised {error}", error=tb)
-        results.append(RuleResult(rule.text, problem is None, problem or "", function))
+            found = fault_of(exc)
+            fault = found.as_dict() if found else None
+            problem = fault_text(found) if found else say(
+                "raised {error}", error=traceback.format_exception_only(type(exc), exc)[-1].strip())
+        results.append(RuleResult(rule.text, problem is None, problem or "", function, fault))
+        if fault and fault["kind"] == IMPORT:  # every other rule would fail the same way
+            break
+        if fault and fault["kind"] == TIMEOUT:
+            hung.add(fault["function"])
     if not started:
         return "not started", results
     return ("passing" if all(r.ok for r in results) else "failing"), results
@@ -396,13 +430,23 @@ def files_sha256(impl_name: str, exercises=None) -> dict[str, str]:
 
 
 def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 7, real: bool = False,
-              scenarios: bool = True, progress: Callable[[str], None] = lambda s: None) -> CheckReport:
+              scenarios: bool = True, progress: Callable[[str], None] = lambda s: None,
+              limit: float = DEFAULT_LIMIT) -> CheckReport:
+    """Exercise `number`'s rules, then its scenarios (each call of the student's code limited to `limit` s)."""
     ex = exercise(number)
     impl = load_impl(impl_name)
-    status, rules = check_rules(ex, impl)
+    status, rules = check_rules(ex, impl, limit)
     report = CheckReport(ex, status, rules)
-    if status == "not started" or not scenarios:
+    if status == "not started" or not scenarios or report.does_not_import():
         return report
+    run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit)
+    return report
+
+
+def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, seed: int, real: bool,
+                  progress: Callable[[str], None], limit: float) -> None:
+    """The exercise's scenarios on the simulator (and as processes), their results added to the report."""
+    ex, number = report.exercise, report.exercise.number
     sources = ["sim"] + (["real"] if real else [])
     # The cluster runs this exercise's functions from the student's code and the rest from `solutions`.
     cluster_impl = impl_name if impl_name == "solutions" else f"{impl_name}:{','.join(ex.functions)}"
@@ -420,24 +464,32 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
             try:
                 if source == "sim":
                     verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=cluster_impl,
-                                                       out=out, meta=meta)
+                                                       out=out, meta=meta, limit=limit)
                 else:
                     verdict, _ = run_real(name, impl=cluster_impl, out=out, seed=seed, truncation=strategy,
-                                          meta=meta)
+                                          meta=meta, limit=limit)
                 explain = _explain(scenario_module.load(name), verdict)
-                passed = verdict.passed
+                passed, fault = verdict.passed, verdict.fault
             except Exception as exc:  # the student's code crashed inside the cluster
+                found = fault_of(exc)
+                fault = {"node": "", "step": "", "scenario": name, **found.as_dict()} if found else None
                 passed, explain = False, say("the run crashed: {error}", error=f"{type(exc).__name__}: {exc}")
             report.scenarios.append({"scenario": name, "truncation": strategy, "source": source, "seed": seed,
                                      "passed": passed, "out": str(out), "explain": explain, "exercise": number,
-                                     "files_sha256": meta["files_sha256"]})
+                                     "files_sha256": meta["files_sha256"], "fault": fault})
     if any(not s["passed"] for s in report.scenarios):
         report.status = "failing"
-    return report
 
 
 def _explain(script, verdict) -> Text:
     """The smallest step list that shows the failure: the steps up to the first broken expectation."""
+    if verdict.fault:  # the student's code stopped a node: that, and the steps up to it
+        step = verdict.fault["step"]
+        lines = [scenario_fault_text(verdict.fault),
+                 say("steps that show it ({count} of {total}):", count=step, total=len(script.steps))]
+        lines += [Joined([f"  {n}. ", text], "") for n, text in
+                  enumerate(scenario_words.steps(script)[:step], start=1)]
+        return Joined(lines, "\n")
     failures = verdict.failures()
     if not failures:
         return heard(verdict.aborted)

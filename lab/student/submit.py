@@ -18,12 +18,20 @@ from typing import Callable
 
 from lab.i18n import columns, localize, say
 from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
+from lab.student.ids import packed, valid_student_id
 
 FORMAT, VERSION = "hwm-lab-submission", 2
 
 
 class NothingToSubmit(Exception):
     pass
+
+
+def check_student_id(student: str) -> None:
+    """A clear error for an id that could not name a zip safely (or that the grader would refuse)."""
+    if not valid_student_id(student):
+        raise NothingToSubmit(say("{student} is not a valid student id: use letters, digits, '.', '_' and '-', 1 to "
+                                  "64 characters, not starting with '.'", student=repr(student)))
 
 
 @dataclass
@@ -39,6 +47,7 @@ class Submission:
 
 def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out: str | Path, seed: int = 7,
            lab_version: str = "unknown", progress: Callable[[str], None] = lambda s: None) -> Submission:
+    check_student_id(student)
     checks_dir, out = Path(checks_dir), Path(out)
     current = files_sha256(impl)
     checks, runs, table, dirs = [], [], [], []
@@ -84,7 +93,7 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
         archive.writestr("manifest.json", json.dumps(manifest, indent=2))
         for run in dirs:
             for file in sorted(run.iterdir()):
-                if file.is_file():
+                if file.is_file() and packed(file.name):  # the trace and verdict: never the cluster's secret
                     archive.write(file, f"runs/{run.name}/{file.name}")
         root = package_dir(impl)
         for module in current:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -131,9 +132,13 @@ def test_dashboard_command_attaches_to_a_running_cluster(mode):
         fake.stop()
 
 
-def test_dashboard_without_a_cluster_says_how_to_start_one(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "lab.cli", "dashboard", "--dir", str(tmp_path), "--async-mode",
-                          "threading"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+def test_dashboard_without_a_cluster_says_how_to_start_one_even_when_its_port_is_taken(tmp_path):
+    with socket.socket() as taken:  # another program holds the dashboard's port: the missing cluster is said first
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        out = subprocess.run([sys.executable, "-m", "lab.cli", "dashboard", "--dir", str(tmp_path), "--async-mode",
+                              "threading", "--port", str(taken.getsockname()[1])], cwd=ROOT, capture_output=True,
+                             text=True, timeout=60)
     assert out.returncode != 0 and "no cluster is running" in out.stderr and "hwm-lab up" in out.stderr
 
 

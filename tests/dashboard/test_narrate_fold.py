@@ -7,6 +7,8 @@ import random
 import pytest
 
 from lab.sim.cluster import SimCluster
+from lab.sim.scenario import simulate
+from tests.studentcode import StudentCode
 from web.fold import Replay, slim
 from web.narrate import Narrator
 
@@ -102,3 +104,20 @@ def test_slim_cuts_long_lists_and_keeps_their_length():
     event = {"type": "hwm_changed", "committed": [[i, 1, "x"] for i in range(100)], "payload": "y" * 100}
     small = slim(event)
     assert len(small["committed"]) == 8 and small["committed_count"] == 100 and len(small["payload"]) == 40
+
+
+def test_the_replay_of_a_run_the_students_code_stopped_shows_the_node_exited_and_why(tmp_path, monkeypatch):
+    code = StudentCode(tmp_path, name="replayed_fault_code")
+    code.edit("high_water_mark.py", "    return sorted(match_indexes, reverse=True)[majority - 1]",
+              "    return sorted(match_indexes)[len(match_indexes)]")
+    monkeypatch.syspath_prepend(str(code.root))
+    monkeypatch.chdir(tmp_path)
+    verdict = simulate("n4", seed=7, impl=f"{code.name}:high_water_mark", out=tmp_path / "run")
+    assert verdict.fault and verdict.fault["node"] == "A"
+    replay = Replay(tmp_path / "run")
+    stopped = [t for t in replay.texts if t.startswith("A stopped: ")]
+    assert len(stopped) == 1 and "high_water_mark([" in stopped[0] and "IndexError" in stopped[0]
+    assert stopped[0].endswith("replayed_fault_code/high_water_mark.py:12")
+    lane = replay.final.nodes["A"]
+    assert lane["state"] == "exited" and lane["fault"]["function"] == "high_water_mark"
+    assert "IndexError" in lane["exit_reason"]

@@ -69,6 +69,39 @@ def test_links_in_a_folder_are_refused(tmp_path):
     assert status_of(tmp_path) == {"good": "unsafe folder: runs/ex1-s1/events-A.jsonl is a link"}
 
 
+@pytest.mark.parametrize("student, valid", [
+    ("s042", True), ("ana.garcia_2-b", True), ("_x", True), ("a" * 64, True), ("", False), (".hidden", False),
+    ("..", False), ("../escaped", False), ("x/y", False), ("a b", False), ("a@b", False), ("a" * 65, False),
+])
+def test_the_grader_takes_exactly_the_student_ids_submit_takes(tmp_path, subs, student, valid):
+    from lab.student.submit import NothingToSubmit, check_student_id
+
+    rewrite_zip(subs / "good.zip", lambda n, d: json.dumps({**json.loads(d), "student": student}).encode()
+                if n == "manifest.json" else d)
+    [sub] = catalog(tmp_path).submissions
+    assert sub.ok == valid, sub.status
+    if valid:
+        check_student_id(student)
+    else:
+        assert "is not a valid student id" in sub.status
+        with pytest.raises(NothingToSubmit, match="is not a valid student id"):
+            check_student_id(student)
+
+
+@pytest.mark.parametrize("secret", ["secret", "cluster.json"])
+@pytest.mark.parametrize("as_zip", [True, False])
+def test_a_submission_that_holds_a_clusters_secret_is_refused_and_says_why(tmp_path, secret, as_zip):
+    synth.write_submission(tmp_path / "subs", "good", [(synth.s1_run("ex1-s1"), 1)], as_zip=as_zip)
+    if as_zip:
+        with zipfile.ZipFile(tmp_path / "subs" / "good.zip", "a") as z:
+            z.writestr(f"runs/ex1-s1/{secret}", "0123abcd")
+    else:
+        (tmp_path / "subs" / "good" / "runs" / "ex1-s1" / secret).write_text("0123abcd")
+    assert status_of(tmp_path) == {"good": f"unsafe: runs/ex1-s1/{secret} is a running cluster's secret, which never "
+                                           f"belongs in a hand-in; make the submission again with `hwm-lab submit`, "
+                                           f"which leaves it out"}
+
+
 def test_a_huge_member_is_refused_before_extraction(tmp_path, subs):
     with zipfile.ZipFile(subs / "good.zip", "a", zipfile.ZIP_DEFLATED) as z:
         z.writestr("runs/ex1-s1/padding.bin", b"\0" * (3 * 1024 * 1024))
@@ -107,7 +140,9 @@ def test_not_a_zip(tmp_path):
 @pytest.mark.parametrize("change, status", [
     (lambda m: {**m, "format": "other"}, "malformed: manifest.json format is 'other', not 'hwm-lab-submission'"),
     (lambda m: {**m, "version": 3}, "malformed: submission format version 3 is newer than this grader (2)"),
-    (lambda m: {**m, "student": "../x"}, "malformed: manifest.json student '../x' is not a valid student id"),
+    (lambda m: {**m, "student": "../x"}, "malformed: manifest.json student '../x' is not a valid student id "
+                                         "(letters, digits, '.', '_' and '-', 1 to 64 characters, not starting with "
+                                         "'.')"),
     (lambda m: {**m, "runs": [{"run": "ex1-s1", "exercise": 1, "dir": "runs/nowhere"}]},
      "malformed: runs/nowhere/trace.json is missing"),
     (lambda m: {**m, "runs": [{"run": "ex1-s1", "exercise": 1, "dir": "../runs/ex1-s1"}]},

@@ -180,6 +180,7 @@
       const chip = lane.querySelector(".state");
       if (chip.textContent !== T.state(state)) chip.textContent = T.state(state);
       chip.className = "state " + state.replace(" ", "-");
+      chip.title = state === "exited" ? (n.exit_reason || "") : "";  // why it stopped (the feed says it too)
       const cuts = state === "cut off" ? [] : (S.cluster.links || []).filter((l) => l.cut && (l.src === id || l.dst === id));
       const chips = lane.querySelector(".cutchips");
       const chipText = (n.disk_full ? [T.diskFullChip] : []).concat(cuts.map((l) => T.cutChip(l.src, l.dst))).join(" ");
