@@ -395,6 +395,9 @@ class Dashboard:
         if self.guide is None:
             raise RuntimeError(say("guided scenarios need a cluster this dashboard started (hwm-lab demo)"))
         if what == "start":
+            question = self._replace_question()
+            if question and not args.get("replace"):
+                return {"ok": False, "confirm": question, "error": question}
             return {"ok": True, "guide": guide_for_pages(self.guide.start(str(args.get("scenario", "")),
                                                                           args.get("truncation") or None))}
         if what in ("next", "back", "stop"):
@@ -402,6 +405,16 @@ class Dashboard:
         if what == "state":
             return {"ok": True, "guide": guide_for_pages(self.guide.state())}
         raise ValueError(say("unknown guide action {action}", action=repr(what)))
+
+    def _replace_question(self):
+        """What to ask before a guided scenario replaces the live cluster: nothing when it holds no entry and
+        runs no other scenario (nothing the room has built is lost)."""
+        entries = max((n.get("log_end") or 0 for n in self.feed.nodes.values()), default=0)
+        running = self.guide.scenario is not None
+        if not entries and not running:
+            return None
+        return say("Starting the scenario replaces the live cluster ({entries} entries written): start it?",
+                   entries=entries)
 
     def _launch_for_guide(self, scenario):
         self.start_cluster(scenario.nodes, {"truncation": scenario.truncation}, scenario=scenario)

@@ -153,7 +153,7 @@
   function control(action, args) {
     return new Promise((resolve) => {
       socket.emit("control", { action, args: args || {} }, (answer) => {
-        if (!answer.ok && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
+        if (!answer.ok && !answer.confirm && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
         if (answer.guide) { S.guide = answer.guide; renderGuide(); S.dirty = true; schedule(); }
         resolve(answer);
       });
@@ -231,7 +231,13 @@
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
   $("#btn-clocks").addEventListener("click", toggleClocks);
-  $("#guide-form").addEventListener("submit", (ev) => { ev.preventDefault(); control("guide_start", { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null }); });
+  // A scenario starts its own cluster: the room is asked first when that loses what it built.
+  $("#guide-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const args = { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null };
+    const a = await control("guide_start", args);
+    if (a.confirm && window.confirm(a.confirm)) control("guide_start", { ...args, replace: true });
+  });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
   $("#replay-form").addEventListener("submit", (ev) => {
