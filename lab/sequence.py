@@ -17,6 +17,7 @@ from lab.i18n import localize, say
 
 CLUSTER = "cluster"
 COL_W, ROW_H, TOP, LEFT = 150, 22, 46, 70
+RECEIPT_HORIZON = 1000  # a message that no event this far on shows received was lost
 MAX_ROWS = 400  # a longer story keeps its newest rows (a live cluster's last seconds)
 COLORS = ["#5b6470", "#E69F00", "#56B4E9", "#009E73", "#b8a800", "#0072B2", "#D55E00", "#CC79A7"]
 # What each kind of message is, and which events of the receiver show it arrived (the trace has no "receive"
@@ -67,7 +68,7 @@ def _nodes(events: list[dict]) -> list[str]:
 
 def _receipt(events: list[dict], i: int, dst: str, types: tuple, match) -> int | None:
     """Where (event position) `dst` first shows it received the message sent at position i."""
-    for j in range(i + 1, len(events)):
+    for j in range(i + 1, min(len(events), i + 1 + RECEIPT_HORIZON)):
         e = events[j]
         if e.get("node") == dst and e.get("type") in types and match(e):
             return j
@@ -102,8 +103,10 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
           nodes: list[str] | None = None) -> Diagram:  # noqa: C901 (one branch per event type)
     """The diagram of events[:upto] (all by default), each arrow and mark on a row; events that draw nothing take
     no row. The events after `upto` only tell which messages were still in flight at that point."""
+    shown = {id(e) for e in (events if upto is None else events[:max(0, upto)])}
     events = causal(events)
-    upto = len(events) if upto is None else max(0, min(upto, len(events)))
+    visible = [id(e) in shown for e in events]
+    whole = all(visible)
     d = Diagram(list(nodes) if nodes else _nodes(events))
     known = set(d.nodes)
     row_of: dict[int, float] = {}
@@ -128,13 +131,15 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
         if (src, dst) in cut and receipt == -1 or dst in down_since:
             receipt = None  # an answer on a cut link, or anything to a node that is down, is lost
         arrow = Arrow(src, dst, take(i), label, kind, gen)
-        if receipt is not None and receipt >= upto or receipt is None and upto == len(events) and \
+        if receipt is not None and receipt >= 0 and not visible[receipt] or receipt is None and whole and \
                 (src, dst) not in cut and dst not in down_since and \
-                not any(e.get("node") == dst for e in events[i + 1:]):
+                not any(e.get("node") == dst for e in events[i + 1:i + 1 + RECEIPT_HORIZON]):
             arrow.flying, receipt = True, -1  # the drawing ends before it lands: in flight, not lost
         pending.append((i, arrow, receipt))
 
-    for i, e in enumerate(events[:upto]):
+    for i, e in enumerate(events):
+        if not visible[i]:
+            continue
         kind, node, g = e.get("type"), e.get("node"), e.get
         gen = g("gen") or 0
         if node == CLUSTER:

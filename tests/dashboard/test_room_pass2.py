@@ -119,3 +119,47 @@ def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
     finally:
         dashboard.stop()
         host.stop()
+
+
+# ---- the sequence view, from the dashboard ---------------------------------------------------------------------
+
+
+def test_the_sequence_view_follows_the_replays_cursor(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    scripts.simulate("s1", seed=3, out=tmp_path / "t")
+    app, socketio, dashboard = make_app(REPLAY_DIR=str(tmp_path / "t"))
+    http = app.test_client()
+    events = dashboard.replay.events
+    cut = next(i for i, e in enumerate(events) if e["type"] == "link_cut")
+    sent = next(i for i, e in enumerate(events) if e["type"] == "replication_sent" and e["first"] <= e["last"])
+
+    def view(position, **extra):
+        answer = http.get("/sequence.svg", query_string={"mode": "replay", "position": position, **extra})
+        assert answer.status_code == 200 and answer.mimetype == "image/svg+xml"
+        return answer.get_data(as_text=True)
+
+    start, at_send, before_cut, after_cut, end = (view(0), view(sent + 1), view(cut), view(cut + 1),
+                                                   view(len(events)))
+    ET.fromstring(end)
+    count = lambda svg: svg.count('class="msg ')  # noqa: E731
+    assert count(start) == 0 and 0 < count(at_send) < count(before_cut) <= count(after_cut) < count(end)
+    assert 'flying' in at_send and "flying" not in end  # at the cursor, the message is on its way
+    assert "✂ cut" not in before_cut and "✂ cut" in after_cut
+    assert "truncates from 4" in end and "truncates from 4" not in after_cut
+    assert "♥" not in end and "♥" in view(len(events), heartbeats="1")
+    assert "matado" in view(len(events), lang="es")
+    saved = http.get("/sequence.svg", query_string={"mode": "replay", "position": 5, "download": "1"})
+    assert "attachment" in saved.headers["Content-Disposition"]
+
+
+def test_the_sequence_view_of_a_live_cluster_draws_its_last_seconds(live, fake):
+    app, socketio, dashboard = live
+    client = connect(socketio, app)
+    assert control(client, "write", payload="e1")["ok"]
+    with fake.lock:
+        fake.sim.run(10)
+    dashboard.tick()
+    svg = app.test_client().get("/sequence.svg?seconds=5").get_data(as_text=True)
+    assert [n for n in ("A", "B", "C") if f'data-node="{n}"' in svg] == ["A", "B", "C"]
+    assert "append 1" in svg and "ack 1" in svg and "e1 at 1" in svg

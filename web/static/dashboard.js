@@ -373,6 +373,7 @@
     else if (k === "n") { if (!$("#btn-next").disabled) control("guide_next"); }
     else if (k === "b") { if (!$("#btn-back").disabled) control("guide_back"); }
     else if (k === "l") setLarge(!document.body.classList.contains("large"));
+    else if (k === "q") setSequence(!seq.on);
     else if (k === "c") setPanel(document.body.classList.contains("no-panel"));
     else if (k === "f") setFeed($("#feed-wrap").classList.contains("collapsed"));
     else if (k === " " && S.mode === "replay") togglePlay();
@@ -399,6 +400,7 @@
     });
   }
   function stopPlaying() { S.playing = false; seekGen += 1; seekPending = null; updatePlayButton(); }
+  window.hwmSeek = seek;  // for the browser tests: {position: n} or {time: s}
   $("#scrub").addEventListener("input", () => {
     stopPlaying(); leaveFollow();
     const t = Number($("#scrub").value);  // the slider's steps are 0.01 s: its end is the replay's end
@@ -457,6 +459,47 @@
     });
   }
 
+  // ---- the message-sequence view: drawn by the server (lab/sequence.py), the same picture it exports ------
+  // A replay's view is of the events up to its cursor, and is fetched again whenever the cursor moves; a live
+  // cluster's is of its last seconds, fetched at most once a second.
+  const seq = { on: false, pending: false, again: false, shownKey: null, at: 0 };
+  function sequenceUrl(download) {
+    const q = new URLSearchParams({ lang: T.lang });
+    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); } else q.set("seconds", "15");
+    if ($("#seq-heartbeats").checked) q.set("heartbeats", "1");
+    if (download) q.set("download", "1");
+    return "sequence.svg?" + q.toString();
+  }
+  function renderSequence(now) {
+    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked].join("|");
+    if (S.mode === "replay" ? key === seq.shownKey : key === seq.shownKey && now - seq.at < 1000) return;
+    if (seq.pending) { seq.again = true; return; }
+    seq.pending = true; seq.at = now; seq.shownKey = key;
+    const position = S.position;
+    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total) : T.seqLive(15);
+    $("#seq-export").href = sequenceUrl(true);
+    fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
+      const box = $("#sequence");
+      box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/sequence.py)
+      box.dataset.position = S.mode === "replay" ? String(position) : "";
+      box.scrollTop = box.scrollHeight;  // the newest rows (the cursor's) in view
+    }).catch(() => { seq.shownKey = null; }).finally(() => {
+      seq.pending = false;
+      if (seq.again) { seq.again = false; S.dirty = true; schedule(); }
+    });
+  }
+  function setSequence(on) {
+    seq.on = on; seq.shownKey = null;
+    document.body.classList.toggle("sequence-view", on);
+    $("#sequence-wrap").hidden = !on;
+    $("#btn-sequence").setAttribute("aria-pressed", String(on));
+    if (!on) stage.clearFlights();
+    S.dirty = true; schedule();
+  }
+  $("#btn-sequence").addEventListener("click", () => setSequence(!seq.on));
+  $("#seq-heartbeats").addEventListener("change", () => { S.dirty = true; schedule(); });
+  window.hwmSequence = setSequence;
+
   // ---- drawing -----------------------------------------------------------------------------------------
   function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(draw); } }
 
@@ -475,7 +518,7 @@
 
   function renderAll(now) {
     renderHeader(); renderLegend(); renderBanners(); renderCaption();
-    stage.render(now);
+    if (seq.on) renderSequence(now); else stage.render(now);
     renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
     const rights = [S.canControl, S.mode, S.ownsCluster, S.liveAvailable, (S.cluster.ids || []).join()].join();

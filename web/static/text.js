@@ -76,6 +76,8 @@
     heldBanner: t("❄ clocks held: no elections, heartbeats or time-outs (T releases)"),
 
     // messages in flight
+    seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
+    seqLive: (s) => t("the last {seconds} s", { seconds: s }),
     msg: {
       append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
       heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
