@@ -527,9 +527,16 @@
 
   function renderHeader() {
     const c = S.cluster, leader = c.leader ? S.nodes[c.leader] : null;
-    $("#summary").textContent = c.error ? T.apiError(c.error) :
-      T.summary((c.ids || []).length, leader && leader.id, leader && leader.generation, leader ? leader.hwm : "–",
+    const hwm = leader ? leader.hwm : "–";
+    const full = c.error ? T.apiError(c.error) :
+      T.summary((c.ids || []).length, leader && leader.id, leader && leader.generation, hwm,
                 c.settings.truncation || "?", fmtFsync(c.settings.fsync));
+    // The whole summary when it fits the header; else its heart (leader, generation, mark), the rest in its title.
+    const sum = $("#summary"), key = [full, innerWidth, document.body.className].join("|");
+    if (sum.dataset.key !== key) {
+      sum.dataset.key = key; sum.textContent = full; sum.title = full;
+      if (!c.error && sum.scrollWidth > sum.clientWidth + 1) sum.textContent = T.summaryShort(leader && leader.id, leader && leader.generation, hwm);
+    }
     $("#rate").textContent = S.mode === "live" ? T.rate(Math.round(S.rate)) : "";
     // When entries stream in, the window moves every frame: sliding every cell would keep the page busy
     // animating instead of drawing the next frame on time.

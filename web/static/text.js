@@ -22,6 +22,9 @@
           { n, leader, generation: gen, hwm, truncation, fsync })
       : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
           { n, hwm, truncation, fsync })),
+    summaryShort: (leader, gen, hwm) => (leader
+      ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
+      : t("leader none · high-water mark {hwm}", { hwm })),
     apiError: (e) => t("control API: {error}", { error: e }),
     rate: (r) => t("{rate} events/s", { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
@@ -40,7 +43,9 @@
     buttonTitle: (action, id) => ({ kill: t("kill {node}", { node: id }), restart: t("restart {node}", { node: id }),
                                     pause: t("pause {node}", { node: id }), resume: t("resume {node}", { node: id }) })[action],
     cutChip: (src, dst) => `✂ ${src}→${dst}`,
-    older: (n) => [`1–${n}`, t("older"), ""],
+    cutBoth: (a, b) => `✂ ${a}⇄${b}`,
+    cutCount: (n) => t("✂ {count} links cut", { count: n }),
+    older: (n) => [`1–${n}`, "…", ""],
     olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
     cellTitle: (id, i, p, g, above, hwm) => (above
       ? t("{node}[{index}] = {payload}, generation {generation} — above {node}'s high-water mark {hwm}: not visible to clients",
