@@ -55,6 +55,31 @@ NEWEST = """() => [...document.querySelectorAll('.lane')].map((lane) => {
 })"""
 
 
+# Installed in the page: on every animation frame, any heartbeat in flight that covers a label of the stage.
+WATCH_OVERLAPS = """() => {
+  window.overlaps = []; window.heartbeatsSeen = 0;
+  const look = () => {
+    const labels = [...document.querySelectorAll('.above-label, .index-marker, .mark-label, .hwm-label')]
+      .filter((e) => e.getClientRects().length).map((e) => [e.textContent, e.getBoundingClientRect()]);
+    document.querySelectorAll('#wires .flight.quiet').forEach((f) => {
+      if (Number(f.getAttribute('opacity')) === 0) return;
+      window.heartbeatsSeen += 1;
+      const r = f.getBoundingClientRect();
+      for (const [text, l] of labels)
+        if (r.left < l.right && r.right > l.left && r.top < l.bottom && r.bottom > l.top)
+          window.overlaps.push(f.textContent + ' over ' + text);
+    });
+    requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+}"""
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"] and \
+        a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
+
+
 @contextmanager
 def replay_server(trace_dir: Path, log_path: Path):
     """`hwm-lab replay DIR` in its own session; stopped with Ctrl-C, then killed if it must be."""
@@ -158,6 +183,20 @@ def test_replay_at_event_0_and_the_sequence_view_in_step_with_the_cursor(tmp_pat
         # nothing has happened yet: no node is drawn killed
         assert page.locator(".lane.killed").count() == 0
         assert page.evaluate("[...document.querySelectorAll('.smark')].map((m) => m.textContent)").count("✕") == 0
+
+        # Played at 5x: heartbeats travel between the lanes, and never over a label (the HWM tags, "above HWM",
+        # the leader's match and next marks).
+        page.evaluate(WATCH_OVERLAPS)
+        page.select_option("#play-speed", "5")
+        page.keyboard.press(" ")
+        page.wait_for_function("window.hwmState.position === window.hwmState.total", timeout=60_000)
+        assert page.evaluate("window.heartbeatsSeen") > 20
+        assert page.evaluate("window.overlaps") == []
+        # A toast never covers the feed
+        page.evaluate("() => window.hwmControl('no-such-action')")
+        toast = page.locator("#toast")
+        toast.wait_for()
+        assert not overlap(toast.bounding_box(), page.locator("#feed-wrap").bounding_box())
 
         page.keyboard.press("q")
         assert page.locator("#sequence-wrap").is_visible() and not page.locator("#lanes-wrap").is_visible()
