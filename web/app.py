@@ -136,7 +136,8 @@ class Dashboard:
         if self.host is not None:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
-                               spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a))
+                               spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a),
+                               wait_seconds=getattr(self.host, "wait_seconds", 10.0))
 
     # ---- security -------------------------------------------------------------------------------------------
 

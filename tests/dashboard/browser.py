@@ -39,6 +39,8 @@ class Demo:
         self.log_path = run_dir / "demo.log"
         run_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "w")
+        if "--pace" not in extra:  # the tests' own pace: elections in hundreds of ms (the demo's default is slower)
+            extra = [*extra, "--pace", "normal"]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lab.cli", "demo", "--port", "0", "--dir", str(run_dir / "clusters"),
              "--async-mode", async_mode, *extra],
