@@ -11,9 +11,9 @@ Debian's Chromium (Playwright), drives client writes through the control API, an
   (over 50 ms) Chromium reports.
 
 Three phases: `paced` aims at about 1,000 trace events/s with 7 nodes (the target: p99 lag <= 250 ms), `full`
-writes with --writers concurrent clients as fast as the cluster acknowledges (the target: p99 lag <= 1 s), and `slow` starts a 3-node
-cluster from the page, turns slow motion on (1 s a message) and writes about once a second, so that messages
-travel across the stage all the time (the target: frame time p95 <= 16 ms).
+writes with --writers concurrent clients as fast as the cluster acknowledges (the target: p99 lag <= 1 s), and
+`slow` starts a 3-node cluster from the page, turns slow motion on (1 s a message) and writes about once a second,
+so that messages travel across the stage all the time (the target: frame time p95 <= 16 ms).
 
     .venv/bin/python bench/dashboard.py [--seconds 20] [--async-mode eventlet|threading] [--json out.json]
 """
