@@ -72,8 +72,7 @@ def _receipt(events: list[dict], i: int, dst: str, types: tuple, match) -> int |
         e = events[j]
         if e.get("node") == dst and e.get("type") in types and match(e):
             return j
-        if e.get("type") == "node_killed" and e.get("target") == dst or \
-                e.get("type") == "node_started" and e.get("node") == dst:
+        if e.get("type") == "node_killed" and e.get("target") == dst:
             return None  # a node that crashed lost what was on its way to it
     return None
 
@@ -276,10 +275,17 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
         if m.row < first:
             continue
         out.append(_mark(m, x, y(m.row), width, t))
+    # One message to many (a candidate's votes) is labelled once, on its longest arrow: the same words twice on
+    # one row would overlap.
+    longest: dict[tuple, Arrow] = {}
+    for a in d.arrows:
+        key = (a.src, a.row, str(a.label))
+        if key not in longest or abs(x[a.dst] - x[a.src]) > abs(x[longest[key].dst] - x[longest[key].src]):
+            longest[key] = a
     for a in d.arrows:
         if a.row < first:
             continue
-        out.append(_arrow(a, x, y, t))
+        out.append(_arrow(a, x, y, t, labelled=longest[(a.src, a.row, str(a.label))] is a))
     out.append("</svg>")
     return "\n".join(out)
 
@@ -308,7 +314,7 @@ def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
             f'text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">{label}</text></g>')
 
 
-def _arrow(a: Arrow, x: dict, y, t) -> str:
+def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
     x0, x1, y0 = x[a.src], x[a.dst], y(a.row)
     color = {"response": "#1b7f3b", "refusal": "#b3261e", "vote": "#4b2a87", "heartbeat": "#9aa3ad"}.get(
         a.kind, COLORS[((a.gen - 1) % 7) + 1] if a.gen else COLORS[0])
@@ -325,6 +331,9 @@ def _arrow(a: Arrow, x: dict, y, t) -> str:
         parts.append(f'<path class="cross" d="M{xe - 6:.1f},{ye - 6:.1f} l12,12 m0,-12 l-12,12" stroke="#b3261e" '
                      f'stroke-width="3"/>')
     lx = x0 + (x1 - x0) * (0.25 if lost else 0.5)
+    if not labelled:
+        parts.append("</g>")
+        return "".join(parts)
     parts.append(f'<text x="{lx:.1f}" y="{y0 + (ye - y0) * 0.5 - 4:.1f}" text-anchor="middle" fill="{color}" '
                  f'font-size="11" paint-order="stroke" stroke="#fff" stroke-width="3">{t(a.label)}</text></g>')
     return "".join(parts)
