@@ -8,7 +8,7 @@
   const SVGNS = "http://www.w3.org/2000/svg";
   const CONFLICT_MS = 1800, REMOVE_MS = 800, SLIDE_MS = 800;
   const MAX_FLIGHTS = 80;     // beyond this, the oldest quiet messages make room
-  const MIN_SLOTS = 8;        // a lane shows at least this many entries before cells shrink
+  const MIN_SLOTS = 6;        // a lane shows at least this many entries before cells shrink
   const RING_R = 26, RING_C = 2 * Math.PI * RING_R;
   // Okabe-Ito: safe for the common colour-vision deficiencies. From generation 8 on the colours come back with
   // a pattern (dots, then bars, then a grid), and every cell and message also prints its generation.
@@ -135,7 +135,8 @@
       const rows = compact ? row + 4 : 2 * row;
       const kept = reserve(trackW, em);
       const cell = Math.max(24, Math.min(laneH - rows - 6, (trackW - kept) / MIN_SLOTS, em * 6.2));
-      const cw = Math.round(cell);
+      // Short lanes (7 nodes, large type, 720p) make short cells, not narrow ones: a payload needs its width.
+      const cw = Math.round(Math.max(cell, Math.min((trackW - kept) / MIN_SLOTS, em * 2.4)));
       wrap.style.setProperty("--cell", cw + "px");
       wrap.style.setProperty("--cell-h", Math.round(Math.max(22, Math.min(cell, laneH - rows - 6))) + "px");
       wrap.style.setProperty("--row", row + "px");
@@ -155,8 +156,10 @@
       for (const n of Object.values(S.nodes)) maxEnd = Math.max(maxEnd, n.log_end || 0);
       const leader = S.cluster.leader ? S.nodes[S.cluster.leader] : null;
       const hwm = leader ? leader.hwm : Math.max(0, ...Object.values(S.nodes).map((n) => n.hwm || 0));
+      // The newest entries first; the high-water mark's bar always (an uncommitted stretch longer than the lane
+      // is the one case where the newest give way to it).
       let start = Math.max(1, maxEnd - slots + 2);
-      if (hwm && hwm < start + 1) start = Math.max(1, hwm - 1);  // keep the high-water mark in view
+      if (hwm && hwm + 1 < start) start = hwm + 1;
       const offset = start > 1 ? 1 : 0;  // slot 0 holds the collapsed older entries
       return { start, offset, slots, last: start + slots - offset - 1, x: (i) => (i - start + offset) * cw };
     }
