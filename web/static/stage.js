@@ -101,7 +101,19 @@
       if (!list.length) { geo = null; measuredFor = null; return; }
       const key = [list.join(), innerWidth, innerHeight, document.body.className, hooks.sizing(), S.showHeartbeats].join("|");
       if (key !== measuredFor || !geo) { measure(list); measuredFor = key; }
-      geo.W = windowFor(geo.trackW - geo.reserve, geo.cw);
+      geo.W = windowFor(geo.trackW - windowReserve(), geo.cw);
+    }
+    // What the window must keep free right of the newest entry now: the heartbeats' column, and whatever of an
+    // "above HWM" tag does not already sit over the entries it names.
+    function windowReserve() {
+      const hb = S.showHeartbeats ? geo.em * 6 : 0;
+      let maxEnd = 0, tag = 0;
+      for (const n of Object.values(S.nodes)) maxEnd = Math.max(maxEnd, n.log_end || 0);
+      for (const n of Object.values(S.nodes)) {
+        if (n.state === "killed" || !(n.log_end > n.hwm)) continue;
+        tag = Math.max(tag, textWidth(T.above, 0.7) + geo.em - (maxEnd - n.hwm) * geo.cw);
+      }
+      return Math.min(geo.reserve, hb + Math.max(0, tag));
     }
     // Room kept right of the newest entry, always (so that nothing jumps when an entry is written): the "above
     // HWM" tag that starts at the high-water mark, and the column where heartbeats travel, clear of every label.
