@@ -9,6 +9,7 @@ Pure Python and the standard library: the dashboard, the grader's feedback and t
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -339,6 +340,15 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
     return "".join(parts)
 
 
+def around(events: list[dict], position: int, before: int = 80, after: int = 20) -> list[dict]:
+    """The events to draw around event number `position` (0-based, in `events`): `before` events before it,
+    `after` after, and the run's cluster_started (which names the lines). For a grader's first violation or an
+    explorer's counterexample."""
+    lo, hi = max(0, position - before), min(len(events), position + after + 1)
+    head = [e for e in events[:lo] if e.get("type") == "cluster_started"][:1]
+    return head + list(events[lo:hi])
+
+
 def write_sequence_svg(trace_dir, out, *, heartbeats: bool = False, lang: str | None = None,
                        start: int = 0, end: int | None = None) -> Path:
     """Draw the trace directory's events [start:end] (trace order) to the file `out`; answers its path."""
@@ -352,3 +362,31 @@ def write_sequence_svg(trace_dir, out, *, heartbeats: bool = False, lang: str | 
     out.write_text(sequence_svg(starts[:1] + window, heartbeats=heartbeats, lang=lang,
                                 title=str(trace_dir)), encoding="utf-8")
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m lab.sequence", description="Draw a trace directory's messages as "
+                                "a message-sequence diagram (SVG).")
+    p.add_argument("trace_dir")
+    p.add_argument("out", help="the SVG file to write")
+    p.add_argument("--heartbeats", action="store_true", help="draw heartbeats too")
+    p.add_argument("--start", type=int, default=0, help="first event (0-based, trace order)")
+    p.add_argument("--end", type=int, default=None, help="event after the last one drawn")
+    p.add_argument("--lang", default=None, help="language of the labels (en, es, zh)")
+    args = p.parse_args(argv)
+    from lab.ports.trace import TraceError
+
+    try:
+        path = write_sequence_svg(args.trace_dir, args.out, heartbeats=args.heartbeats, lang=args.lang,
+                                  start=args.start, end=args.end)
+    except (TraceError, OSError) as exc:
+        print(f"lab.sequence: {exc}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

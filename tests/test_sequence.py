@@ -121,3 +121,17 @@ def test_a_crash_and_a_restart_of_a_simulated_node_and_labels_in_spanish(tmp_pat
     # a request to the dead B is lost (a cross); the restarted B catches up on x2
     assert any(a.end is None and a.dst == "B" for a in d.arrows)
     assert any(str(m.label).startswith("HWM 2") and m.node == "B" for m in d.marks)
+
+
+def test_around_a_violation_and_the_command_line(s1, tmp_path, capsys):
+    from lab.sequence import around, main
+
+    events = list(read_trace(s1).events)
+    at = next(i for i, e in enumerate(events) if e["type"] == "truncated")
+    window = around(events, at, before=30, after=5)
+    assert window[0]["type"] == "cluster_started" and events[at] in window and len(window) == 1 + 30 + 1 + 5
+    d = build(window)
+    assert d.nodes == ["A", "B", "C"] and any(m.kind == "truncated" for m in d.marks)
+    assert main([str(s1), str(tmp_path / "s1.svg")]) == 0 and (tmp_path / "s1.svg").read_text().startswith("<svg")
+    assert main([str(tmp_path / "nowhere"), str(tmp_path / "x.svg")]) == 2
+    assert "not a trace directory" in capsys.readouterr().err
