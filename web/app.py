@@ -415,7 +415,7 @@ class Dashboard:
         running = self.guide.scenario is not None
         if not entries and not running:
             return None
-        return say("Starting the scenario replaces the live cluster ({entries} entries written): start it?",
+        return say("Starting the scenario replaces the live cluster (log end {entries}): start it?",
                    entries=entries)
 
     def _launch_for_guide(self, scenario):

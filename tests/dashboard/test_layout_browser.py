@@ -17,35 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.browser import BROWSER_MARKS, OUTSIDE_VIEWPORT, ROOT, SIZES, chromium, open_page, shots_dir
+from tests.dashboard.browser import (BROWSER_MARKS, CUT, FEED_ROWS, OUTSIDE_VIEWPORT, ROOT, SIZES, chromium,
+                                    open_page, shots_dir)
 
 pytestmark = BROWSER_MARKS
-
-# Labels whose text must fit their own box (no ellipsis), and stage labels that must lie inside the lane's track
-# (which hides whatever sticks out). Answers what is cut.
-CUT = """() => {
-  const out = [];
-  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
-  const fits = (e, what) => {
-    if (shown(e) && e.scrollWidth > e.clientWidth + 1) out.push(`${what} "${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`);
-  };
-  document.querySelectorAll('#summary, #rate, .legend > span, .info .line, .cutchips, #feed li .x, .cell .p, .cell .i, #seq-caption')
-    .forEach((e) => fits(e, e.id || e.className));
-  const inside = (e, box, what) => {
-    if (!shown(e)) return;
-    const r = e.getBoundingClientRect(), b = box.getBoundingClientRect();
-    if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5)
-      out.push(`${what} "${e.textContent}": ${Math.round(r.left)}-${Math.round(r.right)} outside ${Math.round(b.left)}-${Math.round(b.right)}`);
-  };
-  document.querySelectorAll('.lane').forEach((lane) => {
-    const track = lane.querySelector('.track');
-    track.querySelectorAll('.mark, .mark-label, .above-label, .index-marker, .conflict-note, .cell')
-      .forEach((e) => inside(e, track, lane.dataset.node + ' ' + e.className));
-  });
-  const line = document.querySelector('#hwm-line');
-  if (!line.hidden) inside(line.querySelector('.hwm-label'), document.querySelector('#lanes-wrap'), 'leader label');
-  return out;
-}"""
 
 # Each lane's newest entry, its HWM bar and tag: present (drawn), inside the track.
 NEWEST = """() => [...document.querySelectorAll('.lane')].map((lane) => {
@@ -81,16 +56,6 @@ def overlap(a: dict, b: dict) -> bool:
 
 
 CELL_WIDTH = "Math.min(...[...document.querySelectorAll('.cell:not(.collapsed)')].map((c) => c.getBoundingClientRect().width))"
-# How many lines of the event feed are wholly in view.
-FEED_ROWS = """() => {
-  const box = document.querySelector('#feed').getBoundingClientRect();
-  return [...document.querySelectorAll('#feed li')].filter((li) => {
-    const r = li.getBoundingClientRect();
-    return r.height > 0 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
-  }).length;
-}"""
-
-
 @contextmanager
 def replay_server(trace_dir: Path, log_path: Path):
     """`hwm-lab replay DIR` in its own session; stopped with Ctrl-C, then killed if it must be."""

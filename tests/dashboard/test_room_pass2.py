@@ -107,7 +107,7 @@ def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
         assert control(client, "write", payload="e1")["ok"]
         dashboard.tick()
         asked = control(client, "guide_start", scenario="s1")
-        assert asked["ok"] is False and "replaces the live cluster (1 entries written)" in asked["confirm"]
+        assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
         assert len(host.started) == 1 and dashboard.guide.scenario is None  # nothing replaced
         started = control(client, "guide_start", scenario="s1", replace=True)
         assert started["ok"] and started["guide"]["name"] == "s1"

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 import time
 
-from tests.dashboard.browser import BROWSER_MARKS, OUTSIDE_VIEWPORT, SIZES, chromium, open_page, running_demo, shots_dir
+from tests.dashboard.browser import (BROWSER_MARKS, CUT, FEED_ROWS, OUTSIDE_VIEWPORT, SIZES, chromium, open_page,
+                                    running_demo, shots_dir)
 
 pytestmark = BROWSER_MARKS
 
@@ -25,6 +26,9 @@ def fits_everywhere(page, nodes: int, shots, name: str) -> None:
             page.wait_for_timeout(700)  # cells slide to their new places
             outside = page.evaluate(OUTSIDE_VIEWPORT)
             assert outside == [], f"{nodes} nodes at {size}, large={large}: {outside}"
+            cut = page.evaluate(CUT)  # no label of the stage, the header, the legend or the feed is cut
+            assert cut == [], f"{nodes} nodes at {size}, large={large}: {cut}"
+            assert page.evaluate(FEED_ROWS) >= 3, f"{nodes} nodes at {size}, large={large}: the feed shrank"
             assert page.locator(".lane").count() == nodes
             if size == "720p" and nodes <= 5:
                 assert page.evaluate(CELL_WIDTH) >= 46, f"cells too small at 720p with {nodes} nodes (large={large})"
