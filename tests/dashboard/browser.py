@@ -196,7 +196,7 @@ CUT = """() => {
   const fits = (e, what) => {
     if (shown(e) && e.scrollWidth > e.clientWidth + 1) out.push(`${what} "${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`);
   };
-  document.querySelectorAll('#summary, #rate, .legend > span, .info .line, .cutchips, #feed li .x, .cell .p, .cell .i, #seq-caption')
+  document.querySelectorAll('#summary, #rate, #skipped, .legend > span, .info .line, .cutchips, #feed li .x, .cell .p, .cell .i, #seq-caption')
     .forEach((e) => fits(e, e.id || e.className));
   const inside = (e, box, what) => {
     if (!shown(e)) return;

@@ -128,6 +128,7 @@
     // feed
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
     feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
+    feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
     feedCount: (v, k) => `${num(v)} ${k}`,
 
     // answers and toasts
