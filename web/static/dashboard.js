@@ -637,11 +637,11 @@
     $("#feed-latest").textContent = latest ? latest.text : "";
     const top = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => T.feedCount(v, k)).join(", ");
     // The count always; which kinds, when they fit the line (and in the tooltip).
-    const skipped = $("#skipped"), full = S.skipped ? T.feedSkipped(S.skipped, top) : "";
-    if (skipped.title !== full || skipped.dataset.w !== String(innerWidth) + document.body.className) {
-      skipped.title = full; skipped.dataset.w = String(innerWidth) + document.body.className;
-      skipped.textContent = full;
-      if (full && skipped.scrollWidth > skipped.clientWidth + 1) skipped.textContent = T.feedSkippedShort(S.skipped);
+    const skipped = $("#skipped"), said = S.skipped ? T.feedSkipped(S.skipped, top) : "";
+    if (skipped.title !== said || skipped.dataset.w !== String(innerWidth) + document.body.className) {
+      skipped.title = said; skipped.dataset.w = String(innerWidth) + document.body.className;
+      skipped.textContent = said;
+      if (said && skipped.scrollWidth > skipped.clientWidth + 1) skipped.textContent = T.feedSkippedShort(S.skipped);
     }
   }
   $("#hide-routine").addEventListener("change", () => { S.feedFull = true; S.dirty = true; schedule(); });
