@@ -44,7 +44,7 @@
                                     pause: t("pause {node}", { node: id }), resume: t("resume {node}", { node: id }) })[action],
     cutChip: (src, dst) => `✂ ${src}→${dst}`,
     cutBoth: (a, b) => `✂ ${a}⇄${b}`,
-    cutCount: (n) => t("✂ {count} links cut", { count: n }),
+    cutCount: (n) => `✂ ×${n}`,  // the links themselves are in the chip's tooltip
     older: (n) => [`1–${n}`, "…", ""],
     olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
     cellTitle: (id, i, p, g, above, hwm) => (above
