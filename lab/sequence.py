@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+import html
 from html import escape
 from pathlib import Path
 
@@ -291,6 +292,11 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     return "\n".join(out)
 
 
+def _width(text: str) -> int:
+    """About how wide `text` is in the diagram's 12 px bold type (a Han character twice a Latin one)."""
+    return sum(13 if ord(c) >= 0x2E80 else 7 for c in text)
+
+
 STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "paused": ("#6b4b00", "#fff0c2"),
          "leader": ("#0072B2", "#fff"), "append": ("#333", "#f1f3f5"), "hwm": ("#111", "#fff"),
          "truncated": ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff")}
@@ -308,10 +314,10 @@ def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
                 f'font-size="11">{label}</text></g>')
     fg, bg = STYLE.get(m.kind, ("#333", "#fff"))
     filled = m.kind in ("killed", "restarted", "leader", "hwm", "truncated")
-    w = 7 * len(label) + 10
+    w = _width(html.unescape(label)) + 10
     cx = x[m.node]
-    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - 9}" width="{w}" '
-            f'height="17" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
+    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - 9}" '
+            f'width="{w}" height="17" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
             f'text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">{label}</text></g>')
 
 
@@ -326,7 +332,8 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
         xe, ye = x1, y(a.end)
     dash = ' stroke-dasharray="5 3"' if a.kind == "heartbeat" or a.flying else ""
     head = "" if lost else ' marker-end="url(#seq-head)"'
-    parts = [f'<g class="msg {a.kind}{" lost" if lost else ""}{" flying" if a.flying else ""}" data-src="{escape(a.src)}" data-dst="{escape(a.dst)}">',
+    cls = f'msg {a.kind}{" lost" if lost else ""}{" flying" if a.flying else ""}'
+    parts = [f'<g class="{cls}" data-src="{escape(a.src)}" data-dst="{escape(a.dst)}">',
              f'<line x1="{x0}" y1="{y0}" x2="{xe:.1f}" y2="{ye:.1f}" stroke="{color}" stroke-width="2"{dash}{head}/>']
     if lost:
         parts.append(f'<path class="cross" d="M{xe - 6:.1f},{ye - 6:.1f} l12,12 m0,-12 l-12,12" stroke="#b3261e" '

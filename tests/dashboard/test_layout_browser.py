@@ -55,7 +55,10 @@ def overlap(a: dict, b: dict) -> bool:
         a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"]
 
 
-CELL_WIDTH = "Math.min(...[...document.querySelectorAll('.cell:not(.collapsed)')].map((c) => c.getBoundingClientRect().width))"
+CELL_WIDTH = ("Math.min(...[...document.querySelectorAll('.cell:not(.collapsed)')]"
+              ".map((c) => c.getBoundingClientRect().width))")
+
+
 @contextmanager
 def replay_server(trace_dir: Path, log_path: Path):
     """`hwm-lab replay DIR` in its own session; stopped with Ctrl-C, then killed if it must be."""
