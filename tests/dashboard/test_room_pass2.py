@@ -163,3 +163,21 @@ def test_the_sequence_view_of_a_live_cluster_draws_its_last_seconds(live, fake):
     svg = app.test_client().get("/sequence.svg?seconds=5").get_data(as_text=True)
     assert [n for n in ("A", "B", "C") if f'data-node="{n}"' in svg] == ["A", "B", "C"]
     assert "append 1" in svg and "ack 1" in svg and "e1 at 1" in svg
+
+
+# ---- every sentence the page builds reaches it translated ------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["es", "zh"])
+def test_every_sentence_of_text_js_is_in_the_pages_catalogue(lang):
+    import json
+    from pathlib import Path
+
+    from lab.i18n import for_page
+
+    source = (Path(__file__).resolve().parents[2] / "web" / "static" / "text.js").read_text(encoding="utf-8")
+    msgids = {json.loads(m) for m in re.findall(r'\bt\(("(?:[^"\\]|\\.)*")', source)}
+    assert len(msgids) > 50 and "the last {seconds} s" in msgids
+    page = for_page(lang)
+    missing = sorted(m for m in msgids if m not in page)
+    assert missing == [], missing
