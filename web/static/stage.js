@@ -221,8 +221,9 @@
       chip.className = "state " + state.replace(" ", "-");
       const cuts = state === "cut off" ? [] : (S.cluster.links || []).filter((l) => l.cut && (l.src === id || l.dst === id));
       const chips = lane.querySelector(".cutchips"), chipText = cutChips(id, cuts);
-      if (chips.dataset.key !== chipText) {  // (the text shown may be the count: compare what was meant)
-        chips.dataset.key = chipText;
+      const chipKey = [chipText, innerWidth, document.body.className].join("|");
+      if (chips.dataset.key !== chipKey) {  // (the text shown may be the count: compare what was meant)
+        chips.dataset.key = chipKey;
         chips.textContent = chipText;
         chips.title = cuts.map((l) => T.cutLink(l.src, l.dst, false)).join("\n");
         // Still too long for the line (large type, many cuts): a count, the links in its tooltip.
