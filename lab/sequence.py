@@ -251,7 +251,7 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     first = max(0, d.rows - max_rows)  # keep the newest rows
     n = max(1, len(d.nodes))
     width = LEFT + COL_W * n
-    height = TOP + ROW_H * (d.rows - first + 2)
+    height = TOP + ROW_H * (d.rows - first + 2) + 24  # the names again at the foot: a long diagram scrolls
     x = {name: LEFT + COL_W * k + COL_W // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
@@ -264,10 +264,10 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     if title:
         out.append(f'<title>{t(title)}</title>')
     for name in d.nodes:
-        out.append(f'<g class="node" data-node="{escape(name)}"><text x="{x[name]}" y="24" text-anchor="middle" '
-                   f'font-size="18" font-weight="700">{escape(name)}</text>'
-                   f'<line x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 6}" stroke="#9aa3ad" '
-                   f'stroke-width="2"/></g>')
+        label = f'text-anchor="middle" font-size="18" font-weight="700">{escape(name)}</text>'
+        out.append(f'<g class="node" data-node="{escape(name)}"><text x="{x[name]}" y="24" {label}'
+                   f'<line x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 30}" stroke="#9aa3ad" '
+                   f'stroke-width="2"/><text x="{x[name]}" y="{height - 8}" {label}</g>')
         for a, b in d.down.get(name, []):
             if b < first:
                 continue
