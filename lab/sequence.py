@@ -326,8 +326,8 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
     color = {"response": "#1b7f3b", "refusal": "#b3261e", "vote": "#4b2a87", "heartbeat": "#9aa3ad"}.get(
         a.kind, COLORS[((a.gen - 1) % 7) + 1] if a.gen else COLORS[0])
     lost = a.end is None
-    if lost:  # half way, then a cross
-        xe, ye = x0 + (x1 - x0) * 0.5, y0 + ROW_H * 0.4
+    if lost:  # part of the way, then a cross
+        xe, ye = x0 + (x1 - x0) * 0.4, y0 + ROW_H * 0.4  # (not on a line between: it reached nobody)
     else:
         xe, ye = x1, y(a.end)
     dash = ' stroke-dasharray="5 3"' if a.kind == "heartbeat" or a.flying else ""
