@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Flask, abort, g, jsonify, render_template, request
+from flask import Flask, Response, abort, g, jsonify, render_template, request
 from flask_babel import Babel, Domain
 from flask_socketio import SocketIO, join_room, leave_room
 
@@ -56,6 +56,7 @@ DEFAULTS = {
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
 ACTIONS_NODE = ("kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail")
+SEQUENCE_EVENTS = 1500  # the sequence view of a replay draws at most this many events before its cursor
 VIEWERS_ONLY = say("viewers can only watch: control actions need the instructor token")
 
 
@@ -135,7 +136,8 @@ class Dashboard:
         if self.host is not None:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
-                               spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a))
+                               spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a),
+                               wait_seconds=getattr(self.host, "wait_seconds", 10.0))
 
     # ---- security -------------------------------------------------------------------------------------------
 
@@ -395,6 +397,9 @@ class Dashboard:
         if self.guide is None:
             raise RuntimeError(say("guided scenarios need a cluster this dashboard started (hwm-lab demo)"))
         if what == "start":
+            question = self._replace_question()
+            if question and not args.get("replace"):
+                return {"ok": False, "confirm": question, "error": question}
             return {"ok": True, "guide": guide_for_pages(self.guide.start(str(args.get("scenario", "")),
                                                                           args.get("truncation") or None))}
         if what in ("next", "back", "stop"):
@@ -402,6 +407,16 @@ class Dashboard:
         if what == "state":
             return {"ok": True, "guide": guide_for_pages(self.guide.state())}
         raise ValueError(say("unknown guide action {action}", action=repr(what)))
+
+    def _replace_question(self):
+        """What to ask before a guided scenario replaces the live cluster: nothing when it holds no entry and
+        runs no other scenario (nothing the room has built is lost)."""
+        entries = max((n.get("log_end") or 0 for n in self.feed.nodes.values()), default=0)
+        running = self.guide.scenario is not None
+        if not entries and not running:
+            return None
+        return say("Starting the scenario replaces the live cluster (log end {entries}): start it?",
+                   entries=entries)
 
     def _launch_for_guide(self, scenario):
         self.start_cluster(scenario.nodes, {"truncation": scenario.truncation}, scenario=scenario)
@@ -450,6 +465,23 @@ class Dashboard:
                 "clocks": {}, "events": events, "skipped": 0, "skipped_by_type": {}, "events_next": position + 1,
                 "rate": 0, "position": position, "total": len(replay), "time": status["time"],
                 "play": replay.play_time(position), "duration": replay.duration}
+
+    def sequence(self, mode: str | None, position: int | None, seconds: float, heartbeats: bool, lang: str) -> str:
+        """The sequence view's SVG: the replay up to its cursor, or the live cluster's last seconds."""
+        from lab.sequence import sequence_svg
+
+        replay = self.replay
+        if mode == "replay" and replay is not None:
+            position = max(0, min(int(position or 0), len(replay)))
+            start = max(0, position - SEQUENCE_EVENTS)
+            ids = sorted(replay.fold_at(position).nodes)
+            return sequence_svg(replay.events[start:position + SEQUENCE_EVENTS], upto=position - start, nodes=ids,
+                                heartbeats=heartbeats, lang=lang)
+        seconds = max(1.0, min(float(seconds), 120.0))
+        with self.lock:
+            events = self.feed.last_seconds(seconds)
+            ids = list(self.feed.cluster.get("ids") or [])
+        return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang)
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
@@ -535,6 +567,18 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         if dashboard.feed.client is None and dashboard.replay is not None:
             return jsonify(dashboard.replay_frame(request.args.get("position", type=int) or 0))
         return jsonify(dashboard.snapshot())
+
+    @app.get("/sequence.svg")
+    def sequence():
+        """The message-sequence diagram: of the replay up to `position` (mode=replay), else of the live cluster's
+        last `seconds`; heartbeats=1 draws them too; download=1 saves it as a file."""
+        svg = dashboard.sequence(request.args.get("mode"), request.args.get("position", type=int),
+                                 request.args.get("seconds", default=10.0, type=float),
+                                 request.args.get("heartbeats") == "1", dashboard.request_lang())
+        headers = {"Cache-Control": "no-store"}
+        if request.args.get("download") == "1":
+            headers["Content-Disposition"] = 'attachment; filename="sequence.svg"'
+        return Response(svg, mimetype="image/svg+xml", headers=headers)
 
     @app.post("/api/dashboard/control/<action>")
     def control(action):

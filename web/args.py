@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
+from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES
 from lab.i18n import LANGUAGES
 
 
@@ -36,6 +36,9 @@ def register(subparsers, run) -> None:
     demo.add_argument("--impl", default="solutions", help="exercise implementation the nodes run (default solutions)")
     demo.add_argument("--truncation", default=None, choices=TRUNCATION_STRATEGIES)
     demo.add_argument("--fsync", default=None, choices=FSYNC_POLICIES)
+    demo.add_argument("--pace", default="classroom", choices=tuple(PACES),
+                      help="classroom (default): election timers of 3 to 6 s, heartbeats every 0.5 s, so that the "
+                           "room can watch an election; normal: the lab's own pace (hundreds of ms)")
     demo.set_defaults(func=run, command_name="demo")
 
     dash = subparsers.add_parser("dashboard", help="open the dashboard on a running cluster (hwm-lab up)",
@@ -68,6 +71,7 @@ def to_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--nodes", str(args.nodes), "--dir", args.dir, "--impl", args.impl]
         argv += ["--truncation", args.truncation] if args.truncation else []
         argv += ["--fsync", args.fsync] if args.fsync else []
+        argv += ["--pace", args.pace]
     elif args.command_name == "dashboard":
         argv += ["--control-url", args.control_url] if args.control_url else []
         argv += ["--control-token", args.control_token] if args.control_token else []

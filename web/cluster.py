@@ -32,11 +32,13 @@ class ClusterError(Exception):
 
 class ClusterHost:
     def __init__(self, base_dir: str | os.PathLike, *, impl: str = "solutions", python: str = sys.executable,
-                 supervisor_options: dict | None = None, pointer_dir: str | os.PathLike | None = None):
+                 supervisor_options: dict | None = None, pointer_dir: str | os.PathLike | None = None,
+                 wait_seconds: float = 10.0):
         self.base_dir = Path(base_dir).resolve()
         self.impl = impl
         self.python = python
         self.supervisor_options = dict(supervisor_options or {})
+        self.wait_seconds = wait_seconds  # how long a guided scenario's `wait` may take at this cluster's pace
         self.pointer = Path(pointer_dir) / CLUSTER_FILE if pointer_dir else None
         self.proc: subprocess.Popen | None = None
         self.control_url: str | None = None

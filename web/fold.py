@@ -58,7 +58,8 @@ def play_times(events: list[dict], stepped: bool) -> list[float]:
 
 
 def _new_node(name: str) -> dict:
-    return {"id": name, "state": "killed", "role": None, "generation": 0, "leader": None, "hwm": 0,
+    """A node the trace names but has not yet heard from: starting (not killed: nothing happened to it yet)."""
+    return {"id": name, "state": "starting", "role": None, "generation": 0, "leader": None, "hwm": 0,
             "log": [], "match_index": {}, "next_index": {}, "boot": 0}
 
 
@@ -87,7 +88,7 @@ class ClusterFold:
         boot = e.get("boot") or 0
         if boot > n["boot"]:
             n["boot"] = boot
-        if n["state"] in ("killed", "exited") and kind != "node_stopped":
+        if n["state"] in ("killed", "exited", "starting") and kind != "node_stopped":
             n["state"] = "running"  # a node that emits is alive (its restart may sort after its first events)
         if e.get("gen"):
             n["generation"] = max(n["generation"], e["gen"]) if kind != "node_started" else e["gen"]

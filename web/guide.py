@@ -31,8 +31,10 @@ def catalog(names=GUIDED) -> list[dict]:
 class Guide:
     """One guided scenario at a time. `launch(scenario)` starts a fresh cluster for it and returns a Driver."""
 
-    def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None):
+    def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None,
+                 wait_seconds: float = 10.0):
         self.launch = launch
+        self.wait_seconds = wait_seconds  # a step's `wait` may take this long (longer at the classroom pace)
         self.on_change = on_change
         self.spawn = spawn or (lambda fn, *a: threading.Thread(target=fn, args=a, daemon=True).start())
         self.lock = threading.Lock()
@@ -121,7 +123,7 @@ class Guide:
         """A fresh cluster for the scenario, then its first `steps` steps run quickly (for back)."""
         try:
             driver = self.launch(self.scenario)
-            run = scripts.Run(self.scenario, driver)
+            run = scripts.Run(self.scenario, driver, wait_timeout=self.wait_seconds)
             for _ in range(steps):
                 outcomes = run.run_step()
                 if run.verdict.aborted:

@@ -34,6 +34,7 @@ STORY = frozenset({
     "step", "expectation", "clocks_held", "clocks_released", "truncation_refused", "wal_recovered", "caught_up",
     "wal_truncated",
 })
+LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (heartbeats included)
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
 STORY_TAIL = 300
 ACKS_KEPT = 20
@@ -111,6 +112,7 @@ class LiveFeed:
         self.log_window = log_window
         self.clock = clock
         self.recent: deque = deque(maxlen=recent)
+        self.latest: deque = deque(maxlen=LATEST_EVENTS)  # every event of the last moments, for the sequence view
         self.reset(client)
 
     def reset(self, client: ControlClient | None) -> None:
@@ -123,6 +125,7 @@ class LiveFeed:
         self.cluster: dict = {"leader": None, "settings": {}, "links": [], "ids": [], "connected": False,
                               "control_url": client.url if client else None, "error": None}
         self.recent.clear()
+        self.latest.clear()
         self.story_head: list[dict] = []
         self.story_tail: deque = deque(maxlen=STORY_TAIL)
         self.acks: deque = deque(maxlen=ACKS_KEPT)
@@ -214,6 +217,7 @@ class LiveFeed:
                 self.narrator.observe(event)
         narrated.sort(key=lambda e: (e.get("time", 0), e["n"]))  # files are read one after another
         self.recent.extend(narrated)
+        self.latest.extend(events)
         self._keep_story(narrated)
         self.counts.update(e["type"] for e in events)
         self._count(len(events))
@@ -259,6 +263,14 @@ class LiveFeed:
                 "cluster": self.cluster, "clocks": self.clocks,
                 "events": events, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped),
                 "events_next": self.after + 1, "rate": round(self.rate, 1)}
+
+    def last_seconds(self, seconds: float) -> list[dict]:
+        """The events of the run's last `seconds` (as far as the feed keeps them), in trace order."""
+        events = sorted(self.latest, key=lambda e: (e.get("time", 0), e.get("node", ""), e.get("seq", 0)))
+        if not events:
+            return []
+        since = events[-1].get("time", 0) - seconds
+        return [e for e in events if e.get("time", 0) >= since]
 
     def story(self) -> list[dict]:
         """The events a page that joins now is shown: the story so far, the latest writes, the latest events."""

@@ -71,6 +71,17 @@ class Narrator:
         elif kind == "replication_rejected":
             self.refused_at[(event.get("from"), node)] = event.get("prev_index")
 
+    def _refused_after(self, e: dict):
+        """Where the follower's refusal said its log differs: the leader's own event says so (refused_after);
+        an older trace's is the follower's last refusal, quoted once and only if the retry starts at or before
+        it (events of two nodes may arrive out of order, and a refusal of long ago is not this one's)."""
+        if e.get("refused_after") is not None:
+            return e["refused_after"]
+        index = self.refused_at.pop((e.get("node"), e.get("follower")), None)
+        if index is None or (e.get("next_index") or 0) > index:
+            return None
+        return index
+
     def describe(self, event: dict) -> str:
         text = self._describe(event)
         self.observe(event)
@@ -260,7 +271,7 @@ class Narrator:
             return say("{node}: {follower} matches up to index {index} (next {next})", node=node,
                        follower=g("follower"), index=g("match_index"), next=g("next_index"))
         if kind == "next_index_backed_up":
-            follower, differs = g("follower"), self.refused_at.get((node, g("follower")))
+            follower, differs = g("follower"), self._refused_after(e)
             values = dict(node=node, follower=follower, next=g("next_index"), index=differs)
             if differs:
                 return say("{node}: {follower}'s log differs at index {index}; {node} sends again from index {next} "

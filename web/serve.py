@@ -76,7 +76,7 @@ def _interrupt(*_):
 
 def serve_command(args: argparse.Namespace) -> int:
     # Imported here, after eventlet's monkey-patching (see the module's docstring).
-    from lab.core.config import MAX_NODES
+    from lab.core.config import MAX_NODES, pace_timing, wait_seconds
     from web.app import create_app, is_loopback
     from web.cluster import POINTER_DIR, ClusterError, ClusterHost
 
@@ -97,7 +97,9 @@ def serve_command(args: argparse.Namespace) -> int:
             if not 1 <= args.nodes <= MAX_NODES:
                 print(f"hwm-lab demo: --nodes is 1 to {MAX_NODES}", file=sys.stderr)
                 return 2
-            host = ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR)
+            timing = pace_timing(args.pace)
+            host = ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR,
+                               supervisor_options={"tick_ms": timing.tick_ms}, wait_seconds=wait_seconds(timing))
             print(f"starting a {args.nodes}-node cluster in {args.dir} ...", flush=True)
             settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
             try:

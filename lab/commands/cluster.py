@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from lab.cluster import check_delay
-from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.config import FSYNC_POLICIES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
@@ -74,6 +74,8 @@ def register(subparsers) -> None:
                    help="restart truncation strategy (default generation)")
     p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
                    "(otherwise the nodes restart on their data and the traces continue)")
+    p.add_argument("--pace", choices=tuple(PACES), default="normal",
+                   help="normal (default), or classroom: election timers of 3 to 6 s that a room can watch fill")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a leader (default 30)")
     p.add_argument("--no-pre-vote", action="store_true",
                    help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
@@ -221,6 +223,8 @@ def cmd_up(args) -> int:
         command.append("--fresh")
     if args.no_pre_vote:
         command.append("--no-pre-vote")
+    if args.pace != "normal":
+        command += ["--options", json.dumps({"tick_ms": pace_timing(args.pace).tick_ms})]
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parent.parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))

@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     limit_option(parser)
     parser.add_argument("--no-pre-vote", action="store_true",
                         help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
+    parser.add_argument("--pace", choices=("normal", "classroom"), default="normal",
+                        help="normal (default), or classroom: election timers of seconds, for a trace to watch")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     parser.set_defaults(func=run)
 
@@ -33,7 +35,8 @@ def run(args) -> int:
 
     try:
         verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
-                           impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit)
+                           impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit,
+                           pace=args.pace)
     except (ScenarioError, ImplError, ValueError) as exc:
         print(f"hwm-lab simulate: {exc}", file=sys.stderr)
         return 2

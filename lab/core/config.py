@@ -47,3 +47,19 @@ class Timing:
 
 
 TIMING = Timing()
+
+# Paces: "normal" elects a leader in a few hundred milliseconds; "classroom" stretches every tick tenfold, so that
+# an election timer runs for 3 to 6 seconds and a room can watch the followers' timers fill (heartbeats every
+# 0.5 s). Messages travel at the network's speed either way; only timers slow down.
+PACES = {"normal": TIMING, "classroom": Timing(tick_ms=100.0)}
+
+
+def pace_timing(name: str) -> Timing:
+    """The timing of a pace ("normal" or "classroom")."""
+    return PACES[check_choice("pace", name, tuple(PACES))]
+
+
+def wait_seconds(timing: Timing, base: float = 10.0) -> float:
+    """How long a scenario's `wait` may take under `timing`: `base` at the normal pace, as much longer as its
+    ticks are."""
+    return base * max(1.0, timing.tick_ms / TIMING.tick_ms)

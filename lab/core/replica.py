@@ -477,7 +477,8 @@ class Replica:
         retry_from = max(1, min(resp.conflict_index or resp.prev_index, resp.prev_index))
         if retry_from < self.next_index.get(follower, 1):
             self.next_index[follower] = retry_from
-            self._event(out, "next_index_backed_up", follower=follower, next_index=retry_from)
+            self._event(out, "next_index_backed_up", follower=follower, next_index=retry_from,
+                        refused_after=resp.prev_index)
             self._send_replication(out, follower)
 
     def on_epoch_query(self, out: Ready, src: str, query: EpochQuery) -> None:

@@ -13,16 +13,38 @@ def key(name: str, part: str) -> str:
     return f"{name} {part}"
 
 
+class Narration(Text):
+    """A script's sentence as the room reads it: the scripts mark names of settings as `code`; a page shows the
+    words without the marks, in every language."""
+
+    def __new__(cls, text: Text):
+        self = str.__new__(cls, unmark(str(text)))
+        self.msgid, self.args, self.context = text.msgid, text.args, text.context
+        return self
+
+    def say(self, lang: str) -> str:
+        return unmark(super().say(lang))
+
+    def __reduce__(self):
+        return (Narration, (Text(self.msgid, self.args, self.context),))
+
+
+def unmark(text: str) -> str:
+    """`text` without Markdown's code marks (the backticks)."""
+    return text.replace("`", "")
+
+
 def title(scenario) -> Text:
-    return word(key(scenario.name, "title"), scenario.title)
+    return Narration(word(key(scenario.name, "title"), scenario.title))
 
 
 def description(scenario) -> Text:
-    return word(key(scenario.name, "description"), scenario.description)
+    return Narration(word(key(scenario.name, "description"), scenario.description))
 
 
 def steps(scenario) -> list[Text]:
-    return [word(key(scenario.name, f"step {k}"), step.text) for k, step in enumerate(scenario.steps, start=1)]
+    return [Narration(word(key(scenario.name, f"step {k}"), step.text))
+            for k, step in enumerate(scenario.steps, start=1)]
 
 
 @lru_cache(maxsize=1)
@@ -32,8 +54,9 @@ def _by_text() -> dict[str, Text]:
     found = {}
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
         try:
-            for text in steps(scripts.load(path.stem)):
-                found.setdefault(str(text), text)
+            scenario = scripts.load(path.stem)
+            for step, text in zip(scenario.steps, steps(scenario)):
+                found.setdefault(step.text, text)
         except scripts.ScenarioError:
             continue
     return found
@@ -43,7 +66,7 @@ def step_text(text) -> Text | str:
     """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it."""
     if isinstance(text, Text) or not text:
         return text
-    return _by_text().get(str(text), text)
+    return _by_text().get(str(text), unmark(str(text)))
 
 
 def extract(fileobj, keywords, comment_tags, options):

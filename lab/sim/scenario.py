@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from lab.cluster import Cluster
-from lab.core.config import PRE_VOTE, node_names
+from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
 from lab.core.messages import TIMEOUT, Answer, digest
@@ -556,16 +556,18 @@ COMMANDS: dict[str, Callable] = {
 
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
              impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None,
-             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT) -> Verdict:
-    """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there."""
+             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal") -> Verdict:
+    """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there. Under the
+    classroom pace the trace's clock runs as a room would watch it (elections take seconds)."""
     scenario = load(name)
+    timing = pace_timing(pace)
     strategy = truncation or scenario.truncation
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
                          impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
-                         pre_vote=pre_vote, limit=limit,
-                         meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name,
+                         pre_vote=pre_vote, limit=limit, timing=timing,
+                         meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name, "pace": pace,
                                "liveness_bound": scenario.liveness_bound, **(meta or {})})
-    run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed)
+    run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed, wait_timeout=wait_seconds(timing))
     verdict = run.run_all()
     cluster.close({"passed": verdict.passed})
     if out:

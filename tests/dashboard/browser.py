@@ -39,6 +39,8 @@ class Demo:
         self.log_path = run_dir / "demo.log"
         run_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "w")
+        if "--pace" not in extra:  # the tests' own pace: elections in hundreds of ms (the demo's default is slower)
+            extra = [*extra, "--pace", "normal"]
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lab.cli", "demo", "--port", "0", "--dir", str(run_dir / "clusters"),
              "--async-mode", async_mode, *extra],
@@ -184,4 +186,39 @@ WATCH_DOOMED = """() => {
     requestAnimationFrame(look);
   };
   requestAnimationFrame(look);
+}"""
+
+# Labels whose text must fit their own box (no ellipsis), and stage labels that must lie inside the lane's track
+# (which hides whatever sticks out). Answers what is cut.
+CUT = """() => {
+  const out = [];
+  const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const fits = (e, what) => {
+    if (shown(e) && e.scrollWidth > e.clientWidth + 1) out.push(`${what} "${e.textContent}" ${e.scrollWidth}>${e.clientWidth}`);
+  };
+  document.querySelectorAll('#summary, #rate, #skipped, .legend > span, .info .line, .cutchips, #feed li .x, .cell .p, .cell .i, #seq-caption')
+    .forEach((e) => fits(e, e.id || e.className));
+  const inside = (e, box, what) => {
+    if (!shown(e)) return;
+    const r = e.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.left < b.left - 0.5 || r.right > b.right + 0.5 || r.top < b.top - 0.5 || r.bottom > b.bottom + 0.5)
+      out.push(`${what} "${e.textContent}": ${Math.round(r.left)}-${Math.round(r.right)} outside ${Math.round(b.left)}-${Math.round(b.right)}`);
+  };
+  document.querySelectorAll('.lane').forEach((lane) => {
+    const track = lane.querySelector('.track');
+    track.querySelectorAll('.mark, .mark-label, .above-label, .index-marker, .conflict-note, .cell')
+      .forEach((e) => inside(e, track, lane.dataset.node + ' ' + e.className));
+  });
+  const line = document.querySelector('#hwm-line');
+  if (!line.hidden) inside(line.querySelector('.hwm-label'), document.querySelector('#lanes-wrap'), 'leader label');
+  return out;
+}"""
+
+# How many lines of the event feed are wholly in view.
+FEED_ROWS = """() => {
+  const box = document.querySelector('#feed').getBoundingClientRect();
+  return [...document.querySelectorAll('#feed li')].filter((li) => {
+    const r = li.getBoundingClientRect();
+    return r.height > 0 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+  }).length;
 }"""

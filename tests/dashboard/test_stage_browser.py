@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 import time
 
-from tests.dashboard.browser import BROWSER_MARKS, OUTSIDE_VIEWPORT, SIZES, chromium, open_page, running_demo, shots_dir
+from tests.dashboard.browser import (BROWSER_MARKS, CUT, FEED_ROWS, OUTSIDE_VIEWPORT, SIZES, chromium, open_page,
+                                    running_demo, shots_dir)
 
 pytestmark = BROWSER_MARKS
 
@@ -25,6 +26,9 @@ def fits_everywhere(page, nodes: int, shots, name: str) -> None:
             page.wait_for_timeout(700)  # cells slide to their new places
             outside = page.evaluate(OUTSIDE_VIEWPORT)
             assert outside == [], f"{nodes} nodes at {size}, large={large}: {outside}"
+            cut = page.evaluate(CUT)  # no label of the stage, the header, the legend or the feed is cut
+            assert cut == [], f"{nodes} nodes at {size}, large={large}: {cut}"
+            assert page.evaluate(FEED_ROWS) >= 3, f"{nodes} nodes at {size}, large={large}: the feed shrank"
             assert page.locator(".lane").count() == nodes
             if size == "720p" and nodes <= 5:
                 assert page.evaluate(CELL_WIDTH) >= 46, f"cells too small at 720p with {nodes} nodes (large={large})"
@@ -51,6 +55,14 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
 
         for i in range(1, 7):
             assert write(f"e{i}")["ok"]
+        # The live cluster's last seconds as a message-sequence diagram (Q), then the stage again.
+        page.keyboard.press("q")
+        expect(page.locator("#sequence svg g.msg.request").first).to_be_attached(timeout=10_000)
+        labels = page.evaluate("[...document.querySelectorAll('#sequence svg g.msg')].map((g) => g.textContent)")
+        assert any(re.fullmatch(r"append \d+", t) for t in labels) and any(t.startswith("ack ") for t in labels)
+        assert page.locator("#seq-caption").inner_text() == "the last 15 s"
+        page.keyboard.press("q")
+        expect(page.locator("#lanes-wrap")).to_be_visible()
         fits_everywhere(page, 3, shots, "3-nodes")
 
         # A one-way cut, made in the Network tab, is drawn between the two lanes with its direction.

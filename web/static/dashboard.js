@@ -153,7 +153,7 @@
   function control(action, args) {
     return new Promise((resolve) => {
       socket.emit("control", { action, args: args || {} }, (answer) => {
-        if (!answer.ok && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
+        if (!answer.ok && !answer.confirm && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
         if (answer.guide) { S.guide = answer.guide; renderGuide(); S.dirty = true; schedule(); }
         resolve(answer);
       });
@@ -231,7 +231,13 @@
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
   $("#btn-clocks").addEventListener("click", toggleClocks);
-  $("#guide-form").addEventListener("submit", (ev) => { ev.preventDefault(); control("guide_start", { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null }); });
+  // A scenario starts its own cluster: the room is asked first when that loses what it built.
+  $("#guide-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const args = { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null };
+    const a = await control("guide_start", args);
+    if (a.confirm && window.confirm(a.confirm)) control("guide_start", { ...args, replace: true });
+  });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
   $("#replay-form").addEventListener("submit", (ev) => {
@@ -367,6 +373,7 @@
     else if (k === "n") { if (!$("#btn-next").disabled) control("guide_next"); }
     else if (k === "b") { if (!$("#btn-back").disabled) control("guide_back"); }
     else if (k === "l") setLarge(!document.body.classList.contains("large"));
+    else if (k === "q") setSequence(!seq.on);
     else if (k === "c") setPanel(document.body.classList.contains("no-panel"));
     else if (k === "f") setFeed($("#feed-wrap").classList.contains("collapsed"));
     else if (k === " " && S.mode === "replay") togglePlay();
@@ -393,6 +400,7 @@
     });
   }
   function stopPlaying() { S.playing = false; seekGen += 1; seekPending = null; updatePlayButton(); }
+  window.hwmSeek = seek;  // for the browser tests: {position: n} or {time: s}
   $("#scrub").addEventListener("input", () => {
     stopPlaying(); leaveFollow();
     const t = Number($("#scrub").value);  // the slider's steps are 0.01 s: its end is the replay's end
@@ -451,6 +459,47 @@
     });
   }
 
+  // ---- the message-sequence view: drawn by the server (lab/sequence.py), the same picture it exports ------
+  // A replay's view is of the events up to its cursor, and is fetched again whenever the cursor moves; a live
+  // cluster's is of its last seconds, fetched at most once a second.
+  const seq = { on: false, pending: false, again: false, shownKey: null, at: 0 };
+  function sequenceUrl(download) {
+    const q = new URLSearchParams({ lang: T.lang });
+    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); } else q.set("seconds", "15");
+    if ($("#seq-heartbeats").checked) q.set("heartbeats", "1");
+    if (download) q.set("download", "1");
+    return "sequence.svg?" + q.toString();
+  }
+  function renderSequence(now) {
+    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked].join("|");
+    if (S.mode === "replay" ? key === seq.shownKey : key === seq.shownKey && now - seq.at < 1000) return;
+    if (seq.pending) { seq.again = true; return; }
+    seq.pending = true; seq.at = now; seq.shownKey = key;
+    const position = S.position;
+    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total) : T.seqLive(15);
+    $("#seq-export").href = sequenceUrl(true);
+    fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
+      const box = $("#sequence");
+      box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/sequence.py)
+      box.dataset.position = S.mode === "replay" ? String(position) : "";
+      box.scrollTop = box.scrollHeight;  // the newest rows (the cursor's) in view
+    }).catch(() => { seq.shownKey = null; }).finally(() => {
+      seq.pending = false;
+      if (seq.again) { seq.again = false; S.dirty = true; schedule(); }
+    });
+  }
+  function setSequence(on) {
+    seq.on = on; seq.shownKey = null;
+    document.body.classList.toggle("sequence-view", on);
+    $("#sequence-wrap").hidden = !on;
+    $("#btn-sequence").setAttribute("aria-pressed", String(on));
+    if (!on) stage.clearFlights();
+    S.dirty = true; schedule();
+  }
+  $("#btn-sequence").addEventListener("click", () => setSequence(!seq.on));
+  $("#seq-heartbeats").addEventListener("change", () => { S.dirty = true; schedule(); });
+  window.hwmSequence = setSequence;
+
   // ---- drawing -----------------------------------------------------------------------------------------
   function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(draw); } }
 
@@ -469,7 +518,7 @@
 
   function renderAll(now) {
     renderHeader(); renderLegend(); renderBanners(); renderCaption();
-    stage.render(now);
+    if (seq.on) renderSequence(now); else stage.render(now);
     renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
     const rights = [S.canControl, S.mode, S.ownsCluster, S.liveAvailable, (S.cluster.ids || []).join()].join();
@@ -478,9 +527,16 @@
 
   function renderHeader() {
     const c = S.cluster, leader = c.leader ? S.nodes[c.leader] : null;
-    $("#summary").textContent = c.error ? T.apiError(c.error) :
-      T.summary((c.ids || []).length, leader && leader.id, leader && leader.generation, leader ? leader.hwm : "–",
+    const hwm = leader ? leader.hwm : "–";
+    const full = c.error ? T.apiError(c.error) :
+      T.summary((c.ids || []).length, leader && leader.id, leader && leader.generation, hwm,
                 c.settings.truncation || "?", fmtFsync(c.settings.fsync));
+    // The whole summary when it fits the header; else its heart (leader, generation, mark), the rest in its title.
+    const sum = $("#summary"), key = [full, innerWidth, document.body.className].join("|");
+    if (sum.dataset.key !== key) {
+      sum.dataset.key = key; sum.textContent = full; sum.title = full;
+      if (!c.error && sum.scrollWidth > sum.clientWidth + 1) sum.textContent = T.summaryShort(leader && leader.id, leader && leader.generation, hwm);
+    }
     $("#rate").textContent = S.mode === "live" ? T.rate(Math.round(S.rate)) : "";
     // When entries stream in, the window moves every frame: sliding every cell would keep the page busy
     // animating instead of drawing the next frame on time.
@@ -580,7 +636,13 @@
     const latest = S.feed.find((e) => IMPORTANT.has(e.type));
     $("#feed-latest").textContent = latest ? latest.text : "";
     const top = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => T.feedCount(v, k)).join(", ");
-    $("#skipped").textContent = S.skipped ? T.feedSkipped(S.skipped, top) : "";
+    // The count always; which kinds, when they fit the line (and in the tooltip).
+    const skipped = $("#skipped"), said = S.skipped ? T.feedSkipped(S.skipped, top) : "";
+    if (skipped.title !== said || skipped.dataset.w !== String(innerWidth) + document.body.className) {
+      skipped.title = said; skipped.dataset.w = String(innerWidth) + document.body.className;
+      skipped.textContent = said;
+      if (said && skipped.scrollWidth > skipped.clientWidth + 1) skipped.textContent = T.feedSkippedShort(S.skipped);
+    }
   }
   $("#hide-routine").addEventListener("change", () => { S.feedFull = true; S.dirty = true; schedule(); });
 

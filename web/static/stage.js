@@ -8,7 +8,7 @@
   const SVGNS = "http://www.w3.org/2000/svg";
   const CONFLICT_MS = 1800, REMOVE_MS = 800, SLIDE_MS = 800;
   const MAX_FLIGHTS = 80;     // beyond this, the oldest quiet messages make room
-  const MIN_SLOTS = 10;       // a lane shows at least this many entries before cells shrink
+  const MIN_SLOTS = 6;        // a lane shows at least this many entries before cells shrink
   const RING_R = 26, RING_C = 2 * Math.PI * RING_R;
   // Okabe-Ito: safe for the common colour-vision deficiencies. From generation 8 on the colours come back with
   // a pattern (dots, then bars, then a grid), and every cell and message also prints its generation.
@@ -99,9 +99,41 @@
       const n = String(Math.max(1, list.length));
       if (wrap.style.getPropertyValue("--n") !== n) wrap.style.setProperty("--n", n);  // restyles every cell
       if (!list.length) { geo = null; measuredFor = null; return; }
-      const key = [list.join(), innerWidth, innerHeight, document.body.className, hooks.sizing()].join("|");
+      const key = [list.join(), innerWidth, innerHeight, document.body.className, hooks.sizing(), S.showHeartbeats].join("|");
       if (key !== measuredFor || !geo) { measure(list); measuredFor = key; }
-      geo.W = windowFor(geo.trackW, geo.cw);
+      geo.W = windowFor(geo.trackW - windowReserve(), geo.cw);
+    }
+    // What the window must keep free right of the newest entry now: the heartbeats' column, and whatever of an
+    // "above HWM" tag does not already sit over the entries it names.
+    function windowReserve() {
+      const hb = S.showHeartbeats ? geo.em * 6 : 0;
+      let maxEnd = 0, tag = 0;
+      for (const n of Object.values(S.nodes)) maxEnd = Math.max(maxEnd, n.log_end || 0);
+      for (const n of Object.values(S.nodes)) {
+        if (n.state === "killed" || !(n.log_end > n.hwm)) continue;
+        tag = Math.max(tag, textWidth(T.above, 0.7) + geo.em - (maxEnd - n.hwm) * geo.cw);
+      }
+      return Math.min(geo.reserve, hb + Math.max(0, tag));
+    }
+    // Room kept right of the newest entry, always (so that nothing jumps when an entry is written): the "above
+    // HWM" tag that starts at the high-water mark, and the column where heartbeats travel, clear of every label.
+    // Old committed entries give way (collapsed into the first slot), and cells shrink before they do.
+    function reserve(trackW, em) {
+      const hb = S.showHeartbeats ? em * 6 : 0;
+      return Math.min(trackW * 0.45, textWidth(T.above, 0.7, em) + em + hb);
+    }
+    const widths = new Map();
+    function textWidth(text, scale, em) {  // the width of a label in the stage's type, measured once per size
+      em = em || geo.em;
+      const key = text + "|" + em + "|" + scale;
+      if (!widths.has(key)) {
+        const probe = el("span", "", text);
+        probe.style.cssText = `position:absolute;visibility:hidden;white-space:nowrap;font-weight:700;font-size:${scale}em`;
+        laneFor(ids()[0])._track.appendChild(probe);
+        widths.set(key, probe.offsetWidth);
+        probe.remove();
+      }
+      return widths.get(key);
     }
     function measure(list) {
       const first = laneFor(list[0]);
@@ -113,8 +145,10 @@
       const compact = laneH < em * 6.4;
       wrap.classList.toggle("compact", compact);
       const rows = compact ? row + 4 : 2 * row;
-      const cell = Math.max(24, Math.min(laneH - rows - 6, trackW / MIN_SLOTS, em * 6.2));
-      const cw = Math.round(cell);
+      const kept = reserve(trackW, em);
+      const cell = Math.max(24, Math.min(laneH - rows - 6, (trackW - kept) / MIN_SLOTS, em * 6.2));
+      // Short lanes (7 nodes, large type, 720p) make short cells, not narrow ones: a payload needs its width.
+      const cw = Math.round(Math.max(cell, Math.min((trackW - kept) / MIN_SLOTS, em * 2.4)));
       wrap.style.setProperty("--cell", cw + "px");
       wrap.style.setProperty("--cell-h", Math.round(Math.max(22, Math.min(cell, laneH - rows - 6))) + "px");
       wrap.style.setProperty("--row", row + "px");
@@ -125,7 +159,7 @@
                        height: lane.offsetHeight, trackLeft: lane._track.offsetLeft + lane.offsetLeft,
                        gutterLeft: lane._gutter.offsetLeft + lane.offsetLeft, gutterW: lane._gutter.offsetWidth };
       }
-      geo = { cw, places, trackW, em };
+      geo = { cw, places, trackW, em, reserve: kept };
     }
 
     function windowFor(trackWidth, cw) {
@@ -134,8 +168,10 @@
       for (const n of Object.values(S.nodes)) maxEnd = Math.max(maxEnd, n.log_end || 0);
       const leader = S.cluster.leader ? S.nodes[S.cluster.leader] : null;
       const hwm = leader ? leader.hwm : Math.max(0, ...Object.values(S.nodes).map((n) => n.hwm || 0));
-      let start = Math.max(1, maxEnd - slots + 3);
-      if (hwm && hwm < start + 1) start = Math.max(1, hwm - 1);  // keep the high-water mark in view
+      // The newest entries first; the high-water mark's bar always (an uncommitted stretch longer than the lane
+      // is the one case where the newest give way to it).
+      let start = Math.max(1, maxEnd - slots + 2);
+      if (hwm && hwm + 1 < start) start = hwm + 1;
       const offset = start > 1 ? 1 : 0;  // slot 0 holds the collapsed older entries
       return { start, offset, slots, last: start + slots - offset - 1, x: (i) => (i - start + offset) * cw };
     }
@@ -149,8 +185,13 @@
       if (leader) {  // its label; each lane draws its own stretch of the line (see drawLane)
         const p = geo.places[leader.id];
         hwmLine.hidden = false;
-        hwmLine.style.left = (p.trackLeft + geo.W.x(leader.hwm + 1) - 4) + "px";
-        hwmLine.firstChild.textContent = T.leaderLine(leader.id, leader.hwm);
+        const left = p.trackLeft + geo.W.x(leader.hwm + 1) - 4;
+        hwmLine.style.left = left + "px";
+        const label = hwmLine.firstChild, text = T.leaderLine(leader.id, leader.hwm);
+        if (label.textContent !== text) label.textContent = text;
+        // the label reads rightwards from the line, or leftwards when that would leave the stage
+        const flip = left + textWidth(text, 0.75) + geo.em > wrap.clientWidth;
+        label.classList.toggle("flip", flip);
       } else hwmLine.hidden = true;
       drawLinks();
       rings(now, true);
@@ -182,9 +223,16 @@
       chip.className = "state " + state.replace(" ", "-");
       chip.title = state === "exited" ? (n.exit_reason || "") : "";  // why it stopped (the feed says it too)
       const cuts = state === "cut off" ? [] : (S.cluster.links || []).filter((l) => l.cut && (l.src === id || l.dst === id));
-      const chips = lane.querySelector(".cutchips");
-      const chipText = (n.disk_full ? [T.diskFullChip] : []).concat(cuts.map((l) => T.cutChip(l.src, l.dst))).join(" ");
-      if (chips.textContent !== chipText) chips.textContent = chipText;
+      const disk = n.disk_full ? T.diskFullChip : "";
+      const chips = lane.querySelector(".cutchips"), chipText = [disk, cutChips(id, cuts)].filter(Boolean).join(" ");
+      const chipKey = [chipText, innerWidth, document.body.className].join("|");
+      if (chips.dataset.key !== chipKey) {  // (the text shown may be the count: compare what was meant)
+        chips.dataset.key = chipKey;
+        chips.textContent = chipText;
+        chips.title = cuts.map((l) => T.cutLink(l.src, l.dst, false)).join("\n");
+        // Still too long for the line (large type, many cuts): a count, the links in its tooltip.
+        if (chips.scrollWidth > chips.clientWidth + 1) chips.textContent = [disk, cuts.length ? T.cutCount(cuts.length) : ""].filter(Boolean).join(" ");
+      }
       const b = lane.querySelector(".buttons");
       b.querySelector(".btn-kill").hidden = state === "killed" || state === "exited";
       b.querySelector(".btn-restart").hidden = state !== "killed" && state !== "exited";
@@ -229,7 +277,12 @@
       const tagRight = hx < geo.em * 3;
       extras.set("x-hwm-text", { cls: "mark-label" + (tagRight ? " right" : ""), x: hx, text: T.hwmTag(hwm) });
       const end = doomed ? Math.max(n.log_end, anim.from + anim.removed.length - 1) : n.log_end;
-      if (end > hwm && state !== "killed") extras.set("above", { cls: "above-label", x: hx + 8 + (tagRight ? geo.em * 3.2 : 0), text: T.above });
+      if (end > hwm && state !== "killed") {
+        const aboveW = textWidth(T.above, 0.7), tagW = textWidth(T.hwmTag(hwm), 0.7);
+        let ax = hx + 8 + (tagRight ? tagW + 4 : 0);
+        if (ax + aboveW > geo.trackW - 2) ax = Math.max(0, hx - tagW - aboveW - 10);  // no room right: left of its tag
+        extras.set("above", { cls: "above-label", x: ax, text: T.above });
+      }
       if (leader && leader.id !== id && leader.match_index && leader.match_index[id] !== undefined) {
         const m = leader.match_index[id], nx = leader.next_index ? leader.next_index[id] : undefined;
         if (m >= W.start - 1) extras.set("match", { cls: "index-marker", x: Math.max(0, W.x(Math.max(m, 1)) + (m ? 2 : -4)), text: T.matchMark(m), title: T.matchTitle(leader.id, id, m) });
@@ -243,6 +296,18 @@
       if (doomed) extras.set("note", { cls: "conflict-note", x: W.x(anim.from), fit: true, text: T.truncating(anim.from, anim.gen, anim.reason) });
       syncExtras(lane, extras);
       lane._server.classList.toggle("selected", S.selected === id);
+    }
+
+    // A node's cut links, shortest first: "✂ A⇄B" for both ways, "✂ B→A" for one.
+    function cutChips(id, cuts) {
+      const key = (a, b) => a + ">" + b, has = new Set(cuts.map((l) => key(l.src, l.dst))), out = [];
+      for (const l of cuts) {
+        const other = l.src === id ? l.dst : l.src;
+        if (has.has(key(id, other)) && has.has(key(other, id))) {
+          if (l.src === id) out.push(T.cutBoth(id, other));
+        } else out.push(T.cutChip(l.src, l.dst));
+      }
+      return out.join(" ");
     }
 
     function syncCells(lane, want) {
@@ -437,7 +502,9 @@
         const W = geo.W;
         const col = Math.max(W.start, Math.min(W.last, f.column || W.start));
         const shift = f.kind === "response" || f.kind === "refusal" ? 0.3 : -0.1;
-        const x = a.trackLeft + W.x(col) + geo.cw * (0.5 + shift);
+        // Heartbeats keep to the column left free for them at the lanes' right, clear of every label.
+        const x = f.quiet ? a.trackLeft + geo.trackW - geo.em * 3 + (f.kind === "response" ? 0 : -geo.em * 0.4)
+          : a.trackLeft + W.x(col) + geo.cw * (0.5 + shift);
         let opacity = f.quiet ? 0.55 : 1, fall = 0;
         if (f.dropped) { p = f.droppedAt; const q = (now - f.dropped) / 500; opacity *= 1 - q; fall = 30 * q; }
         else if (f.lost && p > 0.5) { opacity *= Math.max(0, 1 - (p - 0.5) * 2.2); p = 0.5; if (!f.lostShown) { f.lostShown = true; f.el.querySelector("text").textContent = T.lost; } }

@@ -22,6 +22,9 @@
           { n, leader, generation: gen, hwm, truncation, fsync })
       : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
           { n, hwm, truncation, fsync })),
+    summaryShort: (leader, gen, hwm) => (leader
+      ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
+      : t("leader none · high-water mark {hwm}", { hwm })),
     apiError: (e) => t("control API: {error}", { error: e }),
     rate: (r) => t("{rate} events/s", { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
@@ -46,7 +49,9 @@
     buttonTitle: (action, id) => ({ kill: t("kill {node}", { node: id }), restart: t("restart {node}", { node: id }),
                                     pause: t("pause {node}", { node: id }), resume: t("resume {node}", { node: id }) })[action],
     cutChip: (src, dst) => `✂ ${src}→${dst}`,
-    older: (n) => [`1–${n}`, t("older"), ""],
+    cutBoth: (a, b) => `✂ ${a}⇄${b}`,
+    cutCount: (n) => `✂ ×${n}`,  // the links themselves are in the chip's tooltip
+    older: (n) => [`1–${n}`, "…", ""],
     olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
     cellTitle: (id, i, p, g, above, hwm) => (above
       ? t("{node}[{index}] = {payload}, generation {generation} — above {node}'s high-water mark {hwm}: not visible to clients",
@@ -82,6 +87,8 @@
     heldBanner: t("❄ clocks held: no elections, heartbeats or time-outs (T releases)"),
 
     // messages in flight
+    seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
+    seqLive: (s) => t("the last {seconds} s", { seconds: s }),
     msg: {
       append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
       heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
@@ -127,6 +134,7 @@
     // feed
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
     feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
+    feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
     feedCount: (v, k) => `${num(v)} ${k}`,
 
     // answers and toasts
