@@ -341,7 +341,7 @@ class Dashboard:
         if action == "start_cluster":
             nodes = int(args.get("nodes", 3))
             if not 1 <= nodes <= MAX_NODES:
-                raise ValueError(say("a cluster here has 1 to {count} nodes", count=MAX_NODES))
+                raise ValueError(say("a cluster here has 1 to {most} nodes", most=MAX_NODES))
             return self.start_cluster(nodes, {k: args[k] for k in ("fsync", "truncation") if args.get(k)})
         if action.startswith("guide_"):
             return self._guide(action[len("guide_"):], args)
