@@ -19,10 +19,11 @@ from datetime import datetime
 from pathlib import Path
 
 from lab.cluster import check_delay
-from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
+from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
 from lab.sim import scenario
 from lab.sim.realdriver import run_real
@@ -199,8 +200,8 @@ def _client(args):
 
 def cmd_up(args) -> int:
 
-    if not 1 <= args.nodes <= 7:
-        raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise CommandError(f"--nodes must be between 1 and {MAX_NODES}, not {args.nodes}", USAGE)
     run_dir = Path(args.dir)
     info = cluster_info(run_dir)
     if info is not None:
@@ -213,22 +214,12 @@ def cmd_up(args) -> int:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").unlink(missing_ok=True)
-    command = [sys.executable, "-m", "lab.processes.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
-               "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
-               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host,
-               "--options", json.dumps({"limit": args.limit})]
-    if args.fresh:
-        command.append("--fresh")
-    if args.no_pre_vote:
-        command.append("--no-pre-vote")
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    log_path = run_dir / "supervisor.log"
+    options = {"nodes": args.nodes, "impl": args.impl, "fsync": args.fsync, "truncation": args.truncation,
+               "delay_ms": args.delay_ms, "seed": args.seed, "host": args.host, "fresh": args.fresh,
+               "pre_vote": not args.no_pre_vote, "limit": args.limit}
+    log_path = run_dir / daemon.LOG_FILE
     log_start = log_path.stat().st_size if log_path.exists() else 0
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True, close_fds=True)
+    proc = daemon.launch(run_dir, options, new_session=True)
     deadline = time.monotonic() + args.timeout
     state = None
     while time.monotonic() < deadline:
@@ -356,7 +347,7 @@ def cmd_write(args) -> int:
         raise CommandError(f"write not acknowledged: {answer.get('error')}", FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
     text = (f"acknowledged: index {answer['index']}, generation {answer['generation']} (leader {answer['node']}, "
-            f"high-water mark {answer['hwm']})")
+            f"high-water mark {answer['high_water_mark']})")
     return _print(args, answer, text)
 
 
@@ -367,7 +358,7 @@ def cmd_read(args) -> int:
         raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
     text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
-            f"(high-water mark {answer['hwm']}): {answer['payload']}")
+            f"(high-water mark {answer['high_water_mark']}): {answer['payload']}")
     return _print(args, answer, text)
 
 

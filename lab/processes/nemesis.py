@@ -452,7 +452,7 @@ class Clients:
                 answer = {"ok": False, "refusal": f"api: {exc}"}
             self.reads.append(ReadRecord(client=client, node=node, index=answer.get("index", index),
                                          ok=bool(answer.get("ok")), generation=answer.get("generation", 0),
-                                         payload=answer.get("payload", ""), hwm=answer.get("hwm", 0),
+                                         payload=answer.get("payload", ""), hwm=answer.get("high_water_mark", 0),
                                          refusal=answer.get("refusal", "") if not answer.get("ok") else ""))
             time.sleep(0.01)
 
