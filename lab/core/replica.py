@@ -242,21 +242,29 @@ class Replica:
         self.ticks += 1
         self.leader_contact += 1
         if self.role == LEADER:
-            self.leader_contact = 0
-            self.heartbeat_elapsed += 1
-            if self.heartbeat_elapsed >= self.heartbeat_ticks:
-                self.heartbeat_elapsed = 0
-                for peer in self.peers:
-                    self._send_replication(out, peer)
-            self._expire_writes(out)
+            self._tick_leader(out)
         else:
-            self.election_elapsed += 1
-            if self.election_elapsed >= self.election_timeout and not self._catching_up():
-                if self.pre_vote and len(self.nodes) > 1:
-                    self._start_prevote(out)
-                else:
-                    self._become_candidate(out, force=False)
+            self._tick_election(out)
         return out.done()
+
+    def _tick_leader(self, out: Ready) -> None:
+        """A leader's time: heartbeats (a replication request to every follower) and writes that expire."""
+        self.leader_contact = 0
+        self.heartbeat_elapsed += 1
+        if self.heartbeat_elapsed >= self.heartbeat_ticks:
+            self.heartbeat_elapsed = 0
+            for peer in self.peers:
+                self._send_replication(out, peer)
+        self._expire_writes(out)
+
+    def _tick_election(self, out: Ready) -> None:
+        """A follower's or candidate's time: its election timer, which starts a (pre-)election when it runs out."""
+        self.election_elapsed += 1
+        if self.election_elapsed >= self.election_timeout and not self._catching_up():
+            if self.pre_vote and len(self.nodes) > 1:
+                self._start_prevote(out)
+            else:
+                self._become_candidate(out, force=False)
 
     def campaign(self) -> Ready:
         """Start an election now (scenario scripts and the dashboard use it to pick a leader)."""
@@ -271,12 +279,7 @@ class Replica:
         for request, payload in writes:
             events.append(_new(WriteRequested, (generation, request, digest(payload), payload)))
         if self.role != LEADER:
-            where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
-            for write in writes:
-                error = f"not the leader: {where}"
-                out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
-                                          refusal=NOT_LEADER))
-                self._event(out, "write_failed", request=write.request, reason=error)
+            self._redirect(out, writes)
             return out.done()
         index, pending, entries = self.log.log_end, self.pending_writes, out.append
         for request, payload in writes:
@@ -291,6 +294,15 @@ class Replica:
         for peer in self.peers:
             self._send_replication(out, peer)
         return out.done()
+
+    def _redirect(self, out: Ready, writes: Sequence[ClientWrite]) -> None:
+        """A node that is not the leader refuses writes, naming the leader it knows."""
+        where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
+        for write in writes:
+            error = f"not the leader: {where}"
+            out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
+                                      refusal=NOT_LEADER))
+            self._event(out, "write_failed", request=write.request, reason=error)
 
     def read(self, request: ClientRead) -> Ready:
         """Serve an entry only if it lies at or below this node's high-water mark."""
