@@ -61,7 +61,7 @@ def register(subparsers) -> None:
     p = add("up", "start a cluster of node processes in the background",
             "Start one process per node and the supervisor (control API) in the background; return once a "
             "leader is elected. Data and traces go to DIR.", cmd_up)
-    p.add_argument("--nodes", type=int, default=3, help="how many nodes, 1 to 7 (default 3)")
+    p.add_argument("--nodes", type=int, default=3, help=f"how many nodes, 1 to {MAX_NODES} (default 3)")
     p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
     limit_option(p)
     p.add_argument("--fsync", choices=FSYNC_POLICIES, default="always", help="fsync policy (default always)")
