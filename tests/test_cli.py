@@ -67,7 +67,7 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
         refused = hwm(tmp_path, "read", "9", "--node", follower, "--json")
         answer = as_json(refused)
         assert refused.returncode == FAILED and "above the high-water mark" in answer["error"]
-        assert answer["hwm"] <= 2
+        assert answer["high_water_mark"] <= 2
         assert "refused by node" in hwm(tmp_path, "read", "9").stderr
 
         # kill the leader: another is elected, writes go on; the old one restarts on its data

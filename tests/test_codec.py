@@ -228,3 +228,13 @@ def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
     assert {e.type for e in hot} == set(by_hand)
     for event in hot:
         assert type(event) is by_hand[event.type], event.type
+
+
+def test_an_answer_is_json_with_its_own_field_names_and_comes_back_whole():
+    answer = Answer(request="w1", ok=False, index=4, generation=2, high_water_mark=3, leader="A",
+                    error="timeout: ...", refusal="timeout", holders=("A", "B"))
+    data = codec.answer_to_json(answer, node="A")
+    assert set(data) == set(Answer._fields) | {"node"} and data["high_water_mark"] == 3 and data["node"] == "A"
+    assert codec.answer_from_json(json.loads(json.dumps(data))) == answer
+    with pytest.raises(MalformedFrame):
+        codec.answer_from_json({**data, "index": "four"})

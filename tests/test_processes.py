@@ -258,3 +258,40 @@ def test_a_standalone_node_reports_its_port(tmp_path):
     events = [json.loads(line) for line in (tmp_path / "a" / "events-A.jsonl").read_text().splitlines()]
     assert events[-1]["type"] == "node_stopped" and events[-2]["type"] == "log_snapshot"
     assert os.path.exists(tmp_path / "a" / "wal")
+
+
+def test_writes_and_reads_reuse_one_connection_per_node_and_answer_with_the_answers_names(tmp_path):
+    with running_cluster(tmp_path, nodes=3, fsync="never") as sup:
+        leader = wait_until(lambda: sup.wait_for_leader(1.0), 10, "a leader")
+        first = sup.write("one", timeout=10.0)
+        kept = sup.clients._idle[leader][:]
+        second = sup.write("two", timeout=10.0)
+        read = sup.read(2, leader)
+        assert first["ok"] and second["ok"] and read["ok"] and read["payload"] == "two"
+        assert read["high_water_mark"] >= 2 and read["node"] == leader and "hwm" not in read
+        assert len(kept) == 1 and sup.clients._idle[leader] == kept  # the same connection, given back each time
+        sup.kill(leader)
+        assert leader not in sup.clients._idle  # a killed node's connections are closed with it
+        down = sup.read(1, leader)
+        assert down["refusal"] == "node_down" and down["node"] == leader
+
+
+def test_the_daemon_launcher_starts_a_cluster_that_stops_with_the_api(tmp_path):
+    from lab.processes import daemon
+    from lab.processes.client import cluster_info
+
+    proc = daemon.launch(tmp_path, {"nodes": 1, "fresh": True}, parent_pid=os.getpid())
+    track(proc.pid)
+    try:
+        info = wait_until(lambda: (cluster_info(tmp_path) or {}).get("pid") == proc.pid and cluster_info(tmp_path),
+                          30, "the daemon's cluster.json")
+        api = ControlClient(info["control_url"], token=info["token"])
+        track(*[n["pid"] for n in api.state(log=0)["nodes"]])
+        assert wait_until(lambda: api.state(log=0)["leader"], 10, "a leader") == "A"
+        api.post("/api/shutdown")
+        assert proc.wait(20) == 0
+        assert (tmp_path / daemon.LOG_FILE).exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

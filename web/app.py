@@ -29,7 +29,8 @@ from flask_babel import Babel, Domain
 from flask_socketio import SocketIO, join_room, leave_room
 
 from lab import i18n
-from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.cluster import MAX_DELAY_MS
+from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import LANGUAGES, PSEUDO, Text, localize, say
 from lab.i18n.phrases import heard
 from lab.processes.client import ControlClient, ControlError
@@ -333,16 +334,16 @@ class Dashboard:
                 body["truncation"] = args["truncation"]
             if args.get("delay_ms") is not None:
                 delay = int(args["delay_ms"])
-                if not 0 <= delay <= 5000:
-                    raise ValueError(say("slow motion delays each message by 0 to 5000 ms"))
+                if not 0 <= delay <= MAX_DELAY_MS:
+                    raise ValueError(say("slow motion delays each message by 0 to {ms} ms", ms=f"{MAX_DELAY_MS:g}"))
                 body["delay_ms"] = delay
             if not body:
                 raise ValueError(say("no setting given (fsync, truncation or delay_ms)"))
             return self._client().post("/api/settings", body)
         if action == "start_cluster":
             nodes = int(args.get("nodes", 3))
-            if not 1 <= nodes <= 7:
-                raise ValueError(say("a cluster here has 1 to 7 nodes"))
+            if not 1 <= nodes <= MAX_NODES:
+                raise ValueError(say("a cluster here has 1 to {most} nodes", most=MAX_NODES))
             return self.start_cluster(nodes, {k: args[k] for k in ("fsync", "truncation") if args.get(k)})
         if action.startswith("guide_"):
             return self._guide(action[len("guide_"):], args)

@@ -1,7 +1,7 @@
 """Clusters that the dashboard owns (`hwm-lab demo`): one supervisor process at a time, started and stopped here.
 
 Starting a new cluster (another size, or a guided scenario's) stops the previous one first. The supervisor runs
-in its own process (`python -m lab.processes.supervisor`, the daemon `hwm-lab up` starts too), so that the
+in its own process (lab.processes.daemon, the daemon `hwm-lab up` starts too), so that the
 dashboard's event loop, and its CPU figure, stay its own; it stops with the dashboard. While a cluster runs, its
 address and token are also written where `hwm-lab status`, `write`, `read`... look by default (./.hwm-lab), unless
 another cluster already runs there.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lab.core.config import node_names
 from lab.processes.client import CLUSTER_FILE, ControlClient, ControlError, cluster_info
+from lab.processes.daemon import launch
 from lab.sim.realdriver import RealDriver
 
 START_SECONDS = 60.0  # node processes are Python: slow to start on a busy two-core machine
@@ -66,13 +67,7 @@ class ClusterHost:
                            fsync={n: scenario.fsync.get(n, "always") for n in node_names(nodes)},
                            segment_bytes=scenario.segment_bytes,
                            meta={"run": f"{scenario.name}-guided", "scenario": scenario.name})
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "supervisor.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [self.python, "-m", "lab.processes.supervisor", "--dir", str(self.run_dir),
-                 "--options", json.dumps(options), "--parent-pid", str(os.getpid())],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=str(Path(__file__).resolve().parent.parent))
+        self.proc = launch(self.run_dir, options, python=self.python, parent_pid=os.getpid())
         deadline = time.monotonic() + START_SECONDS
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

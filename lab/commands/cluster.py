@@ -19,10 +19,11 @@ from datetime import datetime
 from pathlib import Path
 
 from lab.cluster import check_delay
-from lab.core.config import FSYNC_POLICIES, PACES, TRUNCATION_STRATEGIES, pace_timing
+from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
+from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
 from lab.sim import scenario
 from lab.sim.realdriver import run_real
@@ -60,7 +61,7 @@ def register(subparsers) -> None:
     p = add("up", "start a cluster of node processes in the background",
             "Start one process per node and the supervisor (control API) in the background; return once a "
             "leader is elected. Data and traces go to DIR.", cmd_up)
-    p.add_argument("--nodes", type=int, default=3, help="how many nodes, 1 to 7 (default 3)")
+    p.add_argument("--nodes", type=int, default=3, help=f"how many nodes, 1 to {MAX_NODES} (default 3)")
     p.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
     limit_option(p)
     p.add_argument("--fsync", choices=FSYNC_POLICIES, default="always", help="fsync policy (default always)")
@@ -201,8 +202,8 @@ def _client(args):
 
 def cmd_up(args) -> int:
 
-    if not 1 <= args.nodes <= 7:
-        raise CommandError(f"--nodes must be between 1 and 7, not {args.nodes}", USAGE)
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise CommandError(f"--nodes must be between 1 and {MAX_NODES}, not {args.nodes}", USAGE)
     run_dir = Path(args.dir)
     info = cluster_info(run_dir)
     if info is not None:
@@ -215,24 +216,14 @@ def cmd_up(args) -> int:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").unlink(missing_ok=True)
-    command = [sys.executable, "-m", "lab.processes.supervisor", "--dir", str(run_dir), "--nodes", str(args.nodes),
-               "--impl", args.impl, "--fsync", args.fsync, "--truncation", args.truncation,
-               "--delay-ms", str(args.delay_ms), "--seed", str(args.seed), "--host", args.host,
-               "--options", json.dumps({"limit": args.limit})]
-    if args.fresh:
-        command.append("--fresh")
-    if args.no_pre_vote:
-        command.append("--no-pre-vote")
+    options = {"nodes": args.nodes, "impl": args.impl, "fsync": args.fsync, "truncation": args.truncation,
+               "delay_ms": args.delay_ms, "seed": args.seed, "host": args.host, "fresh": args.fresh,
+               "pre_vote": not args.no_pre_vote, "limit": args.limit}
     if args.pace != "normal":
-        command += ["--options", json.dumps({"tick_ms": pace_timing(args.pace).tick_ms})]
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    log_path = run_dir / "supervisor.log"
+        options["tick_ms"] = pace_timing(args.pace).tick_ms
+    log_path = run_dir / daemon.LOG_FILE
     log_start = log_path.stat().st_size if log_path.exists() else 0
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True, close_fds=True)
+    proc = daemon.launch(run_dir, options, new_session=True)
     deadline = time.monotonic() + args.timeout
     state = None
     while time.monotonic() < deadline:
@@ -360,7 +351,7 @@ def cmd_write(args) -> int:
         raise CommandError(f"write not acknowledged: {answer.get('error')}", FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
     text = (f"acknowledged: index {answer['index']}, generation {answer['generation']} (leader {answer['node']}, "
-            f"high-water mark {answer['hwm']})")
+            f"high-water mark {answer['high_water_mark']})")
     return _print(args, answer, text)
 
 
@@ -371,7 +362,7 @@ def cmd_read(args) -> int:
         raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
     text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
-            f"(high-water mark {answer['hwm']}): {answer['payload']}")
+            f"(high-water mark {answer['high_water_mark']}): {answer['payload']}")
     return _print(args, answer, text)
 
 

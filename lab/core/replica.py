@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from lab.core.config import PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.impl import Impl
 from lab.core.interface import AppendResult
+from lab.core.progress import MatchIndex, Progress, progress_of
 from lab.core.messages import (
     ABOVE_HWM,
     LEADERSHIP_LOST,
@@ -202,8 +203,9 @@ class Replica:
         self.leader: str | None = None
         self.votes: set[str] = set()
         self.prevotes: set[str] | None = None  # while asking for pre-votes: who said yes
-        self.match_index: dict[str, int] = {}
-        self.next_index: dict[str, int] = {}
+        # A leader's view of every node's log, one record each; match_index shows their match indexes to exercise 2.
+        self.progress: dict[str, Progress] = {}
+        self.match_index = MatchIndex(self.progress)
         # Client writes the leader appended and has not answered: (index, request, digest) in index order, and
         # (last index, deadline tick) per proposal, so that committing and expiring both pop from the left.
         self.pending_writes: deque[tuple[int, str, str]] = deque()
@@ -240,21 +242,29 @@ class Replica:
         self.ticks += 1
         self.leader_contact += 1
         if self.role == LEADER:
-            self.leader_contact = 0
-            self.heartbeat_elapsed += 1
-            if self.heartbeat_elapsed >= self.heartbeat_ticks:
-                self.heartbeat_elapsed = 0
-                for peer in self.peers:
-                    self._send_replication(out, peer)
-            self._expire_writes(out)
+            self._tick_leader(out)
         else:
-            self.election_elapsed += 1
-            if self.election_elapsed >= self.election_timeout and not self._catching_up():
-                if self.pre_vote and len(self.nodes) > 1:
-                    self._start_prevote(out)
-                else:
-                    self._become_candidate(out, force=False)
+            self._tick_election(out)
         return out.done()
+
+    def _tick_leader(self, out: Ready) -> None:
+        """A leader's time: heartbeats (a replication request to every follower) and writes that expire."""
+        self.leader_contact = 0
+        self.heartbeat_elapsed += 1
+        if self.heartbeat_elapsed >= self.heartbeat_ticks:
+            self.heartbeat_elapsed = 0
+            for peer in self.peers:
+                self._send_replication(out, peer)
+        self._expire_writes(out)
+
+    def _tick_election(self, out: Ready) -> None:
+        """A follower's or candidate's time: its election timer, which starts a (pre-)election when it runs out."""
+        self.election_elapsed += 1
+        if self.election_elapsed >= self.election_timeout and not self._catching_up():
+            if self.pre_vote and len(self.nodes) > 1:
+                self._start_prevote(out)
+            else:
+                self._become_candidate(out, force=False)
 
     def campaign(self) -> Ready:
         """Start an election now (scenario scripts and the dashboard use it to pick a leader)."""
@@ -269,12 +279,7 @@ class Replica:
         for request, payload in writes:
             events.append(_new(WriteRequested, (generation, request, digest(payload), payload)))
         if self.role != LEADER:
-            where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
-            for write in writes:
-                error = f"not the leader: {where}"
-                out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
-                                          refusal=NOT_LEADER))
-                self._event(out, "write_failed", request=write.request, reason=error)
+            self._redirect(out, writes)
             return out.done()
         index, pending, entries = self.log.log_end, self.pending_writes, out.append
         for request, payload in writes:
@@ -289,6 +294,15 @@ class Replica:
         for peer in self.peers:
             self._send_replication(out, peer)
         return out.done()
+
+    def _redirect(self, out: Ready, writes: Sequence[ClientWrite]) -> None:
+        """A node that is not the leader refuses writes, naming the leader it knows."""
+        where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
+        for write in writes:
+            error = f"not the leader: {where}"
+            out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
+                                      refusal=NOT_LEADER))
+            self._event(out, "write_failed", request=write.request, reason=error)
 
     def read(self, request: ClientRead) -> Ready:
         """Serve an entry only if it lies at or below this node's high-water mark."""
@@ -458,25 +472,27 @@ class Replica:
                         reason=f"a match index beyond this leader's log end {self.log.log_end}")
             return
         if resp.success and not resp.counts:  # a repaired follower catching up: send on, but do not count it
-            self.next_index[follower] = max(self.next_index.get(follower, 1), resp.match_index + 1)
-            if self.next_index[follower] <= self.log.log_end:
+            record = self._progress(follower)
+            record.next = max(record.next, resp.match_index + 1)
+            if record.next <= self.log.log_end:
                 self._send_replication(out, follower)
             return
         if resp.success:
             before = self.match_index.get(follower, 0)
             new_hwm = self._count_acknowledgement(follower, resp.match_index)
-            self.next_index[follower] = max(self.next_index.get(follower, 1), self.match_index[follower] + 1)
+            record = self.progress[follower]
             # The trace shows the cause (a follower's match index) before its effect (the mark moving).
-            if self.match_index[follower] != before:
-                self._event(out, "match_index_updated", follower=follower, match_index=self.match_index[follower],
-                            next_index=self.next_index[follower])
+            if record.match != before:
+                self._event(out, "match_index_updated", follower=follower, match_index=record.match,
+                            next_index=record.next)
             self._set_high_water_mark(out, new_hwm)
-            if self.next_index[follower] <= self.log.log_end and resp.match_index >= self.next_index[follower] - 1:
+            if record.next <= self.log.log_end and resp.match_index >= record.next - 1:
                 self._send_replication(out, follower)
             return
         retry_from = max(1, min(resp.conflict_index or resp.prev_index, resp.prev_index))
-        if retry_from < self.next_index.get(follower, 1):
-            self.next_index[follower] = retry_from
+        record = self._progress(follower)
+        if retry_from < record.next:
+            record.next = retry_from
             self._event(out, "next_index_backed_up", follower=follower, next_index=retry_from,
                         refused_after=resp.prev_index)
             self._send_replication(out, follower)
@@ -559,9 +575,8 @@ class Replica:
         self.leader = self.node_id
         self.leader_contact = 0
         self.heartbeat_elapsed = 0
-        self.match_index = {n: 0 for n in self.nodes}
-        self.match_index[self.node_id] = self.log.log_end
-        self.next_index = {peer: self.log.log_end + 1 for peer in self.peers}
+        self.progress = progress_of(self.nodes, self.node_id, self.log.log_end)
+        self.match_index = MatchIndex(self.progress)
         self.awaiting_epoch_answer = False
         self._event(out, "became_leader", generation=self.generation, votes=sorted(self.votes))
         for peer in self.peers:
@@ -570,7 +585,8 @@ class Replica:
     # ---- helpers -------------------------------------------------------------------------------------------
 
     def _send_replication(self, out: Ready, peer: str) -> None:
-        next_index = min(self.next_index.get(peer, self.log.log_end + 1), self.log.log_end + 1)
+        record = self._progress(peer, self.log.log_end + 1)
+        next_index = min(record.next, self.log.log_end + 1)
         prev_index = next_index - 1
         last = min(self.log.log_end, prev_index + self.max_batch)
         # Followers that are level get the very same request value (so a transport encodes it once).
@@ -584,7 +600,7 @@ class Replica:
                 prev_generation=self.log.generation_at(prev_index), entries=self.log.slice(next_index, last),
                 high_water_mark=self.high_water_mark)
         # Optimistic: pipeline the next request after this one; a refusal backs next_index up again.
-        self.next_index[peer] = last + 1
+        record.next = last + 1
         out.messages.append(Envelope(src=self.node_id, dst=peer, message=request))
         self._event(out, "replication_sent", to=peer, prev_index=prev_index, prev_generation=request.prev_generation,
                     first=next_index, last=last, hwm=self.high_water_mark)
@@ -600,7 +616,17 @@ class Replica:
                                                 self.generation, self.log.generation_at, self.impl.high_water_mark)
         if new > self.log.log_end:
             raise AssertionError(f"high-water mark {new} beyond the leader's log end {self.log.log_end}")
+        record = self.progress.get(node)
+        if record is not None:
+            record.next = max(record.next, record.match + 1)  # keeps 0 <= match < next
         return new
+
+    def _progress(self, node: str, next: int = 1) -> Progress:
+        """The leader's record of `node`, made (with nothing matched) if it has none."""
+        record = self.progress.get(node)
+        if record is None:
+            record = self.progress[node] = Progress(0, next)
+        return record
 
     def _set_high_water_mark(self, out: Ready, new: int) -> None:
         self.confirmed_hwm = max(self.confirmed_hwm, new)
@@ -704,7 +730,8 @@ class Replica:
             "log_end": self.log.log_end,
             "hwm": self.high_water_mark,
             "match_index": dict(self.match_index) if self.role == LEADER else {},
-            "next_index": dict(self.next_index) if self.role == LEADER else {},
+            "next_index": {p: self.progress[p].next for p in self.peers if p in self.progress}
+            if self.role == LEADER else {},
             "catching_up_to": self.catching_up_to if self._catching_up() else None,
             # The election clock, in ticks, so that a dashboard can draw it filling up.
             "election_elapsed": self.election_elapsed,

@@ -23,16 +23,16 @@ by call from Python would cost thousands of round trips to the JVM.
 from __future__ import annotations
 
 import functools
-import hashlib
 from typing import Callable
 
 from pyspark.sql import DataFrame
 
+from lab.core.config import MAX_NODES
+from lab.core.messages import digest
 from lab.grade.rules import RULES
 
 CLUSTER = "cluster"
-# A leader's followers each have a slot in the node timeline: clusters of up to MAX_NODES nodes.
-MAX_NODES = 9
+# A leader's followers each have a slot in the node timeline: clusters of up to MAX_NODES nodes (the lab's own).
 NODE_FAULTS = ("node_killed", "node_restarted", "node_paused", "node_resumed")
 FAULTS = (*NODE_FAULTS, "link_cut", "link_healed")
 
@@ -241,10 +241,6 @@ def _rule_liveness() -> str:
 
 # ---- the index view -----------------------------------------------------------------------------------------
 
-def _digest(payload: str) -> str:
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
-
-
 # What the grader itself knows of a scenario (docs/grading.md). Applied only when the run's client writes use
 # these payloads, so a scenario script with other payloads is judged by its own `expectation` events alone.
 SCENARIO_EXPECTATIONS: dict[str, dict] = {
@@ -451,15 +447,15 @@ def _rule_scenario_knowledge() -> str:
     for name, expect in SCENARIO_EXPECTATIONS.items():
         payloads = _payloads(expect)
         this = (f"(lower(scenario) = {q(name)} AND size(array_except(array{among(payloads)}, written)) = 0)")
-        names = "map(" + ", ".join(f"{q(_digest(p))}, {q(p)}" for p in payloads) + ")"
-        never = among(_digest(p) for p in expect["never_served"])
+        names = "map(" + ", ".join(f"{q(digest(p))}, {q(p)}" for p in payloads) + ")"
+        never = among(digest(p) for p in expect["never_served"])
         found.append(one(f"{this} AND kind = 'r' AND (payload IN {among(expect['never_served'])} "
                          f"OR edigest IN {never})", v(
             check, node="node", index="index", seq="seq", time="time",
             detail=fmt("%s served %s at index %d: scenario %s says it must never be served", "node",
                        f"coalesce(try_element_at({names}, edigest), payload)", "index", q(name.upper())))))
         final = f"{this} AND kind = 's' AND is_final AND exists(finals, n -> n.node = node AND n.live)"
-        wanted = "array" + among(_digest(p) for p in expect["final_log"])
+        wanted = "array" + among(digest(p) for p in expect["final_log"])
         shown = (f"array_join(transform(entries, e -> coalesce(try_element_at({names}, try_element_at(e, 3)), "
                  f"try_element_at(e, 3))), ', ')")
         found.append(one(f"{final} AND transform(entries, e -> try_element_at(e, 3)) != {wanted}", v(

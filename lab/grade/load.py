@@ -19,6 +19,7 @@ import shutil
 import stat
 import zipfile
 
+from lab.core.config import MAX_NODES
 from lab.student.ids import is_secret, valid_student_id
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -27,7 +28,6 @@ MANIFEST = "manifest.json"
 VERSIONS = (1, 2)  # submission format versions this grader reads
 FILES_DIR = "files"  # version 2: the student's exercise files, at files/exercises/<name>.py
 EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
-MAX_NODES = 9
 _SECRET = ("unsafe: {name} is a running cluster's secret, which never belongs in a hand-in; make the submission "
            "again with `hwm-lab submit`, which leaves it out")
 MiB = 1024 * 1024

@@ -72,7 +72,7 @@ TEMPLATES = [
     phrase("index {index} holds generation {generation}, the leader's holds generation {theirs}"),
     phrase("a committed entry would be removed"),
     phrase("a match index beyond this leader's log end {end}"),
-    # lab/processes/supervisor.py: writes and reads through the supervisor
+    # lab/processes/routing.py: writes and reads through the supervisor
     phrase("timeout: the write was not acknowledged within {seconds}s ({why})"),
     phrase("timeout: node {node} did not answer within {seconds}s; the write may or may not be committed"),
     phrase("connection lost: node {node} did not answer ({error}); the write may or may not be committed"),

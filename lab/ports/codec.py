@@ -105,6 +105,19 @@ def _encode_answer(m: Answer) -> dict:
             "refusal": m.refusal, "holders": list(m.holders)}
 
 
+def answer_to_json(answer: Answer, node: str | None = None) -> dict:
+    """An Answer as the control API gives it: its own field names, and `node`, the node that answered it."""
+    data = _encode_answer(answer)
+    del data["type"]
+    data["node"] = node
+    return data
+
+
+def answer_from_json(data: dict) -> Answer:
+    """The Answer in a control API answer (its other fields, such as `node`, left out); MalformedFrame if bad."""
+    return _decode_generic("Answer", {"type": "Answer", **{k: v for k, v in data.items() if k in Answer._fields}})
+
+
 def _encode_client_write(m: ClientWrite) -> dict:
     return {"type": "ClientWrite", "request": m.request, "payload": m.payload}
 

@@ -16,7 +16,6 @@ timing is real, so two runs with one seed differ in detail. Maelstrom's nemesis 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -31,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.core.messages import digest
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
@@ -74,11 +74,6 @@ class Fault:
 
 
 # ---- the checker: independent of the replica --------------------------------------------------------------
-
-
-def digest(payload: str) -> str:
-    """The trace's digest of a payload (docs/trace-format.md): 16 hex digits of its SHA-256."""
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -457,7 +452,7 @@ class Clients:
                 answer = {"ok": False, "refusal": f"api: {exc}"}
             self.reads.append(ReadRecord(client=client, node=node, index=answer.get("index", index),
                                          ok=bool(answer.get("ok")), generation=answer.get("generation", 0),
-                                         payload=answer.get("payload", ""), hwm=answer.get("hwm", 0),
+                                         payload=answer.get("payload", ""), hwm=answer.get("high_water_mark", 0),
                                          refusal=answer.get("refusal", "") if not answer.get("ok") else ""))
             time.sleep(0.01)
 

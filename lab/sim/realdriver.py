@@ -17,6 +17,7 @@ from typing import Any, Callable
 from lab.core.config import node_names
 from lab.core.guard import DEFAULT_LIMIT
 from lab.core.messages import Answer
+from lab.ports import codec
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.processes.supervisor import Supervisor
 from lab.sim import scenario as scenarios
@@ -82,11 +83,10 @@ class RealDriver:
             answer = self.api.write(payload, node, timeout=timeout)
         finally:
             self._hold()
-        return _answer(answer, payload)
+        return codec.answer_from_json(answer)
 
     def read(self, index: int, node: str) -> Answer:
-        answer = self.api.read(index, node)
-        return _answer(answer, answer.get("payload", ""))
+        return codec.answer_from_json(self.api.read(index, node))
 
     def stream(self, on: bool) -> None:
         """A client writing continuously (s1, s2, ...), one write at a time, until stream(False)."""
@@ -162,14 +162,6 @@ class RealDriver:
                 self._release()
             except (ApiError, ClusterUnavailable):
                 pass
-
-
-def _answer(answer: dict, payload: str) -> Answer:
-    return Answer(request=answer.get("request", ""), ok=bool(answer.get("ok")), index=answer.get("index", 0) or 0,
-                  generation=answer.get("generation", 0) or 0, payload=payload if answer.get("ok") else "",
-                  high_water_mark=answer.get("hwm", 0) or 0, leader=answer.get("node"),
-                  error=answer.get("error", ""), refusal=answer.get("refusal", ""),
-                  holders=tuple(answer.get("holders", ())))
 
 
 def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = None, seed: int = 0,

@@ -103,8 +103,8 @@ class FakeControl:
                     hwm = node.high_water_mark if node else None
                     if answer.ok:
                         return 200, {"ok": True, "index": answer.index, "generation": answer.generation,
-                                     "payload": answer.payload, "hwm": hwm}
-                    return 409, {"ok": False, "error": answer.error, "hwm": hwm}
+                                     "payload": answer.payload, "high_water_mark": hwm}
+                    return 409, {"ok": False, "error": answer.error, "high_water_mark": hwm}
                 if path == "/api/write":
                     request = sim.write(body["payload"], body.get("node"))
                     if not self.auto_tick:

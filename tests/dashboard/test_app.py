@@ -319,7 +319,7 @@ def test_settings_reach_the_control_api(live, fake):
     ("read", {"index": 0, "node": "A"}, "indexes start at 1"),
     ("settings", {"fsync": "sometimes"}, "fsync is one of"),
     ("settings", {"truncation": "random"}, "truncation is one of"),
-    ("settings", {"delay_ms": 99999}, "0 to 5000 ms"),
+    ("settings", {"delay_ms": 99999}, "0 to 60000 ms"),
     ("settings", {}, "no setting given"),
     ("start_cluster", {"nodes": 3}, "did not start"),
     ("guide_start", {"scenario": "s1"}, "guided scenarios need"),

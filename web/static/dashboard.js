@@ -208,7 +208,7 @@
     ev.preventDefault();
     const index = Number($("#read-index").value), node = $("#read-node").value;
     const a = await control("read", { index, node });
-    if (a.ok) showAnswer(T.served(node, index, a.payload, a.generation, a.hwm));
+    if (a.ok) showAnswer(T.served(node, index, a.payload, a.generation, a.high_water_mark));
     else showAnswer(T.refused(node, index, a.error), true);
   });
 

@@ -1,0 +1,118 @@
+"""The supervisor's observation: the cluster's state (asked of each node, or read from its disk when it is down),
+the cluster's own trace events, and every emitter's events as one numbered stream.
+
+A mixin of `Supervisor` (lab.processes.supervisor), which holds the state it works on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from lab.core.messages import Event
+from lab.ports import codec
+from lab.ports.trace import CLUSTER, record
+from lab.processes.client import NodeError
+from lab.processes.runfiles import exit_reason
+
+log = logging.getLogger("lab.processes.supervisor")
+
+EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
+
+
+class Observation:
+    """What the control API's state and events answer, and the cluster's own lines in the trace."""
+
+    def state(self, log: int | str = 20) -> dict:
+        nodes = []
+        for name in self.names:
+            node = self.nodes[name]
+            self._reap(node)
+            info = None
+            if node.state == "running":
+                try:
+                    info = self._control(node, "status", timeout=2.0, log=log)
+                    node.last = info
+                except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:
+                    info = {**node.last, "unresponsive": str(exc)}
+            if info is None:
+                info = dict(node.last)
+                info["stale"] = True
+                if log != "all":
+                    window = info.get("log", [])[-int(log):] if int(log) else []
+                    info["log_start"] = window[0][0] if window else info.get("log_end", 0) + 1
+                    info["log"] = window
+            info.update({"id": name, "state": node.state, "pid": node.pid if node.state != "killed" else None,
+                         "host": self.host, "port": node.port, "data_dir": str(node.data_dir), "boot": node.boot,
+                         "fsync": self.settings["fsync"][name]})
+            if node.state not in ("running", "paused"):
+                info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
+            if node.exit_code is not None and node.state == "exited":
+                info["exit_code"] = node.exit_code
+                info["exit_reason"] = node.exit_reason or exit_reason(node.data_dir, node.exit_code)
+                if node.fault:
+                    info["fault"] = node.fault
+            info["disk_full"] = name in self.full_disks
+            for key, default in (("role", None), ("generation", 0), ("leader", None), ("log_end", 0), ("hwm", 0),
+                                 ("match_index", {}), ("next_index", {}), ("log", []), ("log_start", 1)):
+                info.setdefault(key, default)
+            nodes.append(info)
+        leaders = [(n["generation"], n["id"]) for n in nodes if n["state"] == "running" and n["role"] == "leader"]
+        leader = max(leaders)[1] if leaders else None
+        if leader:
+            self._leader_hint = leader
+        links = [{"src": a, "dst": b, "cut": (a, b) in self.cuts,
+                  "delay_ms": self.link_delays.get((a, b), self.settings["delay_ms"])}
+                 for a in self.names for b in self.names if a != b]
+        return {"run_dir": str(self.run_dir), "settings": self.public_settings(), "leader": leader, "nodes": nodes,
+                "links": links, "time": round(time.time() - self.start_time, 6),
+                **({"trace_unwritable": self._unwritable} if self._unwritable else {})}
+
+    def node_log(self, name: str) -> list:
+        node = self._running(name)
+        return self._control(node, "log", timeout=10.0)["entries"]
+
+    def cluster_event(self, kind: str, **fields) -> None:
+        """A line of the cluster's own (a fault, a client request, a scenario's note) in the trace, at once."""
+        now = time.time() - self.start_time
+        with self._trace_lock:
+            self._writer.emit([Event(kind, fields)], time=now, boot=0)
+            try:
+                self._writer.flush()
+                self._unwritable = ""
+                return
+            except OSError as exc:  # a full disk: the cluster goes on, and says what it could not write
+                if not self._unwritable:
+                    log.warning("cannot write the cluster's trace (%s): its events are kept in memory only", exc)
+                self._unwritable = f"the cluster's trace cannot be written: {exc.strerror or exc}"
+        with self._events_lock:
+            self._events.append({**record(Event(kind, fields), seq=0, time=round(now, 6), node=CLUSTER, boot=0),
+                                 "unwritten": True})
+
+    def events(self, after: int = 0, limit: int | None = None) -> tuple[list[dict], int]:
+        """Trace events of every emitter, in the order this supervisor read them, numbered from 1: those after
+        number `after` (the newest EVENTS_KEPT only; the trace files hold them all), and the number to ask next."""
+        with self._events_lock:
+            for path in sorted(self.run_dir.glob("events-*.jsonl")):
+                offset = self._tail.get(path, 0)
+                try:
+                    with open(path, "rb") as f:
+                        f.seek(offset)
+                        data = f.read()
+                except OSError:
+                    continue
+                end = data.rfind(b"\n") + 1  # only whole lines: a torn or unfinished one waits
+                for line in data[:end].splitlines():
+                    try:
+                        self._events.append(json.loads(line))
+                    except ValueError:
+                        log.warning("%s: skipped a line that is not JSON", path.name)
+                self._tail[path] = offset + end
+            excess = len(self._events) - EVENTS_KEPT
+            if excess > 0:
+                del self._events[:excess]
+                self._events_dropped += excess
+            start = max(0, after, self._events_dropped) - self._events_dropped
+            chosen = self._events[start: start + limit if limit else None]
+            return chosen, self._events_dropped + start + len(chosen)

@@ -1,0 +1,168 @@
+"""The supervisor's routing of client writes and reads: to the leader as last seen, following its redirects, over a
+NodeClient kept per node. Every outcome is an `Answer`, made JSON once (lab.ports.codec) with its own field names
+and `node`, the node that answered.
+
+A mixin of `Supervisor` (lab.processes.supervisor), which holds the state it works on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Answer, digest
+from lab.core.replica import timeout_error
+from lab.ports import codec
+from lab.processes.client import NodeClient
+from lab.processes.errors import BadRequest, SupervisorError
+
+READ_SECONDS = 3.0  # a node answers a read at once, or not at all
+
+
+class NodeClients:
+    """The client connections kept open to each node, so that a request does not open one (nor its retry).
+
+    A connection is lent to one request at a time (a NodeClient is not thread-safe), and given back when the
+    request got its answer; one that failed or timed out is closed, as a late answer on it would be another's.
+    """
+
+    def __init__(self, host: str, max_frame: int):
+        self.host = host
+        self.max_frame = max_frame
+        self._idle: dict[str, list[tuple[int, NodeClient]]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, node: str, port: int, timeout: float) -> NodeClient:
+        with self._lock:
+            idle = self._idle.get(node, [])
+            while idle:
+                kept_port, client = idle.pop()
+                if kept_port == port:
+                    client.timeout = timeout
+                    return client
+                client.close()  # the node was restarted on another port
+        return NodeClient(self.host, port, timeout=timeout, max_frame=self.max_frame)
+
+    def give_back(self, node: str, port: int, client: NodeClient) -> None:
+        with self._lock:
+            self._idle.setdefault(node, []).append((port, client))
+
+    def forget(self, node: str) -> None:
+        """Close the node's connections: it was killed, paused or restarted."""
+        with self._lock:
+            idle = self._idle.pop(node, [])
+        for _, client in idle:
+            client.close()
+
+
+class Routing:
+    """Client writes and reads, as the control API serves them."""
+
+    def write(self, payload: str, node: str | None = None, timeout: float = 5.0, wait: bool = True) -> dict:
+        if not isinstance(payload, str):
+            raise BadRequest("payload must be a string")
+        if node is not None:
+            self._node(node)
+        request = f"w{self._request_prefix}-{next(self._requests)}"
+        self.cluster_event("client_write", payload=payload, digest=digest(payload), target=node, request=request)
+        if not wait:
+            threading.Thread(target=self._write, args=(payload, node, timeout, request), daemon=True).start()
+            return {"ok": True, "pending": True, "request": request}
+        return codec.answer_to_json(*self._write(payload, node, timeout, request))
+
+    def _write(self, payload: str, node: str | None, timeout: float, request: str) -> tuple[Answer, str | None]:
+        """Route one write until a node acknowledges or refuses it for good: its Answer, and who answered."""
+        deadline = time.monotonic() + timeout
+        target = node or self._leader_hint or self._any_running()
+        why = "no node is running"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return self._write_failed(request, TIMEOUT, f"timeout: the write was not acknowledged within "
+                                                            f"{timeout:g}s ({why})")
+            proc = self.nodes.get(target) if target else None
+            if proc is None or proc.state != "running" or not proc.port:
+                why = f"node {target} is {proc.state}" if proc else "no node is running"
+                target = self._leader_hint if self._leader_hint != target else None
+                target = target or self._any_running(exclude=proc.id if proc else None)
+                time.sleep(min(0.05, max(0.0, remaining)))
+                continue
+            port = proc.port
+            client = self.clients.take(target, port, remaining)
+            try:
+                answer = client.write(payload, request=request, timeout=remaining)
+            except (TimeoutError, OSError, codec.CodecError) as exc:
+                client.close()
+                if not client.sent:  # never left: try elsewhere
+                    why = f"node {target} is unreachable ({exc})"
+                    target = self._any_running(exclude=target)
+                    time.sleep(0.02)
+                    continue
+                if isinstance(exc, TimeoutError):
+                    return self._write_failed(request, TIMEOUT, self._where_is(request, target, timeout))
+                return self._write_failed(request, UNREACHABLE, f"connection lost: node {target} did not answer "
+                                                                f"({exc}); the write may or may not be committed")
+            self.clients.give_back(target, port, client)
+            if answer.ok:
+                self._leader_hint = target
+                return answer, target
+            if answer.refusal == NOT_LEADER:
+                why = answer.error
+                if answer.leader and answer.leader != target:
+                    target = answer.leader
+                else:
+                    time.sleep(0.05)  # an election is under way
+                    target = self._find_leader() or self._any_running(exclude=target)
+                continue
+            if self._leader_hint == target:
+                self._leader_hint = None
+            self.cluster_event("client_write_failed", request=request, reason=answer.error)
+            return answer, target
+
+    def _where_is(self, request: str, target: str, timeout: float) -> str:
+        """Why a write sent to `target` got no answer in time, from what the nodes know: where its index is."""
+        appended = next((e for e in reversed(self.events(0)[0])
+                         if e.get("type") == "leader_append" and e.get("request") == request), None)
+        if appended is None:
+            return f"timeout: node {target} did not answer within {timeout:g}s; the write may or may not be committed"
+        index = appended["index"]
+        state = self.state(log=0)
+        holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
+        hwm = max((n.get("hwm", 0) for n in state["nodes"] if n["id"] == appended["node"]), default=0)
+        return timeout_error(index, holders, len(state["nodes"]), hwm, later=True)
+
+    def _write_failed(self, request: str, refusal: str, error: str) -> tuple[Answer, None]:
+        self.cluster_event("client_write_failed", request=request, reason=error)
+        return Answer(request=request, ok=False, error=error, refusal=refusal), None
+
+    def _any_running(self, exclude: str | None = None) -> str | None:
+        running = [n.id for n in self.nodes.values() if n.state == "running" and n.id != exclude]
+        return running[0] if running else None
+
+    def _find_leader(self) -> str | None:
+        return self.state(log=0)["leader"]
+
+    def read(self, index: int, node: str | None = None) -> dict:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise BadRequest(f"index must be an integer, not {index!r}")
+        target = node or self._leader_hint or self._find_leader() or self._any_running()
+        if target is None:
+            raise SupervisorError("no node is running")
+        proc = self._node(target)
+        self.cluster_event("client_read", index=index, target=target)
+        return codec.answer_to_json(self._read(proc, index), node=target)
+
+    def _read(self, proc, index: int) -> Answer:
+        if proc.state != "running":
+            return Answer(request="", ok=False, index=index, error=f"node {proc.id} is {proc.state}",
+                          refusal=NODE_DOWN)
+        port = proc.port
+        client = self.clients.take(proc.id, port, READ_SECONDS)
+        try:
+            answer = client.read(index, timeout=READ_SECONDS)
+        except (TimeoutError, OSError, codec.CodecError) as exc:
+            client.close()
+            return Answer(request="", ok=False, index=index, error=f"node {proc.id} did not answer: {exc}",
+                          refusal=UNREACHABLE)
+        self.clients.give_back(proc.id, port, client)
+        return answer
