@@ -1,0 +1,188 @@
+"""Two searches over the runs of a World, both deterministic for a seed: breadth-first with visited-state hashing
+to a depth bound (as DSLabs does), then seeded random walks under random fault mixes (swarm testing).
+
+A run is a list of choices; the first rule a step breaks ends the search with that run.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from lab.core.monitor import Violation
+from lab.explore.world import WALK_KINDS, Bounds, World
+
+
+@dataclass(frozen=True)
+class Config:
+    """One cluster to search: its size, truncation strategy and implementation."""
+
+    nodes: int = 3
+    truncation: str = "generation"
+    impl: str = "solutions"
+    limit: float = 1.0
+
+    def world(self, **extra) -> World:
+        return World(self.nodes, truncation=self.truncation, impl=self.impl, limit=self.limit, **extra)
+
+
+@dataclass
+class Found:
+    config: Config
+    choices: list  # the script words of each step, in order
+    violation: Violation
+    search: str  # "bfs" or "walk"
+
+
+@dataclass
+class Figures:
+    states: int = 0  # steps taken (every successor made)
+    distinct: int = 0  # distinct states reached by the breadth-first search
+    depth: int = 0  # the deepest level the breadth-first search finished, or the longest walk
+    walks: int = 0
+    walk_steps: int = 0
+    seconds: float = 0.0
+    bfs_seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        rate = self.states / self.seconds if self.seconds else 0.0
+        return {"states": self.states, "distinct_states": self.distinct, "depth": self.depth, "walks": self.walks,
+                "states_per_second": round(rate, 1), "seconds": round(self.seconds, 3)}
+
+
+class OutOfTime(Exception):
+    pass
+
+
+def run(config: Config, choices, **extra) -> tuple[list, Violation | None, World]:
+    """Replay choices from the start, skipping those that cannot be done; stops at the first broken rule."""
+    world = config.world(**extra)
+    done = []
+    for choice in choices:
+        words = world.apply(tuple(choice))
+        if words is None:
+            continue
+        done.append(words)
+        found = world.violations()
+        if found:
+            return done, found[0], world
+    return done, None, world
+
+
+def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline: float, figures: Figures,
+        tick: Callable[[], None] = lambda: None) -> Found | None:
+    """Breadth-first from the start, level by level, up to `depth` choices or `max_states` distinct states."""
+    root = config.world()
+    seen = {root.key()}
+    frontier = [(root, ())]
+    for level in range(1, depth + 1):
+        following = []
+        for world, path in frontier:
+            for choice in world.choices(bounds):
+                child = world.clone()
+                words = child.apply(choice)
+                if words is None:
+                    continue
+                figures.states += 1
+                found = child.violations()
+                if found:
+                    return Found(config, [*path, words], found[0], "bfs")
+                key = child.key()
+                if key in seen:
+                    continue
+                seen.add(key)
+                figures.distinct += 1
+                if len(seen) >= max_states:
+                    return None
+                following.append((child, (*path, words)))
+                if not figures.states & 255:
+                    tick()
+                    if time.monotonic() > deadline:
+                        raise OutOfTime
+        figures.depth = max(figures.depth, level)
+        frontier = following
+        if not frontier:
+            break
+    return None
+
+
+def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
+    """A random fault mix for one walk: which kinds of choice it may make, how often, and its bounds."""
+    kinds = {"deliver", "campaign", "write"} | {k for k in sorted(WALK_KINDS) if rng.random() < 0.5}
+    if "cut" in kinds:
+        kinds.add("heal")
+    if "kill" in kinds:
+        kinds.add("restart")
+    if "pause" in kinds:
+        kinds.add("resume")
+    weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in kinds}
+    bounds = Bounds(writes=rng.randint(1, 4), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
+                    per_link=3, kinds=frozenset(kinds))
+    return bounds, weights
+
+
+def walk(config: Config, rng: random.Random, length: int, figures: Figures) -> Found | None:
+    bounds, weights = swarm(rng)
+    world = config.world()
+    path = []
+    for _ in range(length):
+        options = world.choices(bounds)
+        if not options:
+            break
+        choice = rng.choices(options, [weights[c[0]] for c in options])[0]
+        words = world.apply(choice)
+        if words is None:
+            continue
+        path.append(words)
+        figures.states += 1
+        figures.walk_steps += 1
+        found = world.violations()
+        if found:
+            return Found(config, path, found[0], "walk")
+    figures.depth = max(figures.depth, len(path))
+    return None
+
+
+def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int = 4000,
+           walk_length: int = 60, progress: Callable[[Figures], None] | None = None) -> tuple[Found | None, Figures]:
+    """Each config's breadth-first search (bounded by states, so the same seed makes the same run), then random
+    walks over the configs in turn until `budget` seconds are spent."""
+    figures = Figures()
+    start = time.monotonic()
+    deadline = start + budget
+    last = [start]
+
+    def tick():
+        now = time.monotonic()
+        figures.seconds = now - start
+        if progress is not None and now - last[0] >= 1.0:
+            last[0] = now
+            progress(figures)
+
+    try:
+        for config in configs:
+            found = bfs(config, Bounds(), depth=bfs_depth, max_states=bfs_states, deadline=deadline,
+                        figures=figures, tick=tick)
+            if found:
+                return _done(found, figures, start)
+        figures.bfs_seconds = time.monotonic() - start
+        number = 0
+        while time.monotonic() < deadline:
+            config = configs[number % len(configs)]
+            rng = random.Random(f"{seed}-walk-{number}")
+            number += 1
+            figures.walks += 1
+            found = walk(config, rng, walk_length, figures)
+            if found:
+                return _done(found, figures, start)
+            tick()
+    except OutOfTime:
+        pass
+    return _done(None, figures, start)
+
+
+def _done(found, figures, start):
+    figures.seconds = time.monotonic() - start
+    return found, figures

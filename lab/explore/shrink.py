@@ -1,0 +1,43 @@
+"""Shrink a failing run: delta debugging over its choices (Zeller's ddmin, as Hypothesis deletes choices) until
+no single step can be removed with the same rule still broken."""
+
+from __future__ import annotations
+
+from lab.explore.search import Config, Found, run
+
+
+def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A write without its payload: payloads are numbered again (v1, v2, ...) in the shrunk run."""
+    return ("write", words[3]) if words[0] == "write" else tuple(words)
+
+
+def shrink(found: Found, *, max_runs: int = 4000) -> Found:
+    config, rule = found.config, found.violation.check
+    runs = [0]
+
+    def still_broken(choices):
+        runs[0] += 1
+        done, violation, _ = run(config, choices)
+        return (done, violation) if violation is not None and violation.check == rule else None
+
+    current = [_plain(w) for w in found.choices]
+    first = still_broken(current)
+    if first is None:  # cannot happen for a deterministic world; keep what was found
+        return found
+    current, violation = [_plain(w) for w in first[0]], first[1]
+    parts = 2
+    while len(current) >= 2 and runs[0] < max_runs:
+        size = max(1, len(current) // parts)
+        for start in range(0, len(current), size):
+            candidate = current[:start] + current[start + size:]
+            result = still_broken(candidate)
+            if result is not None:
+                current, violation = [_plain(w) for w in result[0]], result[1]
+                parts = max(parts - 1, 2)
+                break
+        else:
+            if size == 1:
+                break
+            parts = min(len(current), parts * 2)
+    done, violation, _ = run(config, current)
+    return Found(config, done, violation, found.search)

@@ -1,0 +1,401 @@
+"""The explorer's world: the simulator's own cluster (real replicas, drivers and in-memory ports) whose network
+holds every message until a choice delivers, drops or duplicates it, whose state can be copied and hashed, and
+whose every step is checked against the grader's rules (lab.core.monitor).
+
+A choice is a command of the scenario language (lab.sim.scenario, header `network manual`), as words:
+`deliver A->B ReplicationRequest [K]`, `drop ...`, `duplicate ...`, `campaign A`, `heartbeat A`, `write v1 to A
+nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resume A`, `cut A->B`, `heal A<->B`.
+"""
+
+from __future__ import annotations
+
+import copy
+import traceback
+from dataclasses import dataclass
+
+from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
+from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
+from lab.core.monitor import Monitor, Violation
+from lab.core.replica import Log
+from lab.explore.calls import recording
+from lab.ports.memlog import _Segment
+from lab.ports.trace import CLUSTER
+from lab.sim.cluster import SimClock, SimCluster, SimTransport
+
+# Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
+SEGMENT_BYTES = 40
+
+
+class _NoRandom:
+    """Election timeouts never decide anything here (timers fire as choices): no random state to copy."""
+
+    @staticmethod
+    def randrange(n: int) -> int:
+        return 0
+
+
+_NO_RANDOM = _NoRandom()
+
+
+class _Sink:
+    """A node's trace while searching: the events as small dicts in the world's list, read after each step."""
+
+    __slots__ = ("world", "node")
+
+    def __init__(self, world: "World", node: str):
+        self.world, self.node = world, node
+
+    def emit(self, events, *, time: float, boot: int) -> None:
+        records, node = self.world.events, self.node
+        for event in events:
+            fields = event_fields(event)
+            records.append({**fields, "type": event.type, "node": node, "boot": boot, "gen": fields.get("gen", 0)})
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What the choices may do, so that a breadth-first search ends: writes, generations, kills, messages per link."""
+
+    writes: int = 2
+    generation: int = 3
+    kills: int = 1
+    per_link: int = 2
+    kinds: frozenset = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
+                                  "restart"})
+
+
+WALK_KINDS = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
+                        "restart", "pause", "resume", "cut", "heal"})
+
+
+class World(SimCluster):
+    def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
+                 segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
+                 meta: dict | None = None):
+        self.inflight: list[tuple[str, str, object]] = []
+        self.fast = trace_dir is None
+        self.fault: tuple[str, Fault] | None = None
+        self.exited: tuple[str, str] | None = None
+        self.writes = self.requests = self.kills = 0
+        self.calls: list[dict] = []
+        self.current = ""
+        self._seen = 0
+        super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
+                         segment_bytes=segment_bytes, meta={"source": "explore", **(meta or {})})
+        checked = guarded(self.impl, limit)
+        self.impl = recording(checked, self) if record_calls else checked
+        for name in self.names:
+            self.logs[name]._impl = self.impl
+            if self.replicas[name] is not None:
+                self.replicas[name].impl = self.impl
+        self.monitor = Monitor(len(self.names), self.holders)
+        self.violations()
+
+    # ---- the simulator's hooks --------------------------------------------------------------------------------
+
+    def _trace(self, who: str):
+        if not self.fast:
+            return super()._trace(who)
+        sink = self._traces.get(who)
+        if sink is None:
+            sink = self._traces[who] = _Sink(self, who)
+        return sink
+
+    def _boot(self, name: str) -> None:
+        super()._boot(name)
+        if self.replicas[name] is not None:
+            self.replicas[name].rng = _NO_RANDOM
+            if hasattr(self, "monitor"):
+                self.replicas[name].impl = self.impl
+
+    def _send(self, src: str, dst: str, message) -> None:
+        if (src, dst) not in self.cuts:
+            self.inflight.append((src, dst, message))
+
+    def _step(self, name: str, step, *args) -> None:
+        self.current = name
+        try:
+            ready = step(*args)
+            self.drivers[name].apply([ready])
+        except Exception as exc:  # a node process stops; here the search stops too
+            fault = fault_of(exc)
+            reason = fault.sentence() if fault else traceback.format_exception_only(type(exc), exc)[-1].strip()
+            if fault and self.fault is None:
+                self.fault = (name, fault)
+            elif self.exited is None:
+                self.exited = (name, reason)
+            self.replicas[name] = None
+            self.states[name] = "exited"
+            self.exit_reasons[name] = reason
+            self._held[name].clear()
+            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+
+    def write(self, payload: str, node: str | None = None) -> str:
+        target = node or self.leader() or self.names[0]
+        self.requests += 1
+        request = f"w{self.requests}"
+        self._cluster_event("client_write", payload=payload, target=target, request=request)
+        if self.states[target] == "running":
+            self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
+        return request
+
+    def read(self, index: int, node: str) -> Answer:
+        self.requests += 1
+        request = f"r{self.requests}"
+        self._cluster_event("client_read", index=index, target=node, request=request)
+        if self.states[node] != "running":
+            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
+        return self.answers.pop(request, None) or Answer(request=request, ok=False, refusal=NODE_DOWN)
+
+    # ---- choices ----------------------------------------------------------------------------------------------
+
+    def apply(self, words: tuple[str, ...]) -> tuple[str, ...] | None:
+        """Do one choice; returns it as the script's words (a write gets its payload), None when it cannot be
+        done in this state (a message no longer in flight, a node not running...)."""
+        head = words[0]
+        self.now += 1
+        if head in ("deliver", "drop", "duplicate"):
+            position = self._find(words)
+            if position is None:
+                return None
+            src, dst, message = self.inflight[position]
+            if head == "duplicate":
+                self.inflight.append((src, dst, message))
+            else:
+                del self.inflight[position]
+                if head == "deliver":
+                    if self.states[dst] != "running":
+                        return None
+                    if (src, dst) not in self.cuts:
+                        self._step(dst, self.replicas[dst].receive, src, message)
+            return words
+        if head == "write":
+            node = words[-2] if words[-1] == "nowait" else words[-1]
+            if self.states.get(node) != "running":
+                return None
+            payload = words[1] if len(words) > 3 else f"v{self.writes + 1}"
+            self.writes += 1
+            self.write(payload, node)
+            return ("write", payload, "to", node, "nowait")
+        if head == "read":
+            if self.states.get(words[3]) != "running":
+                return None
+            self.read(int(words[1]), words[3])
+            return words
+        if head == "heal" and len(words) == 1:
+            self.heal()
+            return words
+        if head in ("cut", "heal"):
+            a, b = words[1].replace("<->", "->").split("->")
+            both = "<->" in words[1]
+            (self.cut if head == "cut" else self.heal)(a, b, one_way=not both)
+            return words
+        node = words[1]
+        state = self.states.get(node)
+        if head == "campaign" or head == "heartbeat":
+            if state != "running":
+                return None
+            if head == "campaign":
+                self.campaign(node)
+            else:
+                replica = self.replicas[node]
+                if replica.role != "leader":
+                    return None
+                replica.heartbeat_elapsed = replica.heartbeat_ticks - 1
+                self._step(node, replica.tick)
+            return words
+        if head == "kill" and state in ("running", "paused"):
+            self.kills += 1
+            self.kill(node, lose_unsynced="lose-unsynced" in words)
+            return words
+        if head == "restart" and state in ("killed", "exited"):
+            self.restart(node)
+            return words
+        if head == "pause" and state == "running":
+            self.pause(node)
+            return words
+        if head == "resume" and state == "paused":
+            self.resume(node)
+            return words
+        return None
+
+    def _find(self, words) -> int | None:
+        if len(words) < 3 or "->" not in words[1]:
+            return None
+        src, dst = words[1].split("->")
+        kind, k = words[2], int(words[3]) if len(words) > 3 else 0
+        for position, (s, d, message) in enumerate(self.inflight):
+            if s == src and d == dst and type(message).__name__ == kind:
+                if k == 0:
+                    return position
+                k -= 1
+        return None
+
+    def choices(self, bounds: Bounds = Bounds()) -> list[tuple[str, ...]]:
+        """Every choice in this state, in a fixed order."""
+        kinds, out = bounds.kinds, []
+        groups: dict[tuple[str, str, str], list] = {}
+        for src, dst, message in self.inflight:
+            groups.setdefault((src, dst, type(message).__name__), []).append(message)
+        per_link: dict[tuple[str, str], int] = {}
+        for (src, dst, kind), messages in groups.items():
+            per_link[(src, dst)] = per_link.get((src, dst), 0) + len(messages)
+            seen = []
+            for k, message in enumerate(messages):
+                if message in seen:
+                    continue
+                seen.append(message)
+                link, tail = f"{src}->{dst}", (str(k),) if k else ()
+                if "deliver" in kinds and self.states[dst] == "running":
+                    out.append(("deliver", link, kind, *tail))
+                if "drop" in kinds:
+                    out.append(("drop", link, kind, *tail))
+                if "duplicate" in kinds and len(messages) < bounds.per_link:
+                    out.append(("duplicate", link, kind, *tail))
+        full = {src for (src, _), count in per_link.items() if count >= bounds.per_link}
+        for name in self.names:
+            state, replica = self.states[name], self.replicas[name]
+            if state == "running":
+                if "campaign" in kinds and replica.generation < bounds.generation:
+                    out.append(("campaign", name))
+                if "heartbeat" in kinds and replica.role == "leader" and name not in full:
+                    out.append(("heartbeat", name))
+                if "write" in kinds and replica.role == "leader" and self.writes < bounds.writes:
+                    out.append(("write", name))
+                if "read" in kinds:
+                    hwm = replica.high_water_mark
+                    for index in (hwm, hwm + 1):
+                        if 1 <= index <= replica.log.log_end:
+                            out.append(("read", str(index), "at", name))
+                if "kill" in kinds and self.kills < bounds.kills:
+                    out.append(("kill", name))
+                    if self.logs[name].synced < self.logs[name].log_end:
+                        out.append(("kill", name, "lose-unsynced"))
+                if "pause" in kinds:
+                    out.append(("pause", name))
+            elif state == "paused" and "resume" in kinds:
+                out.append(("resume", name))
+            elif state in ("killed", "exited") and "restart" in kinds and state == "killed":
+                out.append(("restart", name))
+        if "cut" in kinds or "heal" in kinds:
+            for a in self.names:
+                for b in self.names:
+                    if a < b:
+                        cut = (a, b) in self.cuts or (b, a) in self.cuts
+                        if "cut" in kinds and not cut:
+                            out.extend([("cut", f"{a}<->{b}"), ("cut", f"{a}->{b}"), ("cut", f"{b}->{a}")])
+                        if "heal" in kinds and cut:
+                            out.append(("heal", f"{a}<->{b}"))
+        return out
+
+    # ---- the rules --------------------------------------------------------------------------------------------
+
+    def holders(self, leader: str, k: int) -> int:
+        """How many nodes hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
+        mine = self.replicas[leader].log._entries[:k]
+        count = 0
+        for name in self.names:
+            replica = self.replicas[name]
+            entries = replica.log._entries if replica is not None else list(self.logs[name].entries())
+            if entries[:k] == mine:
+                count += 1
+        return count
+
+    def violations(self) -> list[Violation]:
+        """The rules the events since the last call broke, then the rules over the logs as they are now."""
+        events, feed, found = self.events, self.monitor.feed, []
+        for position in range(self._seen, len(events)):
+            found.extend(feed(events[position]))
+        if self.fast:
+            events.clear()
+            self._seen = 0
+        else:
+            self._seen = len(events)
+        if self.fault is not None:
+            node, fault = self.fault
+            found.insert(0, Violation("student-fault", node, None, fault.sentence(), (("fault", fault),)))
+        elif self.exited is not None:
+            node, reason = self.exited
+            found.append(Violation("node-exited", node, None, f"{node} stopped: {reason}", (("reason", reason),)))
+        if not found:
+            found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
+                                             for n, r in self.replicas.items() if r is not None})
+        return found
+
+    # ---- copy and hash ----------------------------------------------------------------------------------------
+
+    def key(self) -> int:
+        parts = [self.writes, self.kills, tuple(sorted(self.cuts)),
+                 tuple(sorted(map(repr, self.inflight))), tuple(sorted(self.monitor.acked.items()))]
+        for name in self.names:
+            r, disk = self.replicas[name], self.logs[name]
+            parts.append(self.states[name])
+            parts.append(disk.synced)
+            parts.append(self.states_on_disk[name].load())
+            if r is None:
+                parts.append(tuple(disk.entries()))
+                continue
+            parts.append((r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
+                          r.confirmed_hwm, tuple(sorted(r.match_index.items())),
+                          tuple(sorted(r.next_index.items())), tuple(sorted(r.votes)),
+                          r.awaiting_epoch_answer, tuple(r.pending_writes)))
+        return hash(tuple(parts))
+
+    def clone(self) -> "World":
+        """A copy whose steps do not touch this world (only while searching: no trace files)."""
+        new = object.__new__(World)
+        new.__dict__ = self.__dict__.copy()
+        new.inflight = list(self.inflight)
+        new.replicas = {n: _copy_replica(r) for n, r in self.replicas.items()}
+        new.logs = {n: _copy_log(log) for n, log in self.logs.items()}
+        new.states_on_disk = {n: copy.copy(s) for n, s in self.states_on_disk.items()}
+        new.states, new.exit_reasons, new.boots = dict(self.states), dict(self.exit_reasons), dict(self.boots)
+        new._held = {n: list(h) for n, h in self._held.items()}
+        new.cuts, new.answers, new.events, new._traces = set(self.cuts), {}, [], {}
+        new.monitor = self.monitor.copy()
+        new.monitor.holders = new.holders
+        new.drivers = {}
+        for name, driver in self.drivers.items():
+            d = copy.copy(driver)
+            d.log, d.state, d.transport = new.logs[name], new.states_on_disk[name], SimTransport(new, name)
+            d.trace, d.clock = new._trace(name), SimClock(new)
+            new.drivers[name] = d
+        return new
+
+
+def _copy_replica(r):
+    if r is None:
+        return None
+    new = copy.copy(r)
+    log = new.log = Log.__new__(Log)
+    log._entries = list(r.log._entries)
+    new.match_index, new.next_index = dict(r.match_index), dict(r.next_index)
+    new.votes = set(r.votes)
+    new.prevotes = set(r.prevotes) if r.prevotes is not None else None
+    new.pending_writes, new.write_deadlines = r.pending_writes.copy(), r.write_deadlines.copy()
+    return new
+
+
+def _copy_log(log):
+    new = copy.copy(log)
+    segments = []
+    for s in log._segments:
+        c = _Segment.__new__(_Segment)
+        c.first_index, c.entries, c.offsets, c.size = s.first_index, list(s.entries), list(s.offsets), s.size
+        segments.append(c)
+    new._segments = segments
+    return new
+
+
+def script_line(words: tuple[str, ...]) -> str:
+    return " ".join(words)
+
+
+__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "CLUSTER", "Event", "script_line"]
