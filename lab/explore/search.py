@@ -25,7 +25,8 @@ class Config:
     limit: float = 1.0
 
     def world(self, **extra) -> World:
-        return World(self.nodes, truncation=self.truncation, impl=self.impl, limit=self.limit, **extra)
+        return World(self.nodes, truncation=self.truncation, impl=self.impl, limit=self.limit,
+                     **({"fast": True} | extra))
 
 
 @dataclass
@@ -117,7 +118,7 @@ def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
         kinds.add("restart")
     if "pause" in kinds:
         kinds.add("resume")
-    weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in kinds}
+    weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in sorted(kinds)}
     bounds = Bounds(writes=rng.randint(1, 4), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
                     per_link=3, kinds=frozenset(kinds))
     return bounds, weights

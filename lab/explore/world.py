@@ -77,14 +77,16 @@ WALK_KINDS = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat",
 class World(SimCluster):
     def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
                  segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
-                 meta: dict | None = None):
+                 fast: bool = False, meta: dict | None = None):
+        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept)."""
         self.inflight: list[tuple[str, str, object]] = []
-        self.fast = trace_dir is None
+        self.fast = fast and trace_dir is None
         self.fault: tuple[str, Fault] | None = None
         self.exited: tuple[str, str] | None = None
         self.writes = self.requests = self.kills = 0
         self.calls: list[dict] = []
         self.current = ""
+        self.last_message = None
         self._seen = 0
         super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
                          segment_bytes=segment_bytes, meta={"source": "explore", **(meta or {})})
@@ -119,7 +121,16 @@ class World(SimCluster):
             self.inflight.append((src, dst, message))
 
     def _step(self, name: str, step, *args) -> None:
-        self.current = name
+        self.current, mark = name, len(self.calls)
+        try:
+            self._apply_step(name, step, *args)
+        finally:
+            if len(self.calls) > mark and not self.fast:  # the student's calls of this step, for the replay
+                replica = self.replicas[name]
+                self.drivers[name].emit(*(Event("student_call", {"gen": replica.generation if replica else 0, **c})
+                                          for c in self.calls[mark:]))
+
+    def _apply_step(self, name: str, step, *args) -> None:
         try:
             ready = step(*args)
             self.drivers[name].apply([ready])
@@ -166,6 +177,7 @@ class World(SimCluster):
             if position is None:
                 return None
             src, dst, message = self.inflight[position]
+            self.last_message = message
             if head == "duplicate":
                 self.inflight.append((src, dst, message))
             else:
