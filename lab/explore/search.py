@@ -124,10 +124,28 @@ def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     return bounds, weights
 
 
-def walk(config: Config, rng: random.Random, length: int, figures: Figures) -> Found | None:
+def signature(world: World) -> tuple:
+    """What makes a state worth starting walks from: each node's log generations, mark and role."""
+    out = []
+    for name in world.names:
+        r = world.replicas[name]
+        out.append((r.role, tuple(e.generation for e in r.log._entries), r.high_water_mark) if r else None)
+    return tuple(out)
+
+
+def walk(config: Config, rng: random.Random, length: int, figures: Figures, prefix=(), corpus=None) -> Found | None:
+    """A random walk, from the start or from the end of `prefix` (a run that reached a new kind of state);
+    each new kind of state it reaches joins `corpus` (signature -> run), as coverage-guided fuzzers keep inputs."""
     bounds, weights = swarm(rng)
     world = config.world()
     path = []
+    for words in prefix:
+        if world.apply(words) is not None:
+            path.append(words)
+            figures.states += 1
+            found = world.violations()
+            if found:
+                return Found(config, path, found[0], "walk")
     for _ in range(length):
         options = world.choices(bounds)
         if not options:
@@ -142,8 +160,16 @@ def walk(config: Config, rng: random.Random, length: int, figures: Figures) -> F
         found = world.violations()
         if found:
             return Found(config, path, found[0], "walk")
+        if corpus is not None and len(corpus) < CORPUS:
+            mark = signature(world)
+            if mark not in corpus:
+                corpus[mark] = len(corpus)
+                corpus.setdefault("runs", []).append(tuple(path))
     figures.depth = max(figures.depth, len(path))
     return None
+
+
+CORPUS = 20_000  # kinds of state kept per cluster to start walks from
 
 
 def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int = 4000,
@@ -170,12 +196,18 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
         number = 0
+        corpora = [dict() for _ in configs]
         while time.monotonic() < deadline:
-            config = configs[number % len(configs)]
+            which = number % len(configs)
+            config, corpus = configs[which], corpora[which]
             rng = random.Random(f"{seed}-walk-{number}")
             number += 1
             figures.walks += 1
-            found = walk(config, rng, walk_length, figures)
+            prefix = ()
+            runs = corpus.get("runs")
+            if runs and rng.random() < 0.5:
+                prefix = runs[rng.randrange(len(runs))]
+            found = walk(config, rng, walk_length, figures, prefix, corpus)
             if found:
                 return _done(found, figures, start)
             tick()
