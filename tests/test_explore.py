@@ -175,3 +175,20 @@ def test_a_student_function_that_fails_ends_the_search_naming_it(kind, tmp_path,
     fault = dict(found.violation.facts)["fault"]
     assert fault.function == function and detail in fault.detail
     assert fault.file.endswith(f"{module}.py") and fault.line >= 3 and fault.inputs
+
+
+# ---- where students meet it -------------------------------------------------------------------------------------
+
+
+def test_exercise_check_ends_with_a_short_exploration_that_shows_the_counterexample(tmp_path):
+    from lab.student.checks import run_check
+
+    report = run_check(4, LOOSE_GATE, out_root=tmp_path)
+    assert report.status == "failing" and report.exploration["found"]
+    assert report.exploration["rule"] == "read-above-hwm" and report.exploration["steps"] <= 25
+    text = report.text("en")
+    assert "[FAIL] explore: a run of" in text and "check_read(1, 0) returned None" in text
+    assert (tmp_path / "ex4-explore" / "counterexample.txt").exists()
+    passing = run_check(4, "solutions", out_root=tmp_path)
+    assert passing.status == "passing" and not passing.exploration["found"]
+    assert "[ok] explore: no rule broken" in passing.text("en")

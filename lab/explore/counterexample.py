@@ -70,10 +70,10 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
 
 def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,
             out: str | Path | None = None, limit: float = 1.0, progress: Callable[[Figures], None] | None = None,
-            shown_impl: str | None = None) -> Result:
+            shown_impl: str | None = None, bfs_states: int = 4000) -> Result:
     """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace."""
     configs = [Config(n, truncation, impl, limit) for n in sizes]
-    found, figures = search(configs, budget=budget, seed=seed, progress=progress)
+    found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states)
     if found is None:
         return Result(None, figures, [], [], [])
     found = shrink(found)

@@ -66,6 +66,7 @@ class CheckReport:
     status: str  # "not started", "failing", "passing"
     rules: list[RuleResult] = field(default_factory=list)
     scenarios: list[dict] = field(default_factory=list)
+    exploration: dict | None = None  # lab.explore.check: the short search after the scenarios
 
     def text(self, lang: str = "en") -> str:
         """The report as `hwm-lab exercise check` prints it, in `lang`."""
@@ -86,6 +87,10 @@ class CheckReport:
                 truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"])))
             if not s["passed"]:
                 lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
+        if self.exploration is not None:
+            head, *rest = say_in(self.exploration["text"]).splitlines()
+            lines.append(f"  [{say_in(FAIL if self.exploration['found'] else OK)}] {head}")
+            lines.extend(f"      {line}" for line in rest)
         if self.status == "not started":
             lines.append("  " + say_in(say("Start with the docstring of {module}; read {read}.", module=ex.module,
                                            read=ex.read)))
@@ -396,7 +401,8 @@ def files_sha256(impl_name: str, exercises=None) -> dict[str, str]:
 
 
 def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 7, real: bool = False,
-              scenarios: bool = True, progress: Callable[[str], None] = lambda s: None) -> CheckReport:
+              scenarios: bool = True, progress: Callable[[str], None] = lambda s: None,
+              explore: bool = True) -> CheckReport:
     ex = exercise(number)
     impl = load_impl(impl_name)
     status, rules = check_rules(ex, impl)
@@ -433,7 +439,19 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
                                      "files_sha256": meta["files_sha256"]})
     if any(not s["passed"] for s in report.scenarios):
         report.status = "failing"
+    if explore:
+        _explore(report, cluster_impl, out_root, progress)
     return report
+
+
+def _explore(report: CheckReport, impl: str, out_root, progress) -> None:
+    """A short search for the smallest run that breaks a rule (lab.explore); one found fails the exercise."""
+    from lab.explore.check import explore_check
+
+    progress(say("exercise {number}: a short exploration", number=report.exercise.number))
+    report.exploration = explore_check(report.exercise.number, impl, out_root)
+    if report.exploration["found"]:
+        report.status = "failing"
 
 
 def _explain(script, verdict) -> Text:
