@@ -66,16 +66,16 @@ class Monitor:
     # ---- one handler per event kind -----------------------------------------------------------------------
 
     def _started(self, e):
-        self.hwm[(e["node"], e["boot"])] = e.get("hwm", 0)
+        self.hwm[(e["node"], e.get("boot", 0))] = e.get("hwm", 0)
 
     def _match(self, e):
         if e["follower"] != e["node"]:
-            held = self.held.setdefault((e["node"], e["boot"], e["gen"]), {})
+            held = self.held.setdefault((e["node"], e.get("boot", 0), e.get("gen", 0)), {})
             held[e["follower"]] = max(held.get(e["follower"], 0), e["match_index"])
 
     def _hwm_changed(self, e):
         found, node, k = [], e["node"], e["hwm"]
-        key = (node, e["boot"])
+        key = (node, e.get("boot", 0))
         before = self.hwm.get(key)
         if before is not None and k < before:
             found.append(Violation("hwm-monotonic", node, k, f"{node}'s high-water mark moved back from {before} "
@@ -88,7 +88,7 @@ class Monitor:
         return found
 
     def _majority(self, e, k):
-        node, gen = e["node"], e["gen"]
+        node, gen = e["node"], e.get("gen", 0)
         entry_generation = e.get("entry_generation")
         if entry_generation is not None and entry_generation != gen:
             return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
@@ -99,7 +99,7 @@ class Monitor:
         if self.holders is not None:
             holders = self.holders(node, k)
         else:
-            held = self.held.get((node, e["boot"], gen), {})
+            held = self.held.get((node, e.get("boot", 0), gen), {})
             holders = 1 + sum(1 for m in held.values() if m >= k)
         if holders < self.majority:
             return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
@@ -125,7 +125,7 @@ class Monitor:
     def _append(self, e):
         index = e["index"]
         known = self.committed.get(index)
-        if known and known[1] != e["digest"] and e["gen"] >= known[0]:
+        if known and known[1] != e["digest"] and e.get("gen", 0) >= known[0]:
             return [Violation("committed-never-change", e["node"], index, f"{e['node']} wrote generation "
                               f"{e['generation']} at index {index}, committed as generation {known[0]} by {known[2]}",
                               (("node", e["node"]), ("index", index), ("first", known[2]), ("was", known[0]),
@@ -137,7 +137,7 @@ class Monitor:
 
     def _read_served(self, e):
         node, index = e["node"], e["index"]
-        hwm = min(e["hwm"], self.hwm.get((node, e["boot"]), e["hwm"]))
+        hwm = min(e["hwm"], self.hwm.get((node, e.get("boot", 0)), e["hwm"]))
         if index > hwm:
             return [Violation("read-above-hwm", node, index, f"{node} served index {index} above its high-water "
                               f"mark {hwm}", (("node", node), ("index", index), ("hwm", hwm)))]
