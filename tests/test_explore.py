@@ -192,3 +192,21 @@ def test_exercise_check_ends_with_a_short_exploration_that_shows_the_counterexam
     passing = run_check(4, "solutions", out_root=tmp_path)
     assert passing.status == "passing" and not passing.exploration["found"]
     assert "[ok] explore: no rule broken" in passing.text("en")
+
+
+def test_under_high_water_mark_the_search_rediscovers_kip_101_and_explains_the_lost_write(tmp_path):
+    code, out, _ = cli("explore", "--impl", "solutions", "--nodes", "3", "--truncation", "high-water-mark",
+                       "--rule", "acked-in-final-logs", "--budget", "60", "--out", str(tmp_path), "--json")
+    assert code == 1
+    violation = json.loads(out)["violation"]
+    assert violation["rule"] == "acked-in-final-logs" and violation["steps"] <= 25
+    assert "the write acknowledged at index" in violation["explanation"] and "restarts" in violation["explanation"]
+    script = tmp_path / "counterexample.txt"
+    assert "rules acked-in-final-logs" in script.read_text()
+    code, out, _ = cli("simulate", "--script", str(script), "--json")
+    assert code == 1 and json.loads(out)["violation"]["detail"] == violation["detail"]
+    # the same run under the fix (KIP-101's leader epochs) breaks no rule
+    text = script.read_text().replace("truncation high-water-mark", "truncation leader-epoch")
+    (tmp_path / "fixed.txt").write_text(text)
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "fixed.txt"), "--json")
+    assert json.loads(out)["violation"] is None

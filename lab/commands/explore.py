@@ -10,7 +10,10 @@ from lab import i18n
 from lab.core.config import TRUNCATION_STRATEGIES
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
+from lab.grade.rules import CHECK_IDS
 from lab.i18n import localize, say
+
+CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario")]
 
 EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
@@ -33,6 +36,9 @@ def register(subparsers) -> None:
     p.add_argument("--budget", type=float, default=30.0, help="seconds of search at most (default 30)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random walks (default 0)")
     p.add_argument("--out", default=".hwm-lab/explore", help="where to write the counterexample and its trace")
+    p.add_argument("--rule", action="append", choices=CHECKS, metavar="CHECK",
+                   help="only this rule ends the search (repeatable; default: every rule): e.g. acked-in-final-logs "
+                        "to see an acknowledged write lost, not only put at risk")
     p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
@@ -83,7 +89,8 @@ def run(args) -> int:
                                       seconds=f"{f.seconds:.0f}"), lang), end="", file=sys.stderr, flush=True)
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
-                     seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl)
+                     seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
+                     rules=args.rule)
     if not args.json:
         print("", file=sys.stderr)
     if args.json:

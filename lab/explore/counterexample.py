@@ -50,7 +50,7 @@ def tell(found: Found) -> tuple[list[Text], list[dict]]:
     for words in found.choices:
         if world.apply(tuple(words)) is not None:
             steps.append(narrate(tuple(words), world))
-            world.violations()
+            found.config.broken(world)
     return steps, world.calls
 
 
@@ -60,7 +60,10 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
              f"# Found by hwm-lab explore (seed {seed}, {found.search} search) and shrunk to {len(steps)} steps.",
              f"# Replay it: hwm-lab simulate --script {SCRIPT} --impl {impl}",
              f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
-             f"segment-bytes {SEGMENT_BYTES}", ""]
+             f"segment-bytes {SEGMENT_BYTES}"]
+    if config.rules:
+        lines.append(f"rules {','.join(sorted(config.rules))}")
+    lines.append("")
     for number, (words, text) in enumerate(zip(found.choices, steps), start=1):
         narration = str(text).replace("\\", "\\\\").replace('"', '\\"')
         lines.append(f'step "{number}. {narration}"')
@@ -70,9 +73,10 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
 
 def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,
             out: str | Path | None = None, limit: float = 1.0, progress: Callable[[Figures], None] | None = None,
-            shown_impl: str | None = None, bfs_states: int = 4000) -> Result:
-    """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace."""
-    configs = [Config(n, truncation, impl, limit) for n in sizes]
+            shown_impl: str | None = None, bfs_states: int = 4000, rules=None) -> Result:
+    """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
+    `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk)."""
+    configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
     found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states)
     if found is None:
         return Result(None, figures, [], [], [])
