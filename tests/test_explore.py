@@ -210,3 +210,17 @@ def test_under_high_water_mark_the_search_rediscovers_kip_101_and_explains_the_l
     (tmp_path / "fixed.txt").write_text(text)
     code, out, _ = cli("simulate", "--script", str(tmp_path / "fixed.txt"), "--json")
     assert json.loads(out)["violation"] is None
+
+
+def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_calls(tmp_path):
+    from web.fold import Replay
+
+    code, _, _ = cli("explore", "--impl", LOOSE_GATE, "--nodes", "3", "--budget", "20", "--out", str(tmp_path),
+                     "--json")
+    assert code == 1
+    replay = Replay(tmp_path / "trace")
+    info = replay.info()
+    assert info["stepped"] and len(info["steps"]) == 5
+    assert info["broken"]["step"] == 4 and "Rule broken" in str(info["broken"]["text"])
+    calls = [str(t) for t, e in zip(replay.texts, replay.events) if e["type"] == "student_call"]
+    assert "A calls your check_read(1, 0) → None" in calls
