@@ -9,7 +9,6 @@ nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resum
 
 from __future__ import annotations
 
-import copy
 import traceback
 from dataclasses import dataclass
 
@@ -24,6 +23,9 @@ from lab.sim.cluster import SimClock, SimCluster, SimTransport
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
 SEGMENT_BYTES = 40
+
+
+_MASK = (1 << 64) - 1
 
 
 class _NoRandom:
@@ -80,6 +82,9 @@ class World(SimCluster):
                  fast: bool = False, meta: dict | None = None):
         """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept)."""
         self.inflight: list[tuple[str, str, object]] = []
+        self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
+        self._node_keys: dict[str, int] = {}
+        self._owned: set[str] | None = None  # None: this world owns every node (it is no clone)
         self.fast = fast and trace_dir is None
         self.fault: tuple[str, Fault] | None = None
         self.exited: tuple[str, str] | None = None
@@ -119,6 +124,7 @@ class World(SimCluster):
     def _send(self, src: str, dst: str, message) -> None:
         if (src, dst) not in self.cuts:
             self.inflight.append((src, dst, message))
+            self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
 
     def _step(self, name: str, step, *args) -> None:
         self.current, mark = name, len(self.calls)
@@ -178,15 +184,17 @@ class World(SimCluster):
                 return None
             src, dst, message = self.inflight[position]
             self.last_message = message
+            if head == "deliver" and self.states[dst] != "running":
+                return None
             if head == "duplicate":
                 self.inflight.append((src, dst, message))
+                self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
             else:
                 del self.inflight[position]
-                if head == "deliver":
-                    if self.states[dst] != "running":
-                        return None
-                    if (src, dst) not in self.cuts:
-                        self._step(dst, self.replicas[dst].receive, src, message)
+                self._inflight_hash = (self._inflight_hash - hash((src, dst, message))) & _MASK
+                if head == "deliver" and (src, dst) not in self.cuts:
+                    self._own(dst)
+                    self._step(dst, self.replicas[dst].receive, src, message)
             return words
         if head == "write":
             node = words[-2] if words[-1] == "nowait" else words[-1]
@@ -194,11 +202,13 @@ class World(SimCluster):
                 return None
             payload = words[1] if len(words) > 3 else f"v{self.writes + 1}"
             self.writes += 1
+            self._own(node)
             self.write(payload, node)
             return ("write", payload, "to", node, "nowait")
         if head == "read":
             if self.states.get(words[3]) != "running":
                 return None
+            self._own(words[3])
             self.read(int(words[1]), words[3])
             return words
         if head == "heal" and len(words) == 1:
@@ -211,6 +221,8 @@ class World(SimCluster):
             return words
         node = words[1]
         state = self.states.get(node)
+        if state is not None:
+            self._own(node)
         if head == "campaign" or head == "heartbeat":
             if state != "running":
                 return None
@@ -344,48 +356,69 @@ class World(SimCluster):
     # ---- copy and hash ----------------------------------------------------------------------------------------
 
     def key(self) -> int:
-        parts = [self.writes, self.kills, tuple(sorted(self.cuts)),
-                 tuple(sorted(map(repr, self.inflight))), tuple(sorted(self.monitor.acked.items()))]
+        """A hash of the state (not of its history): equal states, equal keys. Each node's part is kept until a
+        step touches that node."""
+        parts, cache = [], self._node_keys
         for name in self.names:
-            r, disk = self.replicas[name], self.logs[name]
-            parts.append(self.states[name])
-            parts.append(disk.synced)
-            parts.append(self.states_on_disk[name].load())
-            if r is None:
-                parts.append(tuple(disk.entries()))
-                continue
-            parts.append((r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
-                          r.confirmed_hwm, tuple(sorted(r.match_index.items())),
-                          tuple(sorted(r.next_index.items())), tuple(sorted(r.votes)),
-                          r.awaiting_epoch_answer, tuple(r.pending_writes)))
-        return hash(tuple(parts))
+            part = cache.get(name)
+            if part is None:
+                part = cache[name] = self._node_key(name)
+            parts.append(part)
+        return hash((self.writes, self.kills, tuple(sorted(self.cuts)), self._inflight_hash,
+                     tuple(sorted(self.monitor.acked.items())), *parts))
+
+    def _node_key(self, name: str) -> int:
+        r, disk = self.replicas[name], self.logs[name]
+        head = (self.states[name], disk.synced, self.states_on_disk[name].load(), len(self._held[name]))
+        if r is None:
+            return hash((head, tuple(disk.entries())))
+        return hash((head, r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
+                     r.confirmed_hwm, tuple(sorted(r.match_index.items())), tuple(sorted(r.next_index.items())),
+                     tuple(sorted(r.votes)), r.awaiting_epoch_answer, tuple(r.pending_writes)))
 
     def clone(self) -> "World":
-        """A copy whose steps do not touch this world (only while searching: no trace files)."""
+        """A copy whose steps do not touch this world (only while searching: no trace files). Copy on write:
+        the nodes are shared until a step touches one (`_own`), so a step copies one node, not the cluster."""
         new = object.__new__(World)
-        new.__dict__ = self.__dict__.copy()
+        d = new.__dict__
+        d.update(self.__dict__)
         new.inflight = list(self.inflight)
-        new.replicas = {n: _copy_replica(r) for n, r in self.replicas.items()}
-        new.logs = {n: _copy_log(log) for n, log in self.logs.items()}
-        new.states_on_disk = {n: copy.copy(s) for n, s in self.states_on_disk.items()}
+        new.replicas, new.logs = dict(self.replicas), dict(self.logs)
+        new.states_on_disk, new.drivers = dict(self.states_on_disk), dict(self.drivers)
         new.states, new.exit_reasons, new.boots = dict(self.states), dict(self.exit_reasons), dict(self.boots)
-        new._held = {n: list(h) for n, h in self._held.items()}
+        new._held, new._node_keys, new._owned = dict(self._held), dict(self._node_keys), set()
         new.cuts, new.answers, new.events, new._traces = set(self.cuts), {}, [], {}
         new.monitor = self.monitor.copy()
         new.monitor.holders = new.holders
-        new.drivers = {}
-        for name, driver in self.drivers.items():
-            d = copy.copy(driver)
-            d.log, d.state, d.transport = new.logs[name], new.states_on_disk[name], SimTransport(new, name)
-            d.trace, d.clock = new._trace(name), SimClock(new)
-            new.drivers[name] = d
         return new
+
+    def _own(self, name: str) -> None:
+        """Before a step touches `name`: this world's own copy of that node (its replica, disk and driver)."""
+        self._node_keys.pop(name, None)
+        if self._owned is None or name in self._owned:
+            return
+        self._owned.add(name)
+        self.replicas[name] = _copy_replica(self.replicas[name])
+        log = self.logs[name] = _copy_log(self.logs[name])
+        state = self.states_on_disk[name] = _copy(self.states_on_disk[name])
+        self._held[name] = list(self._held[name])
+        driver = self.drivers.get(name)
+        if driver is not None:
+            d = self.drivers[name] = _copy(driver)
+            d.log, d.state, d.transport = log, state, SimTransport(self, name)
+            d.trace, d.clock = self._trace(name), SimClock(self)
+
+
+def _copy(obj):
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new
 
 
 def _copy_replica(r):
     if r is None:
         return None
-    new = copy.copy(r)
+    new = _copy(r)
     log = new.log = Log.__new__(Log)
     log._entries = list(r.log._entries)
     new.match_index, new.next_index = dict(r.match_index), dict(r.next_index)
@@ -396,7 +429,7 @@ def _copy_replica(r):
 
 
 def _copy_log(log):
-    new = copy.copy(log)
+    new = _copy(log)
     segments = []
     for s in log._segments:
         c = _Segment.__new__(_Segment)
