@@ -202,9 +202,9 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for config in configs:
-            found = bfs(config, Bounds(), depth=bfs_depth, max_states=bfs_states, deadline=deadline,
-                        figures=figures, tick=tick)
+        for config in configs:  # the breadth-first searches share one bound, so more sizes cost no more
+            found = bfs(config, Bounds(), depth=bfs_depth, max_states=max(500, bfs_states // len(configs)),
+                        deadline=deadline, figures=figures, tick=tick)
             if found:
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
