@@ -39,5 +39,24 @@ def shrink(found: Found, *, max_runs: int = 4000) -> Found:
             if size == 1:
                 break
             parts = min(len(current), parts * 2)
+    current = _pairs(current, still_broken, runs, max_runs)
     done, violation, _ = run(config, current)
     return Found(config, done, violation, found.search)
+
+
+def _pairs(current, still_broken, runs, max_runs):
+    """Steps that only go together (a cut and its heal, a kill and its restart): try removing any two at once."""
+    changed = True
+    while changed and runs[0] < max_runs:
+        changed = False
+        for i in range(len(current)):
+            for j in range(i + 1, len(current)):
+                if runs[0] >= max_runs:
+                    return current
+                result = still_broken(current[:i] + current[i + 1:j] + current[j + 1:])
+                if result is not None:
+                    current, changed = [_plain(w) for w in result[0]], True
+                    break
+            if changed:
+                break
+    return current

@@ -137,10 +137,14 @@ class World(SimCluster):
                                           for c in self.calls[mark:]))
 
     def _apply_step(self, name: str, step, *args) -> None:
+        ready = None
         try:
             ready = step(*args)
             self.drivers[name].apply([ready])
         except Exception as exc:  # a node process stops; here the search stops too
+            if ready is not None and ready.events:  # what the node decided before its storage refused: the rules
+                driver = self.drivers[name]         # judge the decision (e.g. an epoch cut at 0), not only the stop
+                driver.trace.emit(ready.events, time=driver.clock.now(), boot=driver.boot)
             fault = fault_of(exc)
             reason = fault.sentence() if fault else traceback.format_exception_only(type(exc), exc)[-1].strip()
             if fault and self.fault is None:
