@@ -151,7 +151,7 @@ class _Alarm:
         if not self.usable():
             return False
         if self.depth == 0:
-            if signal.getsignal(signal.SIGALRM) is not self._fire:
+            if signal.getsignal(signal.SIGALRM) != self._fire:  # a bound method is a new object each time
                 signal.signal(signal.SIGALRM, self._fire)
             # It keeps firing every 50 ms after the limit, so that a bare `except:` in a loop cannot swallow it.
             signal.setitimer(signal.ITIMER_REAL, limit, 0.05)
