@@ -134,11 +134,13 @@ def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
 
 
 def signature(world: World) -> tuple:
-    """What makes a state worth starting walks from: each node's log generations, mark and role."""
+    """What makes a state worth starting walks from: each node's log generations, mark, role, and whether it is
+    down or, restarted, still asks the leader where its log ends."""
     out = []
     for name in world.names:
         r = world.replicas[name]
-        out.append((r.role, tuple(e.generation for e in r.log._entries), r.high_water_mark) if r else None)
+        out.append((r.role, tuple(e.generation for e in r.log._entries), r.high_water_mark, r.awaiting_epoch_answer)
+                   if r else (world.states[name], world.logs[name].log_end))
     return tuple(out)
 
 
@@ -218,7 +220,7 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
             figures.walks += 1
             prefix = ()
             runs = corpus.get("runs")
-            if runs and rng.random() < 0.5:
+            if runs and rng.random() < 0.75:
                 prefix = runs[rng.randrange(len(runs))]
             found = walk(config, rng, walk_length, figures, prefix, corpus)
             if found:
