@@ -1,5 +1,5 @@
 """Shrink a failing run: delta debugging over its choices (Zeller's ddmin, as Hypothesis deletes choices) until
-no single step can be removed with the same rule still broken."""
+no single step, nor any two, can be removed with the same rule still broken."""
 
 from __future__ import annotations
 
@@ -24,7 +24,19 @@ def shrink(found: Found, *, max_runs: int = 4000) -> Found:
     first = still_broken(current)
     if first is None:  # cannot happen for a deterministic world; keep what was found
         return found
-    current, violation = [_plain(w) for w in first[0]], first[1]
+    current = [_plain(w) for w in first[0]]
+    while True:
+        smaller = _pairs(_ddmin(current, still_broken, runs, max_runs), still_broken, runs, max_runs)
+        if len(smaller) == len(current) or runs[0] >= max_runs:
+            current = smaller
+            break
+        current = smaller  # a pair went: single steps may go now too
+    done, violation, _ = run(config, current)
+    return Found(config, done, violation, found.search)
+
+
+def _ddmin(current, still_broken, runs, max_runs):
+    """Remove chunks, halving their size down to single steps, while the rule still breaks."""
     parts = 2
     while len(current) >= 2 and runs[0] < max_runs:
         size = max(1, len(current) // parts)
@@ -32,16 +44,14 @@ def shrink(found: Found, *, max_runs: int = 4000) -> Found:
             candidate = current[:start] + current[start + size:]
             result = still_broken(candidate)
             if result is not None:
-                current, violation = [_plain(w) for w in result[0]], result[1]
+                current = [_plain(w) for w in result[0]]
                 parts = max(parts - 1, 2)
                 break
         else:
             if size == 1:
                 break
             parts = min(len(current), parts * 2)
-    current = _pairs(current, still_broken, runs, max_runs)
-    done, violation, _ = run(config, current)
-    return Found(config, done, violation, found.search)
+    return current
 
 
 def _pairs(current, still_broken, runs, max_runs):
