@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from lab.core.monitor import Violation

@@ -3,7 +3,7 @@ no single step, nor any two, can be removed with the same rule still broken."""
 
 from __future__ import annotations
 
-from lab.explore.search import Config, Found, run
+from lab.explore.search import Found, run
 
 
 def _plain(words: tuple[str, ...]) -> tuple[str, ...]:

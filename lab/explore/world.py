@@ -10,15 +10,13 @@ nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resum
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
 
 from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
 from lab.core.monitor import Monitor, Violation
-from lab.core.replica import Log
 from lab.explore.calls import recording
-from lab.ports.memlog import _Segment
-from lab.ports.trace import CLUSTER
+from lab.explore.choices import WALK_KINDS, Bounds, enumerate_choices
+from lab.explore.state import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
@@ -58,22 +56,6 @@ class _Sink:
 
     def close(self) -> None:
         pass
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """What the choices may do, so that a breadth-first search ends: writes, generations, kills, messages per link."""
-
-    writes: int = 2
-    generation: int = 3
-    kills: int = 1
-    per_link: int = 2
-    kinds: frozenset = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
-                                  "restart"})
-
-
-WALK_KINDS = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
-                        "restart", "pause", "resume", "cut", "heal"})
 
 
 class World(SimCluster):
@@ -267,61 +249,8 @@ class World(SimCluster):
         return None
 
     def choices(self, bounds: Bounds = Bounds()) -> list[tuple[str, ...]]:
-        """Every choice in this state, in a fixed order."""
-        kinds, out = bounds.kinds, []
-        groups: dict[tuple[str, str, str], list] = {}
-        for src, dst, message in self.inflight:
-            groups.setdefault((src, dst, type(message).__name__), []).append(message)
-        per_link: dict[tuple[str, str], int] = {}
-        for (src, dst, kind), messages in groups.items():
-            per_link[(src, dst)] = per_link.get((src, dst), 0) + len(messages)
-            seen = []
-            for k, message in enumerate(messages):
-                if message in seen:
-                    continue
-                seen.append(message)
-                link, tail = f"{src}->{dst}", (str(k),) if k else ()
-                if "deliver" in kinds and self.states[dst] == "running":
-                    out.append(("deliver", link, kind, *tail))
-                if "drop" in kinds:
-                    out.append(("drop", link, kind, *tail))
-                if "duplicate" in kinds and len(messages) < bounds.per_link:
-                    out.append(("duplicate", link, kind, *tail))
-        full = {src for (src, _), count in per_link.items() if count >= bounds.per_link}
-        for name in self.names:
-            state, replica = self.states[name], self.replicas[name]
-            if state == "running":
-                if "campaign" in kinds and replica.generation < bounds.generation:
-                    out.append(("campaign", name))
-                if "heartbeat" in kinds and replica.role == "leader" and name not in full:
-                    out.append(("heartbeat", name))
-                if "write" in kinds and replica.role == "leader" and self.writes < bounds.writes:
-                    out.append(("write", name))
-                if "read" in kinds:
-                    hwm = replica.high_water_mark
-                    for index in (hwm, hwm + 1):
-                        if 1 <= index <= replica.log.log_end:
-                            out.append(("read", str(index), "at", name))
-                if "kill" in kinds and self.kills < bounds.kills:
-                    out.append(("kill", name))
-                    if self.logs[name].synced < self.logs[name].log_end:
-                        out.append(("kill", name, "lose-unsynced"))
-                if "pause" in kinds:
-                    out.append(("pause", name))
-            elif state == "paused" and "resume" in kinds:
-                out.append(("resume", name))
-            elif state in ("killed", "exited") and "restart" in kinds and state == "killed":
-                out.append(("restart", name))
-        if "cut" in kinds or "heal" in kinds:
-            for a in self.names:
-                for b in self.names:
-                    if a < b:
-                        cut = (a, b) in self.cuts or (b, a) in self.cuts
-                        if "cut" in kinds and not cut:
-                            out.extend([("cut", f"{a}<->{b}"), ("cut", f"{a}->{b}"), ("cut", f"{b}->{a}")])
-                        if "heal" in kinds and cut:
-                            out.append(("heal", f"{a}<->{b}"))
-        return out
+        """Every choice in this state, in a fixed order (lab.explore.choices)."""
+        return enumerate_choices(self, bounds)
 
     # ---- the rules --------------------------------------------------------------------------------------------
 
@@ -413,38 +342,8 @@ class World(SimCluster):
             d.trace, d.clock = self._trace(name), SimClock(self)
 
 
-def _copy(obj):
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    return new
-
-
-def _copy_replica(r):
-    if r is None:
-        return None
-    new = _copy(r)
-    log = new.log = Log.__new__(Log)
-    log._entries = list(r.log._entries)
-    new.match_index, new.next_index = dict(r.match_index), dict(r.next_index)
-    new.votes = set(r.votes)
-    new.prevotes = set(r.prevotes) if r.prevotes is not None else None
-    new.pending_writes, new.write_deadlines = r.pending_writes.copy(), r.write_deadlines.copy()
-    return new
-
-
-def _copy_log(log):
-    new = _copy(log)
-    segments = []
-    for s in log._segments:
-        c = _Segment.__new__(_Segment)
-        c.first_index, c.entries, c.offsets, c.size = s.first_index, list(s.entries), list(s.offsets), s.size
-        segments.append(c)
-    new._segments = segments
-    return new
-
-
 def script_line(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "CLUSTER", "Event", "script_line"]
+__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "script_line"]
