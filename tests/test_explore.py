@@ -226,3 +226,8 @@ def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_call
     assert info["broken"]["step"] == 4 and "Rule broken" in str(info["broken"]["text"])
     calls = [str(t) for t, e in zip(replay.texts, replay.events) if e["type"] == "student_call"]
     assert "A calls your check_read(1, 0) → None" in calls
+
+
+def test_a_function_not_written_yet_is_a_usage_error_not_a_violation(tmp_path):
+    code, out, err = cli("explore", "--impl", "exercises", "--nodes", "3", "--budget", "5", "--out", str(tmp_path))
+    assert code == 2 and "not written yet" in err and "--exercise N" in err

@@ -88,9 +88,15 @@ def run(args) -> int:
                                       depth=f.depth, rate=f"{f.states / max(f.seconds, 1e-9):,.0f}",
                                       seconds=f"{f.seconds:.0f}"), lang), end="", file=sys.stderr, flush=True)
 
-    result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
-                     seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                     rules=args.rule)
+    try:
+        result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
+                         seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
+                         rules=args.rule)
+    except NotImplementedError as exc:
+        print("", file=sys.stderr)
+        print("hwm-lab explore: " + localize(say("a function is not written yet ({error}): search one exercise "
+                                                 "with --exercise N", error=str(exc)), lang), file=sys.stderr)
+        return EXIT_USAGE
     if not args.json:
         print("", file=sys.stderr)
     if args.json:

@@ -22,7 +22,12 @@ def explore_check(number: int, impl: str, out_root: str | Path, *, budget: float
     if out.exists():
         shutil.rmtree(out)
     strategy = "leader-epoch" if number == 6 else "generation"
-    result = explore(impl, sizes=SIZES, truncation=strategy, budget=budget, seed=SEED, out=out, bfs_states=1500)
+    try:
+        result = explore(impl, sizes=SIZES, truncation=strategy, budget=budget, seed=SEED, out=out,
+                         bfs_states=1500)
+    except NotImplementedError as exc:  # another function of this exercise is not written yet
+        return {"found": False, "states": 0, "seconds": 0.0,
+                "text": say("explore: not run, a function is not written yet ({error})", error=str(exc))}
     f = result.figures
     if result.found is None:
         return {"found": False, "states": f.states, "seconds": round(f.seconds, 1), "text": say(
