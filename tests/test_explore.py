@@ -175,6 +175,11 @@ def test_a_student_function_that_fails_ends_the_search_naming_it(kind, tmp_path,
     fault = dict(found.violation.facts)["fault"]
     assert fault.function == function and detail in fault.detail
     assert fault.file.endswith(f"{module}.py") and fault.line >= 3 and fault.inputs
+    from lab.explore.explain import rule_words
+
+    said = {"raises": "raised ZeroDivisionError", "loops": "did not return within 0.2 s",
+            "wrong_type": "returned (True, "}[kind]
+    assert said in str(rule_words(found.violation)) and f"{module}.py:{fault.line}" in str(rule_words(found.violation))
 
 
 # ---- where students meet it -------------------------------------------------------------------------------------

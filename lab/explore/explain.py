@@ -146,8 +146,12 @@ def rule_words(v: Violation) -> Text:
                    **{**f, "cut": "None" if f["cut"] is None else f["cut"]})
     if c == "student-fault":
         fault = f["fault"]
-        return say("{function}({inputs}) failed: {detail} ({where})", function=fault.function, inputs=fault.inputs,
-                   detail=fault.detail, where=fault.where or "?")
+        values = dict(function=fault.function, inputs=fault.inputs, detail=fault.detail, where=fault.where or "?")
+        if fault.kind == "timeout":
+            return say("{function}({inputs}) did not return within {detail} ({where})", **values)
+        if fault.kind == "wrong type":
+            return say("{function}({inputs}) returned {detail} ({where})", **values)
+        return say("{function}({inputs}) raised {detail} ({where})", **values)
     return say("{node} stopped: {reason}", node=v.node, reason=f.get("reason", ""))
 
 
