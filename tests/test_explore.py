@@ -236,3 +236,14 @@ def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_call
 def test_a_function_not_written_yet_is_a_usage_error_not_a_violation(tmp_path):
     code, out, err = cli("explore", "--impl", "exercises", "--nodes", "3", "--budget", "5", "--out", str(tmp_path))
     assert code == 2 and "not written yet" in err and "--exercise N" in err
+
+
+def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():
+    """Found by explore on the reference under leader-epoch (120 s at 3 nodes): A restarted, asked the leader
+    where generation 1 ends (twice), appended index 2 of generation 2, which was committed, restarted again, and
+    took the answer to its earlier question as the answer to its new one: it cut index 2. The replica now heeds only
+    the answer to the question it asks."""
+    from lab.sim.scenario import simulate
+
+    verdict = simulate(str(Path(__file__).with_name("explore_cases") / "leader_epoch_stale_answer.txt"))
+    assert verdict.violation is None and verdict.passed, verdict.summary()

@@ -156,16 +156,14 @@ def rule_words(v: Violation) -> Text:
 
 
 def wrong_call(v: Violation, calls: list[dict]) -> dict | None:
-    """The call to blame: the latest one that answered otherwise than the lab's rule, else the latest call of a
-    function that can break this rule."""
-    for call in reversed(calls):
-        if call.get("wrong"):
+    """The call to blame: the latest one that answered otherwise than the reference does on the same inputs. None
+    when every call answered alike: then the reference breaks the rule in this run too (a fault of the lab)."""
+    suspects = SUSPECTS.get(v.check, ())
+    wrong = [c for c in calls if c.get("wrong")]
+    for call in reversed(wrong):
+        if call["function"] in suspects:
             return call
-    for name in SUSPECTS.get(v.check, ()):
-        for call in reversed(calls):
-            if call["function"] == name:
-                return call
-    return None
+    return wrong[-1] if wrong else None
 
 
 def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int = 25) -> Joined:
@@ -180,4 +178,7 @@ def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int
         lines.append(say("The call of your function that went wrong: on {node}, {function}({inputs}) returned "
                          "{result}.", node=call["node"], function=call["function"], inputs=call["inputs"],
                          result=call.get("result", "?")))
+    elif v.check != "student-fault":
+        lines.append(say("Every call of your functions in this run answered as the reference does: the rule breaks "
+                         "with the reference too."))
     return Joined(lines, "\n")
