@@ -134,6 +134,15 @@ def test_the_nemesis_catches_a_replica_that_serves_above_the_hwm(tmp_path):
 
 
 @pytest.mark.processes
+def test_the_nemesis_reports_the_articles_majority_broken_on_four_nodes(tmp_path):
+    report = _run(tmp_path, nodes=4, impl="tests.wrong_variants.ex1_article_formula", seed=1)
+
+    broken = [v for v in report.verdict.violations if v.startswith("hwm-majority:")]
+    assert broken and "of 4 nodes hold" in broken[0], report.verdict.violations
+    assert not any(pid_alive(pid) for pid in report.pids)
+
+
+@pytest.mark.processes
 def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys):
     code = cli.main(["chaos", "--nodes", "3", "--duration", "2", "--interval", "0.3", "--seed", "3", "--json",
                      "--dir", str(tmp_path / "run")])
@@ -145,3 +154,17 @@ def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys)
 
     assert cli.main(["chaos", "--impl", "no_such_module", "--duration", "1", "--dir", str(tmp_path / "bad")]) == 4
     assert "hwm-lab chaos: cannot import implementation 'no_such_module'" in capsys.readouterr().err
+
+
+def test_the_checker_applies_the_graders_rules_to_the_trace(tmp_path):
+    """The article's n/2 on 4 nodes loses nothing a client sees in a short run, but its leader raises the mark
+    over what only 2 of 4 nodes hold: the checker reports the rule (lab.core.monitor), given the cluster's size."""
+    from lab.sim.scenario import simulate
+
+    simulate("n4", impl="tests.wrong_variants.ex1_article_formula", out=tmp_path / "article")
+    simulate("n4", impl="solutions", out=tmp_path / "reference")
+    article, reference = (chaos.read_trace(tmp_path / name) for name in ("article", "reference"))
+    broken = chaos.check([], [], article, {}, size=4).violations
+    assert any(v.startswith("hwm-majority: leader") and "of 4 nodes hold" in v for v in broken), broken
+    assert not any(v.startswith("hwm-majority") for v in chaos.check([], [], article, {}).violations)
+    assert not [v for v in chaos.check([], [], reference, {}, size=4).violations if ":" in v.split(" ")[0]]

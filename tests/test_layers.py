@@ -15,9 +15,11 @@ LAYERS = (
     ("handout", ("exercises", "solutions")),  # the student's code: handed the core's contract, nothing more
     ("ports", ("lab.ports", "lab.cluster")),  # the driver and its ports; the fault vocabulary
     ("processes", ("lab.processes",)),  # node process, supervisor, clients
-    ("sim", ("lab.sim",)),  # the simulator, the scenarios and their runner (also on processes)
+    # the simulator, the scenarios and their runner (also on processes); the explorer's world, a simulator whose
+    # network waits for a choice, and its replay of a counterexample script
+    ("sim", ("lab.sim", *(f"lab.explore.{m}" for m in ("world", "state", "choices", "calls", "replay")))),
     ("i18n", ("lab.i18n", "lab.sequence")),  # the catalogues, the scenarios' own words, a trace drawn in them
-    ("student", ("lab.student",)),  # exercise checks and submission
+    ("student", ("lab.student", "lab.explore")),  # exercise checks, submission, and the search over a student's code
     ("edges", ("lab.commands", "lab.cli", "lab.grade", "web")),  # the hwm-lab command, the grader, the dashboard
 )
 SOURCES = ("lab", "web", "exercises", "solutions")

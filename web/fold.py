@@ -262,7 +262,10 @@ class Replay:
                 "trace_duration": self.trace_duration, "stepped": self.stepped,
                 "step_seconds": STEP_SECONDS if self.stepped else None, "warnings": self.warnings[:20],
                 "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": step_text(e.get("text", ""))}
-                          for i, e in enumerate(self.events) if e["type"] == "step"]}
+                          for i, e in enumerate(self.events) if e["type"] == "step"],
+                # an explorer's counterexample: where the rule broke (its step is marked on the timeline)
+                "broken": next(({"n": i + 1, "play": self.play[i], "step": e.get("step"), "text": self.texts[i]}
+                                for i, e in enumerate(self.events) if e["type"] == "rule_broken"), None)}
 
 
 HEAVY = {"committed": 8, "removed": 32, "entries": 0}

@@ -32,7 +32,7 @@ STORY = frozenset({
     "node_paused", "node_resumed", "node_exited", "link_cut", "link_healed", "delay_set", "settings_changed",
     "election_started", "became_leader", "truncated", "read_refused", "write_failed", "client_write_failed",
     "step", "expectation", "clocks_held", "clocks_released", "truncation_refused", "wal_recovered", "caught_up",
-    "wal_truncated",
+    "wal_truncated", "rule_broken", "student_call",
 })
 LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (heartbeats included)
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten

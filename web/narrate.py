@@ -177,6 +177,11 @@ class Narrator:
             if detail:
                 return say("{mark} {name}: {detail}", mark=mark, name=name, detail=heard(humane(detail)))
             return say("{mark} {name}", mark=mark, name=name)
+        if kind == "rule_broken":  # an explorer's counterexample, replayed (lab.explore)
+            return say("✗ Rule broken: {detail}", detail=heard(g("detail")))
+        if kind == "student_call":
+            return say("{node} calls your {function}({inputs}) → {result}", node=node, function=g("function"),
+                       inputs=g("inputs"), result=g("result"))
         if kind == "clocks_held":
             return say("Node clocks held: nothing happens by itself until the next command")
         if kind == "clocks_released":

@@ -127,7 +127,8 @@ def cmd_check(args) -> int:
         return 2
     if args.json:
         print(json.dumps({"exercise": args.number, "status": report.status,
-                          "rules": [r.__dict__ for r in report.rules], "scenarios": report.scenarios}))
+                          "rules": [r.__dict__ for r in report.rules], "scenarios": report.scenarios,
+                          "exploration": _plain(report.exploration)}))
     else:
         print(report.text(lang))
     return 0 if report.status == "passing" else 1
@@ -153,6 +154,10 @@ def cmd_submit(args) -> int:
     else:
         print(table_text(result, lang))
     return 0 if result.complete else 1
+
+
+def _plain(exploration: dict | None) -> dict | None:
+    return None if exploration is None else {**exploration, "text": str(exploration["text"])}
 
 
 def _said(exc: Exception):

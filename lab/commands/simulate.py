@@ -16,7 +16,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "simulate", help="run a scenario on the deterministic simulator",
         description="Run a teaching scenario on the seeded simulator. Same seed, same run, byte for byte.")
-    parser.add_argument("scenario", help=f"scenario name ({', '.join(available())}) or a script file")
+    parser.add_argument("scenario", nargs="?", help=f"scenario name ({', '.join(available())}) or a script file")
+    parser.add_argument("--script", help="a script file to run instead of a named scenario (e.g. the "
+                                         "counterexample.txt that hwm-lab explore writes)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the network and election timers (default 0)")
     parser.add_argument("--nodes", type=int, help="cluster size (default: the scenario's)")
     parser.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="restart truncation strategy")
@@ -32,16 +34,19 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-
+    if bool(args.scenario) == bool(args.script):
+        print("hwm-lab simulate: name a scenario or give --script FILE (one of them)", file=sys.stderr)
+        return 2
     try:
-        verdict = simulate(args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
+        verdict = simulate(args.script or args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
                            impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit,
                            pace=args.pace)
     except (ScenarioError, ImplError, ValueError) as exc:
         print(f"hwm-lab simulate: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({**verdict.as_dict(), "out": args.out}))
+        violation = verdict.violation.as_dict() if verdict.violation is not None else None
+        print(json.dumps({**verdict.as_dict(), "violation": violation, "out": args.out}))
     else:
         print(verdict.summary())
         if args.out:

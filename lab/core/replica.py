@@ -511,7 +511,10 @@ class Replica:
             generation=self.generation, leader=self.node_id, of_generation=query.of_generation, end_index=end)))
 
     def on_epoch_answer(self, out: Ready, src: str, answer: EpochAnswer) -> None:
-        if not self.awaiting_epoch_answer or answer.generation != self.generation:
+        # Only the answer to the question this boot asks: an answer to an earlier boot's question (about an older
+        # last generation, still in flight across a restart) would cut entries committed since (found by explore).
+        if not self.awaiting_epoch_answer or answer.generation != self.generation or \
+                answer.of_generation != self.log.last_generation:
             return
         self.awaiting_epoch_answer = False
         cut = self.impl.epoch_truncation_point(self.log, answer.end_index)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.core.messages import digest
+from lab.core.monitor import check_trace
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
@@ -86,7 +87,8 @@ class Verdict:
     violations: list[str] = field(default_factory=list)
 
 
-def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict], final: dict[str, dict]) -> Verdict:
+def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict], final: dict[str, dict],
+          size: int | None = None) -> Verdict:
     """What went wrong, in words.
 
     `final` maps each live node to its final `{"log": [[index, generation, payload], ...], "hwm": N}`; `events` are
@@ -94,7 +96,8 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
     its index, same generation and payload, in every live node's final log; the final logs agree below their
     high-water marks, with each other and with every entry the trace says was committed; a committed index never
     changes; one leader per generation; every read served was at or below the serving node's high-water mark and
-    returned the committed entry.
+    returned the committed entry. With `size` (the number of nodes), also the grader's rules over the trace
+    (lab.core.monitor: among them, no leader raises its mark above what a majority acknowledged).
     """
     lost: list[str] = []
     violations: list[str] = []
@@ -176,6 +179,8 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
             index, generation, entry_digest = event["entry"]
             violations.extend(_read_problems(event["node"], event["index"], event["hwm"], generation, entry_digest,
                                              history, committed))
+    if size:
+        violations.extend(v.sentence() for v in check_trace(events, size))
     return Verdict(acknowledged=client_acks, acked_by_nodes=len(traced_acks), reads_served=served,
                    reads_traced=traced, lost=lost, violations=list(dict.fromkeys(violations)))
 
@@ -202,7 +207,8 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
 # ---- the trace -----------------------------------------------------------------------------------------------
 
 _WANTED = re.compile(r'"type":"(hwm_changed|became_leader|election_started|prevote_started|write_acked|read_served|'
-                     r'node_killed|node_exited)"')
+                     r'node_killed|node_exited|node_started|match_index_updated|read_refused|truncated|wal_truncated|'
+                     r'epoch_answer|epoch_truncation)"')
 
 
 def read_trace(run_dir: Path) -> list[dict]:
@@ -544,7 +550,7 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         pids.update(supervisor.pids())
         supervisor.stop()
         events = read_trace(run_dir)
-        verdict = check(clients.writes, clients.reads, events, final)
+        verdict = check(clients.writes, clients.reads, events, final, size=len(names))
         gaps, without = leader_gaps(nemesis.faults, events)
         report = Report(
             options=o, faults=nemesis.faults, writes=list(clients.writes), reads=list(clients.reads),

@@ -18,6 +18,7 @@ from lab.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
+from lab.core.monitor import check_trace
 from lab.core.messages import TIMEOUT, Answer, digest
 from lab.ports.wal import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
@@ -58,14 +59,19 @@ class Scenario:
     steps: tuple[Step, ...]
     liveness_bound: float = 5.0
     segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.wal.SEGMENT_BYTES)
+    # `manual`: every message waits until a command delivers, drops or duplicates it, and the grader's rules are
+    # checked after every step (the explorer's counterexamples, lab.explore)
+    network: str = "timed"
+    rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules"}
+NETWORKS = ("timed", "manual")
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
-    segment_bytes = None
+    segment_bytes, network, rules = None, "timed", ()
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -102,12 +108,18 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     liveness = float(words[1].rstrip("s"))
                 elif head == "segment-bytes":
                     segment_bytes = int(words[1])
+                elif head == "rules":
+                    rules = tuple(r for r in words[1].split(",") if r)
+                elif head == "network":
+                    network = words[1]
+                    if network not in NETWORKS:
+                        raise ValueError(network)
             except (IndexError, ValueError) as exc:
                 raise ScenarioError(f"{name} line {number}: bad header {line!r}") from exc
         elif current is None:
             raise ScenarioError(f"{name} line {number}: {head!r} before the first step")
         else:
-            if head not in COMMANDS:
+            if head not in COMMANDS and head not in CHOICES:
                 raise ScenarioError(f"{name} line {number}: unknown command {head!r} "
                                     f"(known: {', '.join(sorted(COMMANDS))})")
             current[1].append(Command(number, words))
@@ -117,7 +129,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         raise ScenarioError(f"{name}: no steps")
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
-                    segment_bytes=segment_bytes)
+                    segment_bytes=segment_bytes, network=network, rules=rules)
 
 
 def available() -> list[str]:
@@ -228,6 +240,7 @@ class Verdict:
     outcomes: list[Outcome] = field(default_factory=list)
     aborted: str = ""
     fault: dict | None = None  # the student's code stopped a node: the node, the step and the Fault's fields
+    violation: Any = None  # with `network manual`: the first rule broken (lab.core.monitor.Violation)
 
     @property
     def passed(self) -> bool:
@@ -275,6 +288,8 @@ class Run:
                 self.verdict.aborted = f"step {index + 1}: {exc}"
             if self._stopped_by_fault(index) or self.verdict.aborted:
                 break
+        if self.scenario.network == "manual":
+            self._check_rules(index)
         self.next_step = index + 1
         return self.verdict.outcomes[before:]
 
@@ -292,11 +307,31 @@ class Run:
                 self.verdict.aborted = f"step {index + 1}: node {node['id']} stopped: {Fault(**fault).sentence()}"
                 return True
         return False
+    def _check_rules(self, index: int) -> None:
+        """With `network manual`: the grader's rules after the step; the first broken one ends the run."""
+        found = [v for v in self.driver.cluster.violations() if not self.scenario.rules
+                 or v.check in (*self.scenario.rules, "student-fault", "node-exited")]
+        if found:
+            violation = self.verdict.violation = found[0]
+            self.driver.note("rule_broken", check=violation.check, target=violation.node, index=violation.index,
+                             detail=violation.detail, step=index)
+            self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
+                                                 self.scenario.steps[index].commands[-1].line
+                                                 if self.scenario.steps[index].commands else 0))
+            self.verdict.aborted = f"step {index + 1}: rule broken: {violation.sentence()}"
 
     # -- commands --
 
     def _execute(self, command: Command, step: int) -> None:
         head, *args = command.words
+        if self.scenario.network == "manual" and head in CHOICES:
+            if self.driver.cluster.apply(command.words) is None:
+                raise WaitTimeout(f"line {command.line}: {command} cannot be done in this state")
+            if head == "kill":
+                self.last_killed = args[0]
+            return
+        if head in CHOICES and head not in COMMANDS:
+            raise ScenarioError(f"line {command.line}: {head!r} needs the header `network manual`")
         COMMANDS[head](self, command, step, args)
 
     def _nodes(self, spec: str) -> list[str]:
@@ -526,6 +561,10 @@ def cmd_expect(run: Run, command, step, args):
         problems = safety_violations(run.driver.events(), status)
         ok = not problems
         detail = "; ".join(problems[:5])
+    elif what == "rules":  # the grader's rules over the trace so far (lab.core.monitor, as explore and chaos)
+        problems = [v.sentence() for v in check_trace(run.driver.events(), len(run.driver.names))]
+        ok = not problems
+        detail = "; ".join(problems[:5])
     else:
         raise ScenarioError(f"line {command.line}: unknown expectation {what!r}")
     run._record(step, command, bool(ok), detail)
@@ -551,6 +590,11 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
+# The explorer's choices (lab.explore.world), run by the world itself under `network manual`.
+CHOICES = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill", "restart",
+                     "pause", "resume", "cut", "heal"})
+
+
 # ---- entry points -----------------------------------------------------------------------------------------
 
 
@@ -562,6 +606,10 @@ def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: 
     scenario = load(name)
     timing = pace_timing(pace)
     strategy = truncation or scenario.truncation
+    if scenario.network == "manual":
+        from lab.explore.replay import replay
+
+        return replay(scenario, impl=impl, out=out, truncation=strategy, nodes=nodes, meta=meta)
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
                          impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
                          pre_vote=pre_vote, limit=limit, timing=timing,

@@ -69,6 +69,7 @@ class CheckReport:
     status: str  # "not started", "failing", "passing"
     rules: list[RuleResult] = field(default_factory=list)
     scenarios: list[dict] = field(default_factory=list)
+    exploration: dict | None = None  # lab.explore.check: the short search after the scenarios
 
     def first_fault(self) -> Text | None:
         """The first failure of the student's code, said where the student looks first (the report's top)."""
@@ -107,6 +108,10 @@ class CheckReport:
                 truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"])))
             if not s["passed"]:
                 lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
+        if self.exploration is not None:
+            head, *rest = say_in(self.exploration["text"]).splitlines()
+            lines.append(f"  [{say_in(FAIL if self.exploration['found'] else OK)}] {head}")
+            lines.extend(f"      {line}" for line in rest)
         if self.status == "not started":
             lines.append("  " + say_in(say("Start with the docstring of {module}; read {read}.", module=ex.module,
                                            read=ex.read)))
@@ -431,8 +436,9 @@ def files_sha256(impl_name: str, exercises=None) -> dict[str, str]:
 
 def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 7, real: bool = False,
               scenarios: bool = True, progress: Callable[[str], None] = lambda s: None,
-              limit: float = DEFAULT_LIMIT) -> CheckReport:
-    """Exercise `number`'s rules, then its scenarios (each call of the student's code limited to `limit` s)."""
+              limit: float = DEFAULT_LIMIT, explore: bool = True) -> CheckReport:
+    """Exercise `number`'s rules, then its scenarios (each call of the student's code limited to `limit` s), then
+    a short exploration for the smallest run that breaks a rule."""
     ex = exercise(number)
     impl = load_impl(impl_name)
     status, rules = check_rules(ex, impl, limit)
@@ -440,7 +446,14 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
     if status == "not started" or not scenarios or report.does_not_import():
         return report
     run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit)
+    if explore and report.first_fault() is None:  # a fault is already the story: no search to tell it again
+        _explore(report, cluster_impl(ex, impl_name), out_root, progress)
     return report
+
+
+def cluster_impl(ex: Exercise, impl_name: str) -> str:
+    """The cluster runs this exercise's functions from the student's code and the rest from `solutions`."""
+    return impl_name if impl_name == "solutions" else f"{impl_name}:{','.join(ex.functions)}"
 
 
 def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, seed: int, real: bool,
@@ -448,8 +461,7 @@ def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, 
     """The exercise's scenarios on the simulator (and as processes), their results added to the report."""
     ex, number = report.exercise, report.exercise.number
     sources = ["sim"] + (["real"] if real else [])
-    # The cluster runs this exercise's functions from the student's code and the rest from `solutions`.
-    cluster_impl = impl_name if impl_name == "solutions" else f"{impl_name}:{','.join(ex.functions)}"
+    mixed = cluster_impl(ex, impl_name)
     # Each run records the exercise file it was made from, so that a submission packs no stale run.
     meta = {"exercise": number, "files_sha256": files_sha256(impl_name, [ex])}
     for name, strategy in ex.scenarios:
@@ -463,10 +475,10 @@ def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, 
                 shutil.rmtree(out)
             try:
                 if source == "sim":
-                    verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=cluster_impl,
+                    verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=mixed,
                                                        out=out, meta=meta, limit=limit)
                 else:
-                    verdict, _ = run_real(name, impl=cluster_impl, out=out, seed=seed, truncation=strategy,
+                    verdict, _ = run_real(name, impl=mixed, out=out, seed=seed, truncation=strategy,
                                           meta=meta, limit=limit)
                 explain = _explain(scenario_module.load(name), verdict)
                 passed, fault = verdict.passed, verdict.fault
@@ -478,6 +490,16 @@ def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, 
                                      "passed": passed, "out": str(out), "explain": explain, "exercise": number,
                                      "files_sha256": meta["files_sha256"], "fault": fault})
     if any(not s["passed"] for s in report.scenarios):
+        report.status = "failing"
+
+
+def _explore(report: CheckReport, impl: str, out_root, progress) -> None:
+    """A short search for the smallest run that breaks a rule (lab.explore); one found fails the exercise."""
+    from lab.explore.check import explore_check
+
+    progress(say("exercise {number}: a short exploration", number=report.exercise.number))
+    report.exploration = explore_check(report.exercise.number, impl, out_root)
+    if report.exploration["found"]:
         report.status = "failing"
 
 

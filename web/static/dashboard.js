@@ -449,8 +449,9 @@
     const box = $("#markers");
     box.replaceChildren();
     const list = steps();
+    const broken = S.replay && S.replay.broken;
     list.forEach((s, k) => {
-      const m = el("button", "marker"); m.type = "button";
+      const m = el("button", "marker" + (broken && broken.step === k ? " broken" : "")); m.type = "button";
       m.style.left = (100 * s.play / Math.max(S.duration, 0.001)) + "%";
       m.title = T.stepMarker(k + 1, s.text);
       m.appendChild(el("span", "", String(k + 1)));
@@ -596,7 +597,7 @@
 
   const IMPORTANT = new Set(["became_leader", "truncated", "node_killed", "node_restarted", "node_paused", "node_resumed",
     "link_cut", "link_healed", "read_refused", "election_started", "write_failed", "step", "expectation", "node_started",
-    "clocks_held", "clocks_released", "client_write_failed"]);
+    "clocks_held", "clocks_released", "client_write_failed", "rule_broken", "student_call"]);
   const ROUTINE = new Set(["replication_sent", "replication_received", "match_index_updated", "generation_changed", "write_requested", "vote_granted"]);
   // The feed is the costliest thing to draw: new lines are added at the top, old ones dropped at the bottom,
   // and the whole list is rebuilt only for a snapshot or a change of filter.

@@ -1,0 +1,173 @@
+"""Benchmark: hwm-lab explore. The breadth-first search's distinct states per second and the random walks' steps per
+second on the reference at 3 and 5 nodes, next to the floor measured in the same run (one replica step alone, and
+one step of the explorer's world); then the time to the first violation and the shrunk length for every wrong
+variant (tests/wrong_variants) and every classic mistake (tests/test_mistakes.py, plus a follower that answers its
+log end as match index), each replayed by `hwm-lab simulate --script`; KIP-101 rediscovered under high-water-mark;
+and the reference searched for --reference-seconds at 3, 4 and 5 nodes under generation and leader-epoch.
+
+    python bench/explore.py [--reference-seconds 120] [--skip-reference]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lab.core.messages import ReplicationRequest  # noqa: E402
+from lab.explore.search import Config, Figures, bfs, search, walk  # noqa: E402
+from lab.explore.shrink import shrink  # noqa: E402
+from lab.explore.world import Bounds, World  # noqa: E402
+
+VARIANTS = [("ex1_article_formula", 1), ("ex2_no_generation_check", 2), ("ex3_truncates_matching", 3),
+            ("ex4_serves_above_hwm", 4), ("ex5_off_by_one", 5), ("ex6_keeps_everything", 6)]
+
+
+def floor(n: int = 3, count: int = 20000) -> tuple[float, float]:
+    """Microseconds of one replica step alone (a follower handling a heartbeat), and of one world step (the same
+    delivery through the driver, the ports and the rules' monitor)."""
+    world = World(n, fast=True)
+    for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest"), ("deliver", "B->A", "VoteResponse")):
+        world.apply(words)
+    world.violations()
+    beat = ReplicationRequest(generation=1, leader="A", prev_index=0, prev_generation=0, entries=(),
+                              high_water_mark=0)
+    replica = world.replicas["B"]
+    t = time.perf_counter()
+    for _ in range(count):
+        replica.receive("A", beat)
+    alone = (time.perf_counter() - t) / count * 1e6
+    t = time.perf_counter()
+    for _ in range(count):
+        world.inflight.append(("A", "B", beat))
+        world.apply(("deliver", "A->B", "ReplicationRequest"))
+        world.violations()
+        del world.inflight[:]
+    stepped = (time.perf_counter() - t) / count * 1e6
+    return alone, stepped
+
+
+def bfs_rate(n: int, states: int) -> tuple[float, float, int]:
+    figures = Figures()
+    gc.disable()
+    t = time.monotonic()
+    bfs(Config(n), Bounds(), depth=40, max_states=states, deadline=float("inf"), figures=figures)
+    seconds = time.monotonic() - t
+    gc.enable()
+    gc.collect()
+    return figures.distinct / seconds, figures.states / seconds, figures.depth
+
+
+def walk_rate(n: int, seconds: float) -> float:
+    import random
+
+    figures = Figures()
+    gc.disable()
+    t = time.monotonic()
+    number = 0
+    while time.monotonic() - t < seconds:
+        walk(Config(n), random.Random(f"bench-{number}"), 60, figures)
+        number += 1
+        if not number % 200:
+            gc.collect()
+    gc.enable()
+    return figures.walk_steps / (time.monotonic() - t)
+
+
+def hunt(name: str, impl: str, truncation: str, budget: float, rules=None) -> dict:
+    from lab.explore.counterexample import script
+    from lab.explore.counterexample import tell
+    from lab.sim.scenario import simulate
+
+    configs = [Config(n, truncation, impl, 1.0, frozenset(rules) if rules else None) for n in (3, 4, 5)]
+    t = time.monotonic()
+    found, figures = search(configs, budget=budget, seed=0)
+    first = time.monotonic() - t
+    if found is None:
+        return {"name": name, "found": False, "seconds": first, "states": figures.states}
+    small = shrink(found)
+    steps, _ = tell(small)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "counterexample.txt"
+        path.write_text(script(small, steps, seed=0, impl=impl))
+        verdict = simulate(str(path), impl=impl)
+    same = verdict.violation is not None and verdict.violation.detail == small.violation.detail
+    return {"name": name, "found": True, "seconds": first, "search": found.search, "nodes": small.config.nodes,
+            "steps": len(small.choices), "rule": small.violation.check, "replayed": same}
+
+
+def mistakes(root: Path) -> list[tuple[str, str, str]]:
+    """(name, impl, truncation) of each classic mistake, written into a copy of the reference under `root`."""
+    from tests.studentcode import StudentCode
+    from tests.test_mistakes import MISTAKES, Mistake
+
+    from lab.commands.explore import target
+
+    extra = Mistake("match-index-log-end", 3, "a follower answers its log end as match index", "follower.py",
+                    "        match_index=prev_index + len(entries),",
+                    "        match_index=(truncate_from - 1 if truncate_from else log.log_end) + len(new),")
+    out = []
+    for number, m in enumerate((*MISTAKES, extra)):
+        code = StudentCode(root / m.id, name=f"mistake_{number}")
+        code.edit(m.file, m.old, m.new)
+        sys.path.insert(0, str(root / m.id))
+        impl, strategy = target(code.name, m.exercise)
+        out.append((m.id, impl, strategy))
+    return out
+
+
+def line(r: dict) -> str:
+    if not r["found"]:
+        return f"  {r['name']:<28} NOT FOUND in {r['seconds']:.1f} s ({r['states']:,} steps)"
+    return (f"  {r['name']:<28} {r['seconds']:6.2f} s  {r['search']:<4} {r['nodes']} nodes  {r['steps']:>2} steps  "
+            f"{r['rule']:<24} replayed: {'yes' if r['replayed'] else 'NO'}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--reference-seconds", type=float, default=120.0)
+    p.add_argument("--skip-reference", action="store_true")
+    p.add_argument("--budget", type=float, default=30.0, help="seconds per wrong variant or mistake")
+    args = p.parse_args(argv)
+
+    alone, stepped = floor()
+    print(f"floor: one replica step {alone:.1f} us ({1e6 / alone:,.0f}/s); one world step (driver, ports, rules) "
+          f"{stepped:.1f} us ({1e6 / stepped:,.0f}/s)")
+    for n, states in ((3, 20000), (5, 10000)):
+        distinct, successors, depth = bfs_rate(n, states)
+        print(f"bfs {n} nodes: {distinct:,.0f} distinct states/s ({successors:,.0f} successors/s, {states:,} "
+              f"distinct to depth {depth}); target at 3 nodes 17,000")
+    for n in (3, 5):
+        print(f"walks {n} nodes: {walk_rate(n, 5.0):,.0f} steps/s")
+
+    print(f"wrong variants (nodes 3,4,5; budget {args.budget:g} s; target: first violation <= 10 s, <= 25 steps):")
+    for module, exercise in VARIANTS:
+        strategy = "leader-epoch" if exercise == 6 else "generation"
+        print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget)), flush=True)
+    print("classic mistakes (one exercise's functions from the student, the rest from the reference):")
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.path.insert(0, str(ROOT / "tests"))
+        for name, impl, strategy in mistakes(Path(tmp)):
+            print(line(hunt(name, impl, strategy, args.budget)), flush=True)
+    print("KIP-101 (the reference under high-water-mark, rule acked-in-final-logs):")
+    print(line(hunt("kip-101", "solutions", "high-water-mark", 120.0, rules={"acked-in-final-logs"})), flush=True)
+    if not args.skip_reference:
+        print(f"the reference, {args.reference_seconds:g} s each (target: nothing found):")
+        for strategy in ("generation", "leader-epoch"):
+            for n in (3, 4, 5):
+                t = time.monotonic()
+                found, figures = search([Config(n, strategy)], budget=args.reference_seconds, seed=0)
+                verdict = found.violation.sentence() if found else "nothing found"
+                print(f"  {strategy:<12} {n} nodes: {verdict} ({figures.states:,} steps, {figures.distinct:,} "
+                      f"distinct in the bfs, {figures.walks:,} walks, {time.monotonic() - t:.0f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""`hwm-lab explore`: search the runs of a simulated cluster driven by your functions for the smallest one that
+breaks a rule; write it as a script that `hwm-lab simulate --script` replays, with its trace, and explain it."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from lab import i18n
+from lab.core.config import TRUNCATION_STRATEGIES
+from lab.core.impl import ImplError
+from lab.core.impl import load as load_impl
+from lab.grade.rules import CHECK_IDS
+from lab.i18n import localize, say
+
+CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario")]
+
+EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "explore", help="search the runs of a simulated cluster for the smallest one that breaks a rule",
+        description="Search the runs of a simulated cluster driven by your functions (every order of messages, "
+                    "lost and duplicated messages, elections, crashes, restarts, client writes and reads) for the "
+                    "smallest one that breaks one of the grader's rules; write it to --out as counterexample.txt "
+                    "(replay it with hwm-lab simulate --script) and a trace directory (hwm-lab replay), and "
+                    "explain it.",
+        epilog="exit codes: 0 nothing found within the budget; 1 a rule is broken; 2 bad arguments")
+    p.add_argument("--exercise", type=int, help="search with this exercise's functions from --impl and the others "
+                                                "from the reference (default: every function from --impl)")
+    p.add_argument("--impl", default="exercises", help="the code to search (default: exercises)")
+    p.add_argument("--nodes", default="3,4,5", help="cluster sizes, searched in turn (default 3,4,5)")
+    p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES,
+                   help="restart truncation strategy (default: leader-epoch for exercise 6, else generation)")
+    p.add_argument("--budget", type=float, default=30.0, help="seconds of search at most (default 30)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random walks (default 0)")
+    p.add_argument("--out", default=".hwm-lab/explore", help="where to write the counterexample and its trace")
+    p.add_argument("--rule", action="append", choices=CHECKS, metavar="CHECK",
+                   help="only this rule ends the search (repeatable; default: every rule): e.g. acked-in-final-logs "
+                        "to see an acknowledged write lost, not only put at risk")
+    p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
+                   help="language of the explanation: en, es or zh (default: from the environment)")
+    p.set_defaults(func=run)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or any(not 1 <= n <= 7 for n in sizes):
+        raise ValueError(say("--nodes takes cluster sizes from 1 to 7, separated by commas, not {text}", text=text))
+    return sizes
+
+
+def target(impl: str, exercise: int | None) -> tuple[str, str]:
+    """The implementation to search (mixed with the reference for one exercise) and its default strategy."""
+    if exercise is None:
+        return impl, "generation"
+    from lab.student.checks import exercise as find
+
+    ex = find(exercise)
+    mixed = impl if impl == "solutions" else f"{impl}:{','.join(ex.functions)}"
+    return mixed, "leader-epoch" if exercise == 6 else "generation"
+
+
+def run(args) -> int:
+    from lab.explore.counterexample import explore
+
+    lang = args.lang or i18n.from_environment()
+    try:
+        sizes = _sizes(args.nodes)
+        impl, strategy = target(args.impl, args.exercise)
+        load_impl(impl)
+        if args.budget <= 0 or args.limit <= 0:
+            raise ValueError(say("--budget and --limit must be positive"))
+    except (ValueError, ImplError) as exc:
+        print(f"hwm-lab explore: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(f) -> None:
+        if not args.json:
+            print("\r" + localize(say("explore: {states} states, {distinct} distinct, depth {depth}, {rate} states/s, "
+                                      "{seconds} s", states=f"{f.states:,}", distinct=f"{f.distinct:,}",
+                                      depth=f.depth, rate=f"{f.states / max(f.seconds, 1e-9):,.0f}",
+                                      seconds=f"{f.seconds:.0f}"), lang), end="", file=sys.stderr, flush=True)
+
+    try:
+        result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
+                         seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
+                         rules=args.rule)
+    except NotImplementedError as exc:
+        print("", file=sys.stderr)
+        print("hwm-lab explore: " + localize(say("a function is not written yet ({error}): search one exercise "
+                                                 "with --exercise N", error=str(exc)), lang), file=sys.stderr)
+        return EXIT_USAGE
+    if not args.json:
+        print("", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.as_dict()))
+    elif result.found is None:
+        f = result.figures
+        print(localize(say("Nothing found: no rule broken in {states} states ({distinct} distinct, depth {depth}, "
+                           "{walks} random walks) in {seconds} s.", states=f"{f.states:,}",
+                           distinct=f"{f.distinct:,}", depth=f.depth, walks=f.walks,
+                           seconds=f"{f.seconds:.1f}"), lang))
+    else:
+        print(localize(result.explain(), lang))
+        print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script} --impl {impl}",
+                           files=", ".join(result.files), script=result.files[0], impl=impl), lang))
+    return EXIT_NONE if result.found is None else EXIT_FOUND

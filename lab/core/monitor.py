@@ -1,0 +1,256 @@
+"""The grader's rules (lab.core.rules) checked as a run goes, one trace event at a time, in plain Python.
+
+Written once for the explorer (after every step), the scenarios and `hwm-lab chaos` (over a whole trace). Every
+rule is computed from the lab's own facts (the events, the logs), never through a student's function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from lab.core.messages import digest
+from lab.core.rules import RULE_BY_ID
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: its check id (lab.core.rules), the node, the index concerned and what happened."""
+
+    check: str
+    node: str
+    index: int | None
+    detail: str
+    facts: tuple = ()  # (name, value) pairs an explanation words in any language
+
+    @property
+    def title(self) -> str:
+        rule = RULE_BY_ID.get(self.check)
+        return rule.title if rule else self.check
+
+    def sentence(self) -> str:
+        return f"{self.check}: {self.detail}"
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "title": self.title, "node": self.node, "index": self.index,
+                "detail": self.detail}
+
+
+class Monitor:
+    """Feed it trace records (dicts as trace lines hold them) in order; each call returns the rules broken.
+
+    `holders(leader, k)`, when given, counts the nodes whose log holds the leader's entries 1..k (the world's own
+    logs, for the explorer); without it, rule 1 counts the acknowledgements the leader's trace reports.
+    """
+
+    def __init__(self, size: int, holders: Callable[[str, int], int] | None = None):
+        self.size = size
+        self.majority = size // 2 + 1
+        self.holders = holders
+        self.committed: dict[int, tuple[int, str, str]] = {}  # index -> (generation, digest, first committer)
+        self.acked: dict[int, str] = {}  # index -> digest of the write acknowledged there
+        self.hwm: dict[tuple[str, int], int] = {}  # (node, boot) -> its HWM
+        self.held: dict[tuple[str, int, int], dict[str, int]] = {}  # (leader, boot, gen) -> follower -> match
+
+    def copy(self) -> "Monitor":
+        new = Monitor.__new__(Monitor)
+        new.size, new.majority, new.holders = self.size, self.majority, self.holders
+        new.committed, new.acked, new.hwm = dict(self.committed), dict(self.acked), dict(self.hwm)
+        new.held = {k: dict(v) for k, v in self.held.items()}
+        return new
+
+    def feed(self, e: dict) -> list[Violation]:
+        handler = _HANDLERS.get(e["type"])
+        return handler(self, e) or [] if handler else []
+
+    # ---- one handler per event kind -----------------------------------------------------------------------
+
+    def _started(self, e):
+        self.hwm[(e["node"], e.get("boot", 0))] = e.get("hwm", 0)
+
+    def _match(self, e):
+        if e["follower"] != e["node"]:
+            held = self.held.setdefault((e["node"], e.get("boot", 0), e.get("gen", 0)), {})
+            held[e["follower"]] = max(held.get(e["follower"], 0), e["match_index"])
+
+    def _hwm_changed(self, e):
+        found, node, k = [], e["node"], e["hwm"]
+        key = (node, e.get("boot", 0))
+        before = self.hwm.get(key)
+        if before is not None and k < before:
+            found.append(Violation("hwm-monotonic", node, k, f"{node}'s high-water mark moved back from {before} "
+                                   f"to {k}", (("from", before), ("to", k))))
+        self.hwm[key] = max(k, before or 0)
+        if e.get("role") == "leader" and k > (e.get("from_hwm") or 0):
+            found.extend(self._majority(e, k))
+        for index, generation, entry_digest in e.get("committed", ()):
+            found.extend(self._commit(node, index, generation, entry_digest))
+        return found
+
+    def _majority(self, e, k):
+        node, gen = e["node"], e.get("gen", 0)
+        entry_generation = e.get("entry_generation")
+        if entry_generation is not None and entry_generation != gen:
+            return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
+                              f"generation {gen}, but entry {k} is of generation {entry_generation}: an older "
+                              f"generation's entry is only committed by committing a newer one after it",
+                              (("leader", node), ("index", k), ("generation", gen),
+                               ("entry_generation", entry_generation)))]
+        if self.holders is not None:
+            holders = self.holders(node, k)
+        else:
+            held = self.held.get((node, e.get("boot", 0), gen), {})
+            holders = 1 + sum(1 for m in held.values() if m >= k)
+        if holders < self.majority:
+            return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
+                              f"generation {gen}, but only {holders} of {self.size} nodes hold index {k} "
+                              f"(a majority is {self.majority})",
+                              (("leader", node), ("index", k), ("generation", gen), ("holders", holders),
+                               ("size", self.size), ("majority", self.majority)))]
+        return []
+
+    def _commit(self, node, index, generation, entry_digest):
+        known = self.committed.setdefault(index, (generation, entry_digest, node))
+        if known[:2] == (generation, entry_digest):
+            return []
+        if self.acked.get(index) not in (None, entry_digest):
+            return [Violation("acked-in-final-logs", node, index, f"the write acknowledged at index {index} is "
+                              f"lost: {node} committed another entry there (generation {generation})",
+                              (("node", node), ("index", index), ("generation", generation)))]
+        return [Violation("committed-never-change", node, index, f"committed entry at index {index} changed: "
+                          f"{known[2]} committed generation {known[0]}, {node} later committed generation "
+                          f"{generation}", (("node", node), ("index", index), ("first", known[2]),
+                                            ("was", known[0]), ("now", generation)))]
+
+    def _append(self, e):
+        index = e["index"]
+        known = self.committed.get(index)
+        if known and known[1] != e["digest"] and e.get("gen", 0) >= known[0]:
+            return [Violation("committed-never-change", e["node"], index, f"{e['node']} wrote generation "
+                              f"{e['generation']} at index {index}, committed as generation {known[0]} by {known[2]}",
+                              (("node", e["node"]), ("index", index), ("first", known[2]), ("was", known[0]),
+                               ("now", e["generation"])))]
+        return []
+
+    def _acked(self, e):
+        self.acked[e["index"]] = e["digest"]
+
+    def _read_served(self, e):
+        node, index = e["node"], e["index"]
+        hwm = min(e["hwm"], self.hwm.get((node, e.get("boot", 0)), e["hwm"]))
+        if index > hwm:
+            return [Violation("read-above-hwm", node, index, f"{node} served index {index} above its high-water "
+                              f"mark {hwm}", (("node", node), ("index", index), ("hwm", hwm)))]
+        return []
+
+    def _read_refused(self, e):
+        if 1 <= e["index"] <= e["hwm"]:
+            return [Violation("read-gate-strict", e["node"], e["index"], f"{e['node']} refused index {e['index']}, "
+                              f"at or below its high-water mark {e['hwm']}",
+                              (("node", e["node"]), ("index", e["index"]), ("hwm", e["hwm"])))]
+        return []
+
+    def _truncated(self, e):
+        node, found = e["node"], []
+        for index, generation, entry_digest in e.get("removed", ()):
+            if e.get("conflicting_generation") is not None and generation == e["conflicting_generation"]:
+                found.append(Violation("truncation-safe", node, index, f"{node} removed index {index} of generation "
+                                       f"{generation}, the same generation as the leader's entry there",
+                                       (("node", node), ("index", index), ("generation", generation))))
+            elif self.committed.get(index, (None, None))[:2] == (generation, entry_digest):
+                acked = " (a write acknowledged to its client)" if self.acked.get(index) == entry_digest else ""
+                found.append(Violation("truncation-safe", node, index, f"{node} removed index {index}, already "
+                                       f"committed{acked}", (("node", node), ("index", index),
+                                                             ("acked", bool(acked)))))
+        return found[:1]
+
+    def _wal_truncated(self, e):
+        if e["log_end"] != e["from_index"] - 1:
+            return [Violation("wal-truncation", e["node"], e["from_index"], f"{e['node']}'s log storage truncated "
+                              f"from index {e['from_index']} but its log ends at {e['log_end']}, not "
+                              f"{e['from_index'] - 1}", (("node", e["node"]), ("index", e["from_index"]),
+                                                         ("log_end", e["log_end"])))]
+        return []
+
+    def _epoch_answer(self, e):
+        end, log_end, g = e["end_index"], e.get("log_end"), e["generation"]
+        eg, ng = e.get("end_generation"), e.get("next_generation")
+        if (log_end is not None and end > log_end) or (eg is not None and eg > g) or (ng is not None and ng <= g):
+            return [Violation("epoch-end", e["node"], end, f"leader {e['node']} answered {end} as the end of "
+                              f"generation {g} in its log (entry there of generation {eg}, next of generation {ng})",
+                              (("node", e["node"]), ("index", end), ("generation", g)))]
+        return []
+
+    def _epoch_truncation(self, e):
+        expected = e["end_index"] + 1 if e["end_index"] < e["log_end"] else None
+        if e.get("cut") != expected:
+            return [Violation("epoch-truncation", e["node"], e.get("cut"), f"{e['node']} was told the leader's log "
+                              f"ends at {e['end_index']} (its own ends at {e['log_end']}) and cut at {e.get('cut')}",
+                              (("node", e["node"]), ("end", e["end_index"]), ("log_end", e["log_end"]),
+                               ("cut", e.get("cut"))))]
+        return []
+
+    # ---- the logs as they are now -------------------------------------------------------------------------
+
+    def check_logs(self, logs: dict[str, tuple[list, int]]) -> list[Violation]:
+        """Rules 4 and 6 over the live nodes' logs: node -> (entries (index, generation, payload), HWM)."""
+        for node, (entries, hwm) in logs.items():
+            if hwm > len(entries):
+                return [Violation("logs-agree", node, hwm, f"{node}'s high-water mark {hwm} is beyond its log end "
+                                  f"{len(entries)}", (("node", node), ("index", hwm)))]
+            for index, generation, payload in entries[:hwm]:
+                known = self.committed.get(index)
+                if known and known[:2] != (generation, _digest(payload)):
+                    return [Violation("committed-never-change", node, index, f"{node} holds generation {generation} "
+                                      f"at committed index {index}, committed as generation {known[0]}",
+                                      (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
+                                       ("now", generation)))]
+        names = sorted(logs)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                upto = min(logs[a][1], logs[b][1])
+                if logs[a][0][:upto] != logs[b][0][:upto]:
+                    where = next(x[0] for x, y in zip(logs[a][0], logs[b][0]) if x != y)
+                    return [Violation("logs-agree", b, where, f"{a} and {b} disagree at index {where}, below both "
+                                      f"high-water marks ({logs[a][1]}, {logs[b][1]})",
+                                      (("a", a), ("b", b), ("index", where)))]
+        return []
+
+
+_DIGESTS: dict[str, str] = {}
+
+
+def _digest(payload: str) -> str:
+    known = _DIGESTS.get(payload)
+    if known is None:
+        if len(_DIGESTS) > 100_000:
+            _DIGESTS.clear()
+        known = _DIGESTS[payload] = digest(payload)
+    return known
+
+
+_HANDLERS = {
+    "node_started": Monitor._started,
+    "match_index_updated": Monitor._match,
+    "hwm_changed": Monitor._hwm_changed,
+    "leader_append": Monitor._append,
+    "follower_append": Monitor._append,
+    "write_acked": Monitor._acked,
+    "read_served": Monitor._read_served,
+    "read_refused": Monitor._read_refused,
+    "truncated": Monitor._truncated,
+    "wal_truncated": Monitor._wal_truncated,
+    "epoch_answer": Monitor._epoch_answer,
+    "epoch_truncation": Monitor._epoch_truncation,
+}
+
+
+def check_trace(events: list[dict], size: int) -> list[Violation]:
+    """Every rule broken in a whole trace (events in trace order), the first of each kind: for chaos and tests."""
+    monitor, found, seen = Monitor(size), [], set()
+    for event in events:
+        for violation in monitor.feed(event):
+            if violation.check not in seen:
+                seen.add(violation.check)
+                found.append(violation)
+    return found

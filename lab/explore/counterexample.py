@@ -1,0 +1,95 @@
+"""Search, shrink, and write what was found: `counterexample.txt` (a script of the lab's scenario language that
+`hwm-lab simulate --script` replays to the same violation), its trace directory, and the explanation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from lab.core.monitor import Violation
+from lab.explore.explain import explanation, narrate
+from lab.explore.search import Config, Figures, Found, search
+from lab.explore.shrink import shrink
+from lab.explore.world import SEGMENT_BYTES
+from lab.i18n import Joined, Text
+
+SCRIPT = "counterexample.txt"
+TRACE = "trace"
+
+
+@dataclass
+class Result:
+    found: Found | None
+    figures: Figures
+    steps: list[Text]
+    calls: list[dict]
+    files: list[str]
+
+    @property
+    def violation(self) -> Violation | None:
+        return self.found.violation if self.found else None
+
+    def explain(self) -> Joined | None:
+        return explanation(self.found.violation, self.steps, self.calls) if self.found else None
+
+    def as_dict(self) -> dict:
+        figures = self.figures.as_dict()
+        if not self.found:
+            return {"violation": None, "figures": figures}
+        v, config = self.found.violation, self.found.config
+        return {"violation": {**v.as_dict(), "rule": v.check, "steps": len(self.found.choices),
+                              "nodes": config.nodes, "truncation": config.truncation, "search": self.found.search,
+                              "files": self.files, "explanation": str(self.explain())}, "figures": figures}
+
+
+def tell(found: Found) -> tuple[list[Text], list[dict]]:
+    """Replay the run once more, with the student's calls recorded: each step in words, and the calls."""
+    world = found.config.world(fast=False, record_calls=True)
+    steps = []
+    for words in found.choices:
+        if world.apply(tuple(words)) is not None:
+            steps.append(narrate(tuple(words), world))
+            found.config.broken(world)
+    return steps, world.calls
+
+
+def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
+    config, v = found.config, found.violation
+    lines = [f"# Counterexample: {v.title} ({v.check})",
+             f"# Found by hwm-lab explore (seed {seed}, {found.search} search) and shrunk to {len(steps)} steps.",
+             f"# Replay it: hwm-lab simulate --script {SCRIPT} --impl {impl}",
+             f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
+             f"segment-bytes {SEGMENT_BYTES}"]
+    if config.rules:
+        lines.append(f"rules {','.join(sorted(config.rules))}")
+    lines.append("")
+    for number, (words, text) in enumerate(zip(found.choices, steps), start=1):
+        narration = str(text).replace("\\", "\\\\").replace('"', '\\"')
+        lines.append(f'step "{number}. {narration}"')
+        lines.append(f"  {' '.join(words)}")
+    return "\n".join(lines) + "\n"
+
+
+def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,
+            out: str | Path | None = None, limit: float = 1.0, progress: Callable[[Figures], None] | None = None,
+            shown_impl: str | None = None, bfs_states: int = 4000, rules=None) -> Result:
+    """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
+    `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk)."""
+    configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
+    found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states)
+    if found is None:
+        return Result(None, figures, [], [], [])
+    found = shrink(found)
+    steps, calls = tell(found)
+    files = []
+    if out is not None:
+        from lab.sim.scenario import simulate
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / SCRIPT
+        path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl), encoding="utf-8")
+        simulate(str(path), impl=impl, out=out / TRACE)
+        files = [str(path), str(out / TRACE)]
+    return Result(found, figures, steps, calls, files)

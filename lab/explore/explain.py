@@ -1,0 +1,184 @@
+"""A counterexample in words, in the lab's languages: what each step does, the rule broken (computed by the lab's
+own rule, lab.core.monitor) and the call of the student's function that went wrong, with its inputs and result."""
+
+from __future__ import annotations
+
+from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteResponse, ReplicationRequest,
+                               ReplicationResponse, VoteRequest, VoteResponse)
+from lab.core.monitor import Violation
+from lab.i18n import Joined, Text, say
+
+TITLES = {
+    "hwm-majority": say("The HWM never exceeds what a majority held"),
+    "read-above-hwm": say("No read above the serving node's HWM"),
+    "hwm-monotonic": say("A node's HWM never moves back"),
+    "committed-never-change": say("Committed entries never change"),
+    "acked-in-final-logs": say("Every acknowledged write survives"),
+    "logs-agree": say("Logs agree up to the HWM"),
+    "truncation-safe": say("Truncation only removes conflicting entries"),
+    "read-gate-strict": say("A read at or below the HWM is served"),
+    "wal-truncation": say("Truncating the WAL leaves the log ending just before the cut"),
+    "epoch-end": say("The leader answers where its log ends for the asked generation"),
+    "epoch-truncation": say("A restarted follower cuts its log just after the leader's end index"),
+    "student-fault": say("A function of yours failed"),
+    "node-exited": say("A node stopped"),
+}
+
+# The functions whose wrong answer can break each rule, the likeliest first.
+SUSPECTS = {
+    "hwm-majority": ("follower_append", "on_replication_response", "high_water_mark"),
+    "read-above-hwm": ("check_read",),
+    "read-gate-strict": ("check_read",),
+    "truncation-safe": ("follower_append", "epoch_truncation_point", "leader_epoch_end"),
+    "wal-truncation": ("plan_truncation",),
+    "epoch-end": ("leader_epoch_end",),
+    "epoch-truncation": ("epoch_truncation_point", "leader_epoch_end"),
+}
+
+
+def _entries(entries) -> str:
+    return "[" + ", ".join(f"{e.index} (g{e.generation})" for e in entries) + "]"
+
+
+def message_words(m) -> Text:
+    if isinstance(m, ReplicationRequest):
+        if not m.entries:
+            return say("heartbeat of generation {generation} (after index {prev}, HWM {hwm})",
+                       generation=m.generation, prev=m.prev_index, hwm=m.high_water_mark)
+        return say("replication request of generation {generation}: entries {entries} after index {prev} "
+                   "(generation {prev_generation}), HWM {hwm}", generation=m.generation, entries=_entries(m.entries),
+                   prev=m.prev_index, prev_generation=m.prev_generation, hwm=m.high_water_mark)
+    if isinstance(m, ReplicationResponse):
+        if m.success:
+            return say("answer of generation {generation}: appended, match index {match}", generation=m.generation,
+                       match=m.match_index)
+        return say("answer of generation {generation}: refused, log end {end}", generation=m.generation,
+                   end=m.log_end)
+    if isinstance(m, (VoteRequest, PreVoteRequest)):
+        return say("vote request for generation {generation} (log end {end}, last generation {last})",
+                   generation=m.generation, end=m.last_index, last=m.last_generation)
+    if isinstance(m, (VoteResponse, PreVoteResponse)):
+        return (say("vote granted in generation {generation}", generation=m.generation) if m.granted else
+                say("vote denied in generation {generation}", generation=m.generation))
+    if isinstance(m, EpochQuery):
+        return say("question: where does your log end for generation {of}?", of=m.of_generation)
+    if isinstance(m, EpochAnswer):
+        return say("answer: my log ends at {end} for generation {of}", end=m.end_index, of=m.of_generation)
+    return say("message {kind}", kind=type(m).__name__)
+
+
+def narrate(words: tuple[str, ...], world) -> Text:
+    """One step in words, told from the world just after it."""
+    head = words[0]
+    if head in ("deliver", "drop", "duplicate"):
+        src, dst = words[1].split("->")
+        what = message_words(world.last_message)
+        if head == "deliver":
+            return say("{dst} receives from {src}: {what}", dst=dst, src=src, what=what)
+        if head == "drop":
+            return say("The network loses a message from {src} to {dst}: {what}", src=src, dst=dst, what=what)
+        return say("The network duplicates a message from {src} to {dst}: {what}", src=src, dst=dst, what=what)
+    node = words[3] if head in ("read", "write") else words[1] if len(words) > 1 else ""
+    replica = world.replicas.get(node)
+    generation = replica.generation if replica is not None else 0
+    if head == "campaign":
+        return say("{node} starts an election for generation {generation}", node=node, generation=generation)
+    if head == "heartbeat":
+        return say("{node}, leader of generation {generation}, sends heartbeats", node=node, generation=generation)
+    if head == "write":
+        return say("A client writes {payload} to {node}", payload=words[1], node=node)
+    if head == "read":
+        return say("A client reads index {index} at {node}", index=words[1], node=node)
+    if head == "kill":
+        return (say("{node} crashes and loses what it had not synced", node=node) if "lose-unsynced" in words
+                else say("{node} crashes", node=node))
+    if head == "restart":
+        return say("{node} restarts", node=node)
+    if head == "pause":
+        return say("{node} pauses", node=node)
+    if head == "resume":
+        return say("{node} resumes", node=node)
+    if head == "cut":
+        return say("The link {link} is cut", link=words[1])
+    if head == "heal":
+        return say("The link {link} heals", link=words[1] if len(words) > 1 else "*")
+    return say("step {words}", words=" ".join(words))
+
+
+def rule_words(v: Violation) -> Text:
+    """The rule broken, in words, from the violation's facts."""
+    f = dict(v.facts)
+    c = v.check
+    if c == "hwm-majority" and "entry_generation" in f:
+        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but entry "
+                   "{index} is of generation {entry_generation}: an older generation's entry is only committed by "
+                   "committing a newer one after it", **f)
+    if c == "hwm-majority":
+        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but only "
+                   "{holders} of {size} nodes hold index {index} (a majority is {majority})", **f)
+    if c == "read-above-hwm":
+        return say("{node} served index {index} above its high-water mark {hwm}", **f)
+    if c == "read-gate-strict":
+        return say("{node} refused index {index}, at or below its high-water mark {hwm}", **f)
+    if c == "hwm-monotonic":
+        return say("a high-water mark moved back from {from} to {to}", **{"from": f["from"], "to": f["to"]})
+    if c == "committed-never-change":
+        return say("index {index} was committed as generation {was} (by {first}); {node} now holds generation "
+                   "{now} there", **f)
+    if c == "acked-in-final-logs":
+        return say("the write acknowledged at index {index} is lost: {node} committed another entry there "
+                   "(generation {generation})", **f)
+    if c == "logs-agree":
+        return say("{a} and {b} disagree at index {index}, below both high-water marks", **f) if "a" in f else \
+            say("{node}'s high-water mark {index} is beyond its log end", **f)
+    if c == "truncation-safe" and "generation" in f:
+        return say("{node} removed index {index} of generation {generation}, the same generation as the "
+                   "leader's entry there", **f)
+    if c == "truncation-safe":
+        return (say("{node} removed index {index}, already committed: a write acknowledged to its client", **f)
+                if f.get("acked") else say("{node} removed index {index}, already committed", **f))
+    if c == "wal-truncation":
+        return say("{node}'s log storage truncated from index {index} but its log ends at {log_end}", **f)
+    if c == "epoch-end":
+        return say("leader {node} answered {index} as the end of generation {generation} in its log", **f)
+    if c == "epoch-truncation":
+        return say("{node} was told the leader's log ends at {end} (its own ends at {log_end}) and cut at {cut}",
+                   **{**f, "cut": "None" if f["cut"] is None else f["cut"]})
+    if c == "student-fault":
+        fault = f["fault"]
+        values = dict(function=fault.function, inputs=fault.inputs, detail=fault.detail, where=fault.where or "?")
+        if fault.kind == "timeout":
+            return say("{function}({inputs}) did not return within {detail} ({where})", **values)
+        if fault.kind == "wrong type":
+            return say("{function}({inputs}) returned {detail} ({where})", **values)
+        return say("{function}({inputs}) raised {detail} ({where})", **values)
+    return say("{node} stopped: {reason}", node=v.node, reason=f.get("reason", ""))
+
+
+def wrong_call(v: Violation, calls: list[dict]) -> dict | None:
+    """The call to blame: the latest one that answered otherwise than the reference does on the same inputs. None
+    when every call answered alike: then the reference breaks the rule in this run too (a fault of the lab)."""
+    suspects = SUSPECTS.get(v.check, ())
+    wrong = [c for c in calls if c.get("wrong")]
+    for call in reversed(wrong):
+        if call["function"] in suspects:
+            return call
+    return wrong[-1] if wrong else None
+
+
+def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int = 25) -> Joined:
+    """The whole story: the rule, the steps (numbered), the rule broken at the last one, the call to blame."""
+    lines: list = [say("Rule broken: {title}", title=TITLES.get(v.check, v.check))]
+    lines.append(say("The {count} steps that lead there:", count=len(steps)))
+    for number, text in enumerate(steps[-show:], start=max(1, len(steps) - show + 1)):
+        lines.append(Joined([f"  {number}. ", text], ""))
+    lines.append(say("After step {step}: {what}.", step=len(steps), what=rule_words(v)))
+    call = None if v.check == "student-fault" else wrong_call(v, calls)
+    if call is not None:
+        lines.append(say("The call of your function that went wrong: on {node}, {function}({inputs}) returned "
+                         "{result}.", node=call["node"], function=call["function"], inputs=call["inputs"],
+                         result=call.get("result", "?")))
+    elif v.check != "student-fault":
+        lines.append(say("Every call of your functions in this run answered as the reference does: the rule breaks "
+                         "with the reference too."))
+    return Joined(lines, "\n")

@@ -1,0 +1,72 @@
+"""Shrink a failing run: delta debugging over its choices (Zeller's ddmin, as Hypothesis deletes choices) until
+no single step, nor any two, can be removed with the same rule still broken."""
+
+from __future__ import annotations
+
+from lab.explore.search import Found, run
+
+
+def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
+    """A write without its payload: payloads are numbered again (v1, v2, ...) in the shrunk run."""
+    return ("write", words[3]) if words[0] == "write" else tuple(words)
+
+
+def shrink(found: Found, *, max_runs: int = 4000) -> Found:
+    config, rule = found.config, found.violation.check
+    runs = [0]
+
+    def still_broken(choices):
+        runs[0] += 1
+        done, violation, _ = run(config, choices)
+        return (done, violation) if violation is not None and violation.check == rule else None
+
+    current = [_plain(w) for w in found.choices]
+    first = still_broken(current)
+    if first is None:  # cannot happen for a deterministic world; keep what was found
+        return found
+    current = [_plain(w) for w in first[0]]
+    while True:
+        smaller = _pairs(_ddmin(current, still_broken, runs, max_runs), still_broken, runs, max_runs)
+        if len(smaller) == len(current) or runs[0] >= max_runs:
+            current = smaller
+            break
+        current = smaller  # a pair went: single steps may go now too
+    done, violation, _ = run(config, current)
+    return Found(config, done, violation, found.search)
+
+
+def _ddmin(current, still_broken, runs, max_runs):
+    """Remove chunks, halving their size down to single steps, while the rule still breaks."""
+    parts = 2
+    while len(current) >= 2 and runs[0] < max_runs:
+        size = max(1, len(current) // parts)
+        for start in range(0, len(current), size):
+            candidate = current[:start] + current[start + size:]
+            result = still_broken(candidate)
+            if result is not None:
+                current = [_plain(w) for w in result[0]]
+                parts = max(parts - 1, 2)
+                break
+        else:
+            if size == 1:
+                break
+            parts = min(len(current), parts * 2)
+    return current
+
+
+def _pairs(current, still_broken, runs, max_runs):
+    """Steps that only go together (a cut and its heal, a kill and its restart): try removing any two at once."""
+    changed = True
+    while changed and runs[0] < max_runs:
+        changed = False
+        for i in range(len(current)):
+            for j in range(i + 1, len(current)):
+                if runs[0] >= max_runs:
+                    return current
+                result = still_broken(current[:i] + current[i + 1:j] + current[j + 1:])
+                if result is not None:
+                    current, changed = [_plain(w) for w in result[0]], True
+                    break
+            if changed:
+                break
+    return current

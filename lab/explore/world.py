@@ -1,0 +1,351 @@
+"""The explorer's world: the simulator's own cluster (real replicas, drivers and in-memory ports) whose network
+holds every message until a choice delivers, drops or duplicates it, whose state can be copied and hashed, and
+whose every step is checked against the grader's rules (lab.core.monitor).
+
+A choice is a command of the scenario language (lab.sim.scenario, header `network manual`), as words:
+`deliver A->B ReplicationRequest [K]`, `drop ...`, `duplicate ...`, `campaign A`, `heartbeat A`, `write v1 to A
+nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resume A`, `cut A->B`, `heal A<->B`.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
+from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
+from lab.core.monitor import Monitor, Violation
+from lab.explore.calls import recording
+from lab.explore.choices import WALK_KINDS, Bounds, enumerate_choices
+from lab.explore.state import _copy, _copy_log, _copy_replica
+from lab.sim.cluster import SimClock, SimCluster, SimTransport
+
+# Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
+SEGMENT_BYTES = 40
+
+
+_MASK = (1 << 64) - 1
+
+
+class _NoRandom:
+    """Election timeouts never decide anything here (timers fire as choices): no random state to copy."""
+
+    @staticmethod
+    def randrange(n: int) -> int:
+        return 0
+
+
+_NO_RANDOM = _NoRandom()
+
+
+class _Sink:
+    """A node's trace while searching: the events as small dicts in the world's list, read after each step."""
+
+    __slots__ = ("world", "node")
+
+    def __init__(self, world: "World", node: str):
+        self.world, self.node = world, node
+
+    def emit(self, events, *, time: float, boot: int) -> None:
+        records, node = self.world.events, self.node
+        for event in events:
+            fields = event_fields(event)
+            records.append({**fields, "type": event.type, "node": node, "boot": boot, "gen": fields.get("gen", 0)})
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class World(SimCluster):
+    def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
+                 segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
+                 fast: bool = False, meta: dict | None = None):
+        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept)."""
+        self.inflight: list[tuple[str, str, object]] = []
+        self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
+        self._node_keys: dict[str, int] = {}
+        self._owned: set[str] | None = None  # None: this world owns every node (it is no clone)
+        self.fast = fast and trace_dir is None
+        self.fault: tuple[str, Fault] | None = None
+        self.exited: tuple[str, str] | None = None
+        self.writes = self.requests = self.kills = 0
+        self.calls: list[dict] = []
+        self.current = ""
+        self.last_message = None
+        self._seen = 0
+        super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
+                         segment_bytes=segment_bytes, meta={"source": "sim", "explore": True, **(meta or {})})
+        checked = guarded(self.impl, limit)
+        self.impl = recording(checked, self) if record_calls else checked
+        for name in self.names:
+            self.logs[name]._impl = self.impl
+            if self.replicas[name] is not None:
+                self.replicas[name].impl = self.impl
+        self.monitor = Monitor(len(self.names), self.holders)
+        self.violations()
+
+    # ---- the simulator's hooks --------------------------------------------------------------------------------
+
+    def _trace(self, who: str):
+        if not self.fast:
+            return super()._trace(who)
+        sink = self._traces.get(who)
+        if sink is None:
+            sink = self._traces[who] = _Sink(self, who)
+        return sink
+
+    def _boot(self, name: str) -> None:
+        super()._boot(name)
+        if self.replicas[name] is not None:
+            self.replicas[name].rng = _NO_RANDOM
+            if hasattr(self, "monitor"):
+                self.replicas[name].impl = self.impl
+
+    def _send(self, src: str, dst: str, message) -> None:
+        if (src, dst) not in self.cuts:
+            self.inflight.append((src, dst, message))
+            self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
+
+    def _step(self, name: str, step, *args) -> None:
+        self.current, mark = name, len(self.calls)
+        try:
+            self._apply_step(name, step, *args)
+        finally:
+            if len(self.calls) > mark and not self.fast:  # the student's calls of this step, for the replay
+                replica = self.replicas[name]
+                self.drivers[name].emit(*(Event("student_call", {"gen": replica.generation if replica else 0, **c})
+                                          for c in self.calls[mark:]))
+
+    def _apply_step(self, name: str, step, *args) -> None:
+        ready = None
+        try:
+            ready = step(*args)
+            self.drivers[name].apply([ready])
+        except NotImplementedError:  # a function not written yet: nothing to search (the caller says so)
+            raise
+        except Exception as exc:  # a node process stops; here the search stops too
+            if ready is not None and ready.events:  # what the node decided before its storage refused: the rules
+                driver = self.drivers[name]         # judge the decision (e.g. an epoch cut at 0), not only the stop
+                driver.trace.emit(ready.events, time=driver.clock.now(), boot=driver.boot)
+            fault = fault_of(exc)
+            reason = fault.sentence() if fault else traceback.format_exception_only(type(exc), exc)[-1].strip()
+            if fault and self.fault is None:
+                self.fault = (name, fault)
+            elif self.exited is None:
+                self.exited = (name, reason)
+            self.replicas[name] = None
+            self.states[name] = "exited"
+            self.exit_reasons[name] = reason
+            self._held[name].clear()
+            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+
+    def write(self, payload: str, node: str | None = None) -> str:
+        target = node or self.leader() or self.names[0]
+        self.requests += 1
+        request = f"w{self.requests}"
+        self._cluster_event("client_write", payload=payload, target=target, request=request)
+        if self.states[target] == "running":
+            self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
+        return request
+
+    def read(self, index: int, node: str) -> Answer:
+        self.requests += 1
+        request = f"r{self.requests}"
+        self._cluster_event("client_read", index=index, target=node, request=request)
+        if self.states[node] != "running":
+            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
+        return self.answers.pop(request, None) or Answer(request=request, ok=False, refusal=NODE_DOWN)
+
+    # ---- choices ----------------------------------------------------------------------------------------------
+
+    def apply(self, words: tuple[str, ...]) -> tuple[str, ...] | None:
+        """Do one choice; returns it as the script's words (a write gets its payload), None when it cannot be
+        done in this state (a message no longer in flight, a node not running...)."""
+        head = words[0]
+        self.now += 1
+        if head in ("deliver", "drop", "duplicate"):
+            position = self._find(words)
+            if position is None:
+                return None
+            src, dst, message = self.inflight[position]
+            self.last_message = message
+            if head == "deliver" and self.states[dst] != "running":
+                return None
+            if head == "duplicate":
+                self.inflight.append((src, dst, message))
+                self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
+            else:
+                del self.inflight[position]
+                self._inflight_hash = (self._inflight_hash - hash((src, dst, message))) & _MASK
+                if head == "deliver" and (src, dst) not in self.cuts:
+                    self._own(dst)
+                    self._step(dst, self.replicas[dst].receive, src, message)
+            return words
+        if head == "write":
+            node = words[-2] if words[-1] == "nowait" else words[-1]
+            if self.states.get(node) != "running":
+                return None
+            payload = words[1] if len(words) > 3 else f"v{self.writes + 1}"
+            self.writes += 1
+            self._own(node)
+            self.write(payload, node)
+            return ("write", payload, "to", node, "nowait")
+        if head == "read":
+            if self.states.get(words[3]) != "running":
+                return None
+            self._own(words[3])
+            self.read(int(words[1]), words[3])
+            return words
+        if head == "heal" and len(words) == 1:
+            self.heal()
+            return words
+        if head in ("cut", "heal"):
+            a, b = words[1].replace("<->", "->").split("->")
+            both = "<->" in words[1]
+            (self.cut if head == "cut" else self.heal)(a, b, one_way=not both)
+            return words
+        node = words[1]
+        state = self.states.get(node)
+        if state is not None:
+            self._own(node)
+        if head == "campaign" or head == "heartbeat":
+            if state != "running":
+                return None
+            if head == "campaign":
+                self.campaign(node)
+            else:
+                replica = self.replicas[node]
+                if replica.role != "leader":
+                    return None
+                replica.heartbeat_elapsed = replica.heartbeat_ticks - 1
+                self._step(node, replica.tick)
+            return words
+        if head == "kill" and state in ("running", "paused"):
+            self.kills += 1
+            self.kill(node, lose_unsynced="lose-unsynced" in words)
+            return words
+        if head == "restart" and state in ("killed", "exited"):
+            self.restart(node)
+            return words
+        if head == "pause" and state == "running":
+            self.pause(node)
+            return words
+        if head == "resume" and state == "paused":
+            self.resume(node)
+            return words
+        return None
+
+    def _find(self, words) -> int | None:
+        if len(words) < 3 or "->" not in words[1]:
+            return None
+        src, dst = words[1].split("->")
+        kind, k = words[2], int(words[3]) if len(words) > 3 else 0
+        for position, (s, d, message) in enumerate(self.inflight):
+            if s == src and d == dst and type(message).__name__ == kind:
+                if k == 0:
+                    return position
+                k -= 1
+        return None
+
+    def choices(self, bounds: Bounds = Bounds()) -> list[tuple[str, ...]]:
+        """Every choice in this state, in a fixed order (lab.explore.choices)."""
+        return enumerate_choices(self, bounds)
+
+    # ---- the rules --------------------------------------------------------------------------------------------
+
+    def holders(self, leader: str, k: int) -> int:
+        """How many nodes hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
+        mine = self.replicas[leader].log._entries[:k]
+        count = 0
+        for name in self.names:
+            replica = self.replicas[name]
+            entries = replica.log._entries if replica is not None else list(self.logs[name].entries())
+            if entries[:k] == mine:
+                count += 1
+        return count
+
+    def violations(self) -> list[Violation]:
+        """The rules the events since the last call broke, then the rules over the logs as they are now."""
+        events, feed, found = self.events, self.monitor.feed, []
+        for position in range(self._seen, len(events)):
+            found.extend(feed(events[position]))
+        if self.fast:
+            events.clear()
+            self._seen = 0
+        else:
+            self._seen = len(events)
+        if self.fault is not None:
+            node, fault = self.fault
+            found.insert(0, Violation("student-fault", node, None, fault.sentence(), (("fault", fault),)))
+        elif self.exited is not None:
+            node, reason = self.exited
+            found.append(Violation("node-exited", node, None, f"{node} stopped: {reason}", (("reason", reason),)))
+        if not found:
+            found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
+                                             for n, r in self.replicas.items() if r is not None})
+        return found
+
+    # ---- copy and hash ----------------------------------------------------------------------------------------
+
+    def key(self) -> int:
+        """A hash of the state (not of its history): equal states, equal keys. Each node's part is kept until a
+        step touches that node."""
+        parts, cache = [], self._node_keys
+        for name in self.names:
+            part = cache.get(name)
+            if part is None:
+                part = cache[name] = self._node_key(name)
+            parts.append(part)
+        return hash((self.writes, self.kills, tuple(sorted(self.cuts)), self._inflight_hash,
+                     tuple(sorted(self.monitor.acked.items())), *parts))
+
+    def _node_key(self, name: str) -> int:
+        r, disk = self.replicas[name], self.logs[name]
+        head = (self.states[name], disk.synced, self.states_on_disk[name].load(), len(self._held[name]))
+        if r is None:
+            return hash((head, tuple(disk.entries())))
+        return hash((head, r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
+                     r.confirmed_hwm, tuple(sorted((n, p.match, p.next) for n, p in r.progress.items())),
+                     tuple(sorted(r.votes)), r.awaiting_epoch_answer, tuple(r.pending_writes)))
+
+    def clone(self) -> "World":
+        """A copy whose steps do not touch this world (only while searching: no trace files). Copy on write:
+        the nodes are shared until a step touches one (`_own`), so a step copies one node, not the cluster."""
+        new = object.__new__(World)
+        d = new.__dict__
+        d.update(self.__dict__)
+        new.inflight = list(self.inflight)
+        new.replicas, new.logs = dict(self.replicas), dict(self.logs)
+        new.states_on_disk, new.drivers = dict(self.states_on_disk), dict(self.drivers)
+        new.states, new.exit_reasons, new.boots = dict(self.states), dict(self.exit_reasons), dict(self.boots)
+        new._held, new._node_keys, new._owned = dict(self._held), dict(self._node_keys), set()
+        new.cuts, new.answers, new.events, new._traces = set(self.cuts), {}, [], {}
+        new.monitor = self.monitor.copy()
+        new.monitor.holders = new.holders
+        return new
+
+    def _own(self, name: str) -> None:
+        """Before a step touches `name`: this world's own copy of that node (its replica, disk and driver)."""
+        self._node_keys.pop(name, None)
+        if self._owned is None or name in self._owned:
+            return
+        self._owned.add(name)
+        self.replicas[name] = _copy_replica(self.replicas[name])
+        log = self.logs[name] = _copy_log(self.logs[name])
+        state = self.states_on_disk[name] = _copy(self.states_on_disk[name])
+        self._held[name] = list(self._held[name])
+        driver = self.drivers.get(name)
+        if driver is not None:
+            d = self.drivers[name] = _copy(driver)
+            d.log, d.state, d.transport = log, state, SimTransport(self, name)
+            d.trace, d.clock = self._trace(name), SimClock(self)
+
+
+def script_line(words: tuple[str, ...]) -> str:
+    return " ".join(words)
+
+
+__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "script_line"]
