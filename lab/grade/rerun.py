@@ -1,0 +1,197 @@
+"""What runs inside the sandbox: one submission's exercise, re-executed. It reads WORKDIR/task.json and the
+student's files in WORKDIR/code/exercises/, runs the exercise's rules and the grader's probes on the student's
+functions, the rubric's scenarios with the student's seeds and the re-simulation of each submitted run, and
+writes WORKDIR/out/result.json and WORKDIR/out/runs/<run>/ (trace directories). Nothing else is written.
+
+    python -B -m lab.grade.rerun WORKDIR
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import resource
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from lab.grade.sandbox import EXIT_MEMORY
+
+
+def _limit_processes(allowed: int) -> None:
+    """RLIMIT_NPROC counts every task of this user (in this user namespace): allow those already there plus
+    `allowed` more."""
+    here = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                here += len(os.listdir(f"/proc/{name}/task"))
+            except OSError:
+                continue
+    resource.setrlimit(resource.RLIMIT_NPROC, (here + allowed, here + allowed))
+
+
+class Faults:
+    """Every StudentFault that went through a student's function, and a guard against forked copies of this
+    process running on in the lab's code."""
+
+    def __init__(self):
+        self.seen: list = []
+        self.pid = os.getpid()
+
+    def watch(self, fn):
+        from lab.core.guard import StudentFault
+
+        def call(*args):
+            try:
+                return fn(*args)
+            except StudentFault as exc:
+                self.seen.append(exc.fault)
+                raise
+            finally:
+                if os.getpid() != self.pid:  # a fork of the student's returned here: it must not go on
+                    os._exit(0)
+        call.__name__ = getattr(fn, "__name__", "call")
+        call.guard_limit = getattr(fn, "guard_limit", None)
+        call.__wrapped__ = getattr(fn, "__wrapped__", fn)
+        return call
+
+
+def status_of(faults: list, crash: str | None) -> str:
+    """The exercise's status from the faults seen: a time limit or memory anywhere, else a crashed run."""
+    from lab.core.guard import TIMEOUT
+
+    if any(f.kind == TIMEOUT for f in faults):
+        return "timeout"
+    if any("MemoryError" in f.detail for f in faults):
+        return "memory"
+    return f"crashed: {crash}" if crash else "ok"
+
+
+def student_impl(task: dict, code: Path, faults: Faults):
+    """The Impl the runs use: the exercise's functions from the student's file, guarded; the rest the lab's."""
+    from lab.core.guard import guarded
+    from lab.core.impl import Impl, load
+
+    sys.path.insert(0, str(code))
+    module = importlib.import_module("exercises." + Path(task["module"]).stem)
+    reference = load("solutions")
+    mine = {}
+    for name in task["functions"]:
+        fn = getattr(module, name, None)
+        if not callable(fn):
+            raise AttributeError(f"{task['module']} has no function {name}")
+        mine[name] = fn
+    guarded_impl = guarded(replace(reference, name=task["impl"], **mine), task["call_seconds"])
+    return replace(guarded_impl, **{name: faults.watch(getattr(guarded_impl, name)) for name in task["functions"]})
+
+
+def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int) -> str | None:
+    """The hook for `hwm-lab explore` (lab.explore): a short search of the student's code whose shrunk
+    counterexample goes into the feedback. Returns None, no counterexample, while lab.explore is absent or the
+    rubric gives the exercise no exploration; the search is wired in here once lab.explore lands."""
+    if budget <= 0:
+        return None
+    try:
+        importlib.import_module("lab.explore")
+    except ImportError:
+        return None
+    return None
+
+
+def events_sha256(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("events-*.jsonl"))}
+
+
+def simulate(run: dict, task: dict, out: Path, faults: Faults) -> tuple[dict, float]:
+    from lab.core.guard import fault_of
+    from lab.sim import scenario
+
+    t0 = time.perf_counter()
+    record = {"run": run["run"], "scenario": run["scenario"], "truncation": run["truncation"], "seed": run["seed"],
+              "crashed": None, "passed": False}
+    try:
+        verdict = scenario.simulate(run["scenario"], seed=run["seed"], truncation=run["truncation"],
+                                    impl=task["impl"], out=out, meta=task["meta"])
+        record["passed"] = verdict.passed
+    except MemoryError:
+        raise
+    except Exception as exc:  # the student's code broke the run: say where
+        fault = fault_of(exc)
+        record["crashed"] = fault.sentence() if fault else f"{type(exc).__name__}: {str(exc)[:200]}"
+        if fault and fault not in faults.seen:
+            faults.seen.append(fault)
+    return record, time.perf_counter() - t0
+
+
+def rerun(workdir: Path) -> dict:
+    from lab.grade.probes import PROBES
+    from lab.i18n import localize
+    from lab.student.checks import check_rules, exercise
+
+    task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
+    out = workdir / "out"
+    result: dict = {"status": "ok", "rules": [], "probes": {}, "runs": [], "reproduced": [], "sim_seconds": 0.0,
+                    "counterexample": None}
+    faults = Faults()
+    code = workdir / "code"
+    if not (code / task["module"]).is_file():
+        return {**result, "status": "not submitted"}
+    try:
+        impl = student_impl(task, code, faults)
+    except MemoryError:
+        raise
+    except BaseException as exc:  # the student's file runs at import: anything can come out of it
+        last = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return {**result, "status": f"crashed: {task['module']} does not import: {last}"}
+    import lab.core.impl as impl_module
+
+    impl_module._cache[task["impl"]] = impl  # the simulator loads the implementation by this name
+    ex = exercise(task["exercise"])
+    verdict, rules = check_rules(ex, impl)
+    result["rules"] = [[localize(r.rule, "en"), r.ok, localize(r.detail, "en")] for r in rules]
+    if verdict == "not started":
+        return {**result, "status": "not started"}
+    for probe_id, (number, probe) in PROBES.items():
+        if number == task["exercise"]:
+            problem = probe(impl)
+            result["probes"][probe_id] = [problem is None, problem or ""]
+    crash = None
+    for run in task["runs"]:
+        record, seconds = simulate(run, task, out / "runs" / run["run"], faults)
+        result["runs"].append(record)
+        result["sim_seconds"] += seconds
+        crash = crash or record["crashed"]
+    for run in task["reproduce"]:
+        folder = out / "reproduce" / run["run"]
+        record, seconds = simulate(run, task, folder, faults)
+        result["sim_seconds"] += seconds
+        result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],
+                                     "events": events_sha256(folder) if folder.is_dir() else {}})
+    result["counterexample"] = explore_counterexample(task["exercise"], task["impl"], task.get("explore", 0),
+                                                      task["runs"][0]["seed"] if task["runs"] else 0)
+    result["status"] = status_of(faults.seen, crash)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    workdir = Path(argv[0]).resolve()
+    task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
+    _limit_processes(task["processes"])
+    try:
+        result = rerun(workdir)
+    except MemoryError:
+        return EXIT_MEMORY
+    (workdir / "out").mkdir(exist_ok=True)
+    tmp = workdir / "out" / "result.json.tmp"
+    tmp.write_text(json.dumps(result), encoding="utf-8")
+    tmp.replace(workdir / "out" / "result.json")
+    return 0
+
+
+if __name__ == "__main__":
+    os._exit(main())  # no interpreter shutdown: a student's thread or atexit hook gets no last word
