@@ -64,12 +64,8 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: load
             except (ValueError, loader.Rejected):
                 metas[(sub.student, run.run)] = {}
         for ex in rubric.exercises:
-            spec = by_number.get(ex.number)
-            if spec is None:
+            if ex.number not in by_number:
                 continue
-            drawn = seeds(secret, sub.student, ex.number, ex.seeds)
-            runs = [{"run": f"{GRADER_PREFIX}ex{ex.number}-{name}-{strategy}-seed{seed}", "scenario": name,
-                     "truncation": strategy, "seed": seed} for name, strategy in spec.scenarios for seed in drawn]
             reproduce = []
             if sub.version >= 2:
                 for run in sub.runs:
@@ -77,15 +73,28 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: load
                     if run.exercise == ex.number and meta.get("source") == "sim" and _seed_ok(meta):
                         reproduce.append({"run": run.run, "scenario": meta.get("scenario"), "seed": meta["seed"],
                                           "truncation": meta.get("truncation")})
-            module = spec.module
-            tasks.append({
-                "student": sub.student, "exercise": ex.number, "module": module, "functions": list(spec.functions),
-                "impl": f"exercises:{','.join(spec.functions)}", "runs": runs, "reproduce": reproduce,
-                "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files
-                         else {}},
-                "call_seconds": box_limits.call_seconds, "processes": box_limits.processes, "explore": ex.explore,
-                "files": {module: files[module]} if module in files else {}})
+            tasks.append(task(sub.student, ex, files, secret, box_limits, reproduce))
     return tasks, metas
+
+
+def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandbox.Limits,
+         reproduce: list[dict] = ()) -> dict:
+    """One (submission, exercise) to re-execute: the rubric's exercise `ex`, the student's files (module -> bytes),
+    the grader's runs with the student's seeds, and the submitted runs to re-simulate."""
+    from lab.student.checks import exercise
+
+    spec = exercise(ex.number)
+    drawn = seeds(secret, student, ex.number, ex.seeds)
+    module = spec.module
+    return {
+        "student": student, "exercise": ex.number, "module": module, "functions": list(spec.functions),
+        "impl": f"exercises:{','.join(spec.functions)}",
+        "runs": [{"run": f"{GRADER_PREFIX}ex{ex.number}-{name}-{strategy}-seed{seed}", "scenario": name,
+                  "truncation": strategy, "seed": seed} for name, strategy in spec.scenarios for seed in drawn],
+        "reproduce": list(reproduce),
+        "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files else {}},
+        "call_seconds": limits.call_seconds, "processes": limits.processes, "explore": ex.explore,
+        "files": {module: files[module]} if module in files else {}}
 
 
 def _seed_ok(meta: dict) -> bool:

@@ -160,6 +160,7 @@ def rerun(workdir: Path) -> dict:
             problem = probe(impl)
             result["probes"][probe_id] = [problem is None, problem or ""]
     crash = None
+    before = len(faults.seen)  # a fault from here on stopped a node (the simulator fail-stops it) or the run
     for run in task["runs"]:
         record, seconds = simulate(run, task, out / "runs" / run["run"], faults)
         result["runs"].append(record)
@@ -173,6 +174,7 @@ def rerun(workdir: Path) -> dict:
                                      "events": events_sha256(folder) if folder.is_dir() else {}})
     result["counterexample"] = explore_counterexample(task["exercise"], task["impl"], task.get("explore", 0),
                                                       task["runs"][0]["seed"] if task["runs"] else 0)
+    crash = crash or next((f.sentence() for f in faults.seen[before:]), None)
     result["status"] = status_of(faults.seen, crash)
     return result
 

@@ -1,0 +1,154 @@
+"""The grader's sandbox and the seeds it draws, without Spark: a student's exercise re-executed as an executor does
+it (lab.grade.reexec.execute); hostile code gets a clear status and leaves nothing behind."""
+
+import dataclasses
+import os
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from lab.grade import reexec, sandbox, seeds
+from lab.grade import rubric as rubric_module
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = b"a course secret of 32 bytes, ok."
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")
+
+
+def test_seeds_differ_between_students_and_stay_the_same_between_grades():
+    alice = seeds.seeds(SECRET, "alice", 3, 4)
+    assert alice == seeds.seeds(SECRET, "alice", 3, 4)  # a re-grade draws the same
+    assert len(set(alice)) == 4
+    assert set(alice).isdisjoint(seeds.seeds(SECRET, "bob", 3, 4))
+    assert alice != seeds.seeds(SECRET, "alice", 2, 4)
+    assert alice != seeds.seeds(b"another secret of 32 bytes, too!", "alice", 3, 4)
+    assert all(0 <= s < seeds.SEED_RANGE for s in alice)
+
+
+def test_the_course_secret_comes_from_a_file_or_the_environment(tmp_path):
+    key = tmp_path / "course.key"
+    key.write_text("0123456789abcdef0123\n")
+    assert seeds.read_secret(str(key), environ={}) == b"0123456789abcdef0123"
+    assert seeds.read_secret(None, environ={seeds.SECRET_FILE_ENV: str(key)}) == b"0123456789abcdef0123"
+    assert seeds.read_secret(None, environ={seeds.SECRET_ENV: "x" * 20}) == b"x" * 20
+    assert seeds.read_secret(None, environ={}) is None
+    with pytest.raises(seeds.SecretError, match="shorter than 16 bytes"):
+        seeds.read_secret(None, environ={seeds.SECRET_ENV: "short"})
+    with pytest.raises(seeds.SecretError, match="cannot read"):
+        seeds.read_secret(str(tmp_path / "missing.key"), environ={})
+
+
+REFERENCE_READS = (ROOT / "solutions" / "reads.py").read_text()
+LIMITS = {"wall_seconds": 30, "call_seconds": 0.3, "processes": 16, "memory_mb": 1024}
+
+
+def rerun_reads(body: str, tmp_path: Path, monkeypatch, limits=LIMITS, top: str = "") -> dict:
+    """Exercise 4 with check_read's body replaced, re-executed in the sandbox; the temporary folders it used are
+    checked to be gone."""
+    code = REFERENCE_READS.replace('    if index < 1:\n', body + '    if index < 1:\n', 1)
+    code = top + code
+    ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
+    task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(limits))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    result = reexec.execute(task, limits, unsandboxed=False)
+    assert list(scratch.iterdir()) == []  # the sandbox's folder is removed
+    return result
+
+
+@needs_bwrap
+def test_the_reference_answer_runs_clean(tmp_path, monkeypatch):
+    result = rerun_reads("", tmp_path, monkeypatch)
+    assert result["status"] == "ok"
+    assert [ok for _, ok, _ in result["result"]["rules"]] == [True, True, True]
+    assert len(result["traces"]) == 1
+    (files,) = result["traces"].values()
+    assert {"trace.json", "events-A.jsonl", "events-cluster.jsonl"} <= set(files)
+
+
+@needs_bwrap
+def test_a_function_that_loops_forever_times_out(tmp_path, monkeypatch):
+    result = rerun_reads("    while True:\n        pass\n", tmp_path, monkeypatch)
+    assert result["status"] == "timeout"
+
+
+@needs_bwrap
+def test_a_file_that_loops_forever_at_import_hits_the_wall_clock(tmp_path, monkeypatch):
+    result = rerun_reads("", tmp_path, monkeypatch, {**LIMITS, "wall_seconds": 3}, top="while True:\n    pass\n")
+    assert result["status"] == "timeout" and result["result"] is None
+    assert result["wall_seconds"] < 10
+
+
+@needs_bwrap
+def test_ten_gigabytes_are_refused(tmp_path, monkeypatch):
+    result = rerun_reads("    hoard = bytearray(10 * 1024 ** 3)\n", tmp_path, monkeypatch)
+    assert result["status"] == "memory"
+
+
+@needs_bwrap
+def test_a_socket_reaches_nobody(tmp_path, monkeypatch):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        body = f"    import socket\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'x')\n"
+        result = rerun_reads(body, tmp_path, monkeypatch)
+        with pytest.raises(socket.timeout):
+            listener.accept()  # nothing came through
+    assert result["status"].startswith("crashed: check_read(")
+    assert "OSError" in result["status"] or "Error" in result["status"]
+
+
+@needs_bwrap
+def test_writing_outside_its_folder_fails(tmp_path, monkeypatch):
+    # Outside /tmp the machine is read-only to the child; in /tmp it writes to a private tmpfs that goes with it.
+    target = ROOT / f"escaped-{os.getpid()}.txt"
+    try:
+        result = rerun_reads(f"    open({str(target)!r}, 'w').write('x')\n", tmp_path, monkeypatch)
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+    assert result["status"].startswith("crashed: check_read(") and "Read-only file system" in result["status"]
+    in_tmp = tmp_path / "escaped.txt"
+    result = rerun_reads(f"    open({str(in_tmp)!r}, 'w').write('x')\n", tmp_path, monkeypatch)
+    assert not in_tmp.exists() and result["status"] == "ok"
+
+
+@needs_bwrap
+def test_a_thousand_processes_are_stopped(tmp_path, monkeypatch):
+    body = ("    import os, time\n"
+            "    for _ in range(1000):\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(30)\n"
+            "            os._exit(0)\n")
+    result = rerun_reads(body, tmp_path, monkeypatch)
+    assert result["status"] == "processes" or "BlockingIOError" in result["status"]
+
+
+def test_without_a_sandbox_tool_the_executor_refuses_unless_allowed(monkeypatch):
+    monkeypatch.setattr(reexec, "_TOOL", {"bwrap": None})
+    with pytest.raises(sandbox.NoSandbox, match="--unsandboxed"):
+        reexec._tool(unsandboxed=False)
+    assert reexec._tool(unsandboxed=True) is None
+
+
+def test_how_a_child_ended_is_named():
+    import signal
+
+    assert sandbox.classify(0, "") == "ok"
+    assert sandbox.classify(-signal.SIGXCPU, "") == "timeout"
+    assert sandbox.classify(sandbox.EXIT_MEMORY, "") == "memory"
+    assert sandbox.classify(1, "Traceback ...\nValueError: boom\n") == "crashed: ValueError: boom"
+    assert sandbox.classify(-signal.SIGSEGV, "") == "crashed: killed by SIGSEGV"
+
+
+def test_limits_come_from_the_rubric_and_are_checked():
+    assert sandbox.Limits.from_table({"cpu_seconds": 5}).cpu_seconds == 5
+    with pytest.raises(ValueError, match="not a limit"):
+        sandbox.Limits.from_table({"disk": 5})
+    with pytest.raises(ValueError, match="> 0"):
+        sandbox.Limits.from_table({"memory_mb": 0})
