@@ -91,8 +91,11 @@ def student_impl(task: dict, code: Path, faults: Faults):
 
 def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int) -> str | None:
     """The hook for `hwm-lab explore` (lab.explore): a short search of the student's code whose shrunk
-    counterexample goes into the feedback. Returns None, no counterexample, while lab.explore is absent or the
-    rubric gives the exercise no exploration; the search is wired in here once lab.explore lands."""
+    counterexample goes into the feedback (returned as text; the driver adds it to the student's notes). Returns
+    None, no counterexample, while lab.explore is absent or the rubric gives the exercise no exploration (`explore`,
+    0 by default). To wire: call the explorer's short search (on its branch, lab.explore.check.explore_check(
+    exercise, impl_name, out_root, budget=...)) with out_root under the working folder, and return its explanation
+    in English; bound it by states rather than seconds, or two grades of a class may differ."""
     if budget <= 0:
         return None
     try:
