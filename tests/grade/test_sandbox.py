@@ -152,3 +152,44 @@ def test_limits_come_from_the_rubric_and_are_checked():
         sandbox.Limits.from_table({"disk": 5})
     with pytest.raises(ValueError, match="> 0"):
         sandbox.Limits.from_table({"memory_mb": 0})
+
+
+RUBRIC = """
+[rubric]
+real_weight = 0.5
+[sandbox]
+cpu_seconds = 5
+[exercises.3]
+seeds = 3
+points = { logs-agree = 6, match-acknowledged = 3, rules = 1 }
+"""
+
+
+def test_the_rubric_says_how_many_seeds_what_real_runs_weigh_and_the_limits():
+    r = rubric_module.parse(RUBRIC)
+    assert r.exercises[0].seeds == 3 and r.exercises[0].explore == 0 and r.real_weight == 0.5
+    assert sandbox.Limits.from_table(r.sandbox).cpu_seconds == 5
+    with pytest.raises(rubric_module.RubricError, match="seeds must be an integer"):
+        rubric_module.parse(RUBRIC.replace("seeds = 3", "seeds = -1"))
+    with pytest.raises(rubric_module.RubricError, match="real_weight"):
+        rubric_module.parse(RUBRIC.replace("real_weight = 0.5", "real_weight = 2"))
+
+
+def test_a_probe_is_all_or_nothing_and_the_rules_follow_the_graders_count():
+    r = rubric_module.parse(RUBRIC)
+    runs = [("grader-a", 3, "s1"), ("grader-b", 3, "s1")]
+    clean = rubric_module.score(r, runs, {}, {3: (8, 8)}, {(3, "match-acknowledged"): True})
+    assert clean.total == 10
+    caught = rubric_module.score(r, runs, {}, {3: (7, 8)}, {(3, "match-acknowledged"): False})
+    assert caught.total == round(6 + 0 + 7 / 8, 2)
+    # not probed (graded without re-execution): the share of the traced points, here half of them
+    unprobed = rubric_module.score(r, runs, {("grader-a", "logs-agree"): 1}, {3: (8, 8)}, None)
+    assert unprobed.total == 3 + 1.5 + 1
+
+
+def test_a_real_run_weighs_what_the_rubric_says():
+    r = rubric_module.parse(RUBRIC)
+    runs = [("sim", 3, "s1"), ("real", 3, "s1")]
+    broken_real = rubric_module.score(r, runs, {("real", "logs-agree"): 1}, {3: (1, 1)},
+                                      {(3, "match-acknowledged"): True}, {"real": 0.5})
+    assert broken_real.by_exercise[3] == round(6 * 1 / 1.5 + 3 + 1, 2)
