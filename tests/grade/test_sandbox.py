@@ -193,3 +193,25 @@ def test_a_real_run_weighs_what_the_rubric_says():
     broken_real = rubric_module.score(r, runs, {("real", "logs-agree"): 1}, {3: (1, 1)},
                                       {(3, "match-acknowledged"): True}, {"real": 0.5})
     assert broken_real.by_exercise[3] == round(6 * 1 / 1.5 + 3 + 1, 2)
+
+
+def test_the_probe_finds_the_follower_that_answers_its_log_end():
+    from dataclasses import replace
+
+    from lab.core.guard import guarded
+    from lab.core.impl import load
+    from lab.core.interface import AppendResult
+    from lab.grade.probes import match_acknowledged
+
+    reference = guarded(load("solutions"))
+    assert match_acknowledged(reference) is None
+
+    def log_end(log, prev_index, prev_generation, entries):
+        right = reference.follower_append(log, prev_index, prev_generation, entries)
+        if not right.success:
+            return right
+        kept = log.log_end if right.truncate_from is None else right.truncate_from - 1
+        return AppendResult(success=True, truncate_from=right.truncate_from, append=right.append,
+                            match_index=kept + len(right.append))
+    found = match_acknowledged(replace(reference, follower_append=log_end))
+    assert found is not None and "acknowledged match_index" in found
