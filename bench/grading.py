@@ -437,9 +437,11 @@ def _submission(work: Path, student: str, mistake: str | None) -> Path:
         (code / mistake).write_text(text[:at] + new + text[at + len(old):])
     out = work / f"{student}.zip"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code.parent), str(ROOT)])}
-    subprocess.run([sys.executable, "-m", "lab.cli", "submit", "--student", student, "--dir",
-                    str(work / f"checks-{student}"), "--out", str(out)], cwd=work, env=env, check=True,
-                   capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "submit", "--student", student, "--dir",
+                           str(work / f"checks-{student}"), "--out", str(out)], cwd=work, env=env,
+                          capture_output=True, text=True)  # exit code 1: submitted, but not every check passes
+    if not out.exists():
+        raise SystemExit(f"hwm-lab submit failed: {done.stderr[-2000:]}")
     return out
 
 

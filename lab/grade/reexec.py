@@ -1,6 +1,7 @@
-"""Re-execution of a class in the Spark job: the driver plans one task per (submission, exercise); Python tasks on
-the executors run each in the sandbox (lab.grade.rerun inside lab.grade.sandbox) and hand back its status, rule
-results, probes, new traces and the hashes of re-simulated submitted runs; the driver then stages the new traces
+"""Re-execution of a class in the Spark job: the driver plans one task per submission, of one part per exercise;
+Python tasks on the executors run each submission in the sandbox (lab.grade.rerun inside lab.grade.sandbox: the
+lab imported once, a forked child per exercise) and hand back, per exercise, its status, rule results, probes, new
+traces and the hashes of re-simulated submitted runs; the driver then stages the new traces
 beside the submitted ones and sets aside every run it could not reproduce (docs/grading.md, "Re-execution")."""
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def _box(storage, submissions_dir: str, sub, limits: loader.Limits):
 
 
 def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: loader.Limits) -> tuple[list, dict]:
-    """The tasks of a class (plain dicts, files included) and, per (student, run), the submitted run's trace.json."""
+    """The tasks of a class, one per submission (plain dicts, files included), and, per (student, run), the
+    submitted run's trace.json."""
     from lab.student.checks import EXERCISES
 
     by_number = {ex.number: ex for ex in EXERCISES}
@@ -63,6 +65,7 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: load
                 metas[(sub.student, run.run)] = json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
             except (ValueError, loader.Rejected):
                 metas[(sub.student, run.run)] = {}
+        parts = []
         for ex in rubric.exercises:
             if ex.number not in by_number:
                 continue
@@ -73,7 +76,8 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: load
                     if run.exercise == ex.number and meta.get("source") == "sim" and _seed_ok(meta):
                         reproduce.append({"run": run.run, "scenario": meta.get("scenario"), "seed": meta["seed"],
                                           "truncation": meta.get("truncation")})
-            tasks.append(task(sub.student, ex, files, secret, box_limits, reproduce))
+            parts.append(task(sub.student, ex, files, secret, box_limits, reproduce))
+        tasks.append(bundle(sub.student, parts))
     return tasks, metas
 
 
@@ -95,6 +99,14 @@ def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandb
         "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files else {}},
         "call_seconds": limits.call_seconds, "processes": limits.processes, "explore": ex.explore,
         "files": {module: files[module]} if module in files else {}}
+
+
+def bundle(student: str, parts: list[dict]) -> dict:
+    """One submission's exercises as one task: its files once, then one part per exercise."""
+    files: dict[str, bytes] = {}
+    for part in parts:
+        files.update(part.pop("files"))
+    return {"student": student, "files": files, "exercises": parts}
 
 
 def _seed_ok(meta: dict) -> bool:
@@ -150,8 +162,11 @@ def _read_data(path: str, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
-def execute(task: dict, limits_table: dict, unsandboxed: bool) -> dict:
-    """One (submission, exercise) in the sandbox, on an executor; everything it wrote is read back and removed."""
+def execute(task: dict, limits_table: dict, unsandboxed: bool) -> list[dict]:
+    """One submission in the sandbox, on an executor: one result per exercise. Everything the child wrote is read
+    back as data and removed."""
+    import dataclasses
+
     import lab
     import solutions
 
@@ -165,22 +180,42 @@ def execute(task: dict, limits_table: dict, unsandboxed: bool) -> dict:
         for module, data in task["files"].items():
             Path(workdir, "code", module).write_bytes(data)
         Path(workdir, "tmp").mkdir()
-        Path(workdir, "task.json").write_text(json.dumps({k: v for k, v in task.items() if k != "files"}))
+        Path(workdir, "task.json").write_text(json.dumps({
+            "exercises": task["exercises"],
+            "limits": {"processes": limits.processes, "cpu_seconds": limits.cpu_seconds,
+                       "wall_seconds": limits.wall_seconds}}))
         roots = dict.fromkeys(str(Path(m.__file__).parents[1]) for m in (lab, solutions))
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(roots), "HOME": workdir, "LANG": "C.UTF-8",
                "TMPDIR": "/tmp" if tool else os.path.join(workdir, "tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
-        outcome = sandbox.run([sys.executable, "-B", "-m", "lab.grade.rerun", workdir], workdir, limits, tool, env)
-        raw = _read_data(os.path.join(workdir, "out", "result.json"), RESULT_BYTES) if outcome.status == "ok" else None
-        result = json.loads(raw) if raw else None
-        status = result["status"] if result else outcome.status if outcome.status != "ok" else \
-            "crashed: the re-execution wrote no result"
-        traces = {}
-        for run in (result or {}).get("runs", []) if status == "ok" else []:
-            traces[run["run"]] = _trace(os.path.join(workdir, "out", "runs", run["run"]), limits)
-        return {"student": task["student"], "exercise": task["exercise"], "status": status, "result": result,
-                "traces": traces, "wall_seconds": outcome.wall_seconds, "stderr": outcome.stderr[-600:]}
+        whole = dataclasses.replace(limits, wall_seconds=limits.wall_seconds * max(1, len(task["exercises"])) + 30)
+        outcome = sandbox.run([sys.executable, "-B", "-m", "lab.grade.rerun", workdir], workdir, whole, tool, env)
+        results = [_exercise_result(task["student"], part, os.path.join(workdir, "out", f"ex{part['exercise']}"),
+                                    outcome, limits) for part in task["exercises"]]
+        # Each exercise's own time, plus its share of what the submission's child spent besides (start, imports).
+        shared = max(0.0, outcome.wall_seconds - sum(r["wall_seconds"] for r in results)) / max(1, len(results))
+        for r in results:
+            r["wall_seconds"] += shared
+        return results
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _exercise_result(student: str, part: dict, out: str, outcome: sandbox.Outcome, limits: sandbox.Limits) -> dict:
+    raw = _read_data(os.path.join(out, "result.json"), RESULT_BYTES)
+    result = json.loads(raw) if raw else None
+    said = _read_data(os.path.join(out, "status.json"), RESULT_BYTES)
+    if result:
+        status = result["status"]
+    elif said:
+        status = str(json.loads(said).get("status", "crashed"))[:300]
+    else:  # the whole child was stopped (processes, its wall clock) or died before this exercise
+        status = outcome.status if outcome.status != "ok" else "crashed: the re-execution wrote no result"
+    traces = {}
+    for run in (result or {}).get("runs", []) if status == "ok" else []:
+        traces[run["run"]] = _trace(os.path.join(out, "runs", run["run"]), limits)
+    return {"student": student, "exercise": part["exercise"], "status": status, "result": result,
+            "traces": traces, "wall_seconds": (result or {}).get("wall_seconds", 0.0),
+            "stderr": outcome.stderr[-600:]}
 
 
 def _trace(folder: str, limits: sandbox.Limits) -> dict:
@@ -195,14 +230,15 @@ def _trace(folder: str, limits: sandbox.Limits) -> dict:
 
 
 def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool, zip_path: str) -> list[dict]:
-    """Every task, as Python tasks on the executors (a few per core, so that a slow one holds little back)."""
+    """Every submission, as Python tasks on the executors (a few per core, so that a slow one holds little
+    back); one result per (submission, exercise)."""
     if not tasks:
         return []
     sc = spark.sparkContext
     sc.addPyFile(zip_path)
     slices = min(len(tasks), max(1, sc.defaultParallelism * 4))
     return (sc.parallelize(tasks, slices)
-            .map(lambda task: execute(task, limits_table, unsandboxed))
+            .flatMap(lambda task: execute(task, limits_table, unsandboxed))
             .collect())
 
 
@@ -346,6 +382,6 @@ def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, sa
         shutil.rmtree(folder, ignore_errors=True)
     outcome = apply(storage, cat, rubric, results, metas)
     bad = sum(1 for s in outcome.status.values() if s not in ("ok", "not started", "not submitted"))
-    say(f"re-executed {len(tasks)} (submission, exercise) pairs in the sandbox in {elapsed(t0):.1f} s "
+    say(f"re-executed {len(results)} (submission, exercise) pairs in the sandbox in {elapsed(t0):.1f} s "
         f"({sum(t['sim_seconds'] for t in outcome.timings):.1f} s of it simulating; {bad} hit a limit or crashed)")
     return outcome

@@ -1,7 +1,9 @@
-"""What runs inside the sandbox: one submission's exercise, re-executed. It reads WORKDIR/task.json and the
-student's files in WORKDIR/code/exercises/, runs the exercise's rules and the grader's probes on the student's
-functions, the rubric's scenarios with the student's seeds and the re-simulation of each submitted run, and
-writes WORKDIR/out/result.json and WORKDIR/out/runs/<run>/ (trace directories). Nothing else is written.
+"""What runs inside the sandbox: one submission's exercises, re-executed. It reads WORKDIR/task.json and the
+student's files in WORKDIR/code/exercises/, imports the lab once, then forks one child per exercise that runs the
+exercise's rules and the grader's probes on the student's functions, the rubric's scenarios with the student's
+seeds and the re-simulation of each submitted run, and writes WORKDIR/out/ex<N>/result.json and its trace
+directories (WORKDIR/out/ex<N>/runs/<run>/); an exercise whose child hits a limit gets WORKDIR/out/ex<N>/status.json
+instead. Nothing else is written.
 
     python -B -m lab.grade.rerun WORKDIR
 """
@@ -13,12 +15,13 @@ import importlib
 import json
 import os
 import resource
+import signal
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from lab.grade.sandbox import EXIT_MEMORY
+from lab.grade.sandbox import EXIT_MEMORY, TIMEOUT, classify
 
 
 def _limit_processes(allowed: int) -> None:
@@ -130,15 +133,21 @@ def simulate(run: dict, task: dict, out: Path, faults: Faults) -> tuple[dict, fl
     return record, time.perf_counter() - t0
 
 
-def rerun(workdir: Path) -> dict:
+def rerun(workdir: Path, task: dict, out: Path) -> dict:
+    """One exercise, in its own child: the rules, the probes, the grader's runs, the reproductions."""
+    result: dict = {"status": "ok", "rules": [], "probes": {}, "runs": [], "reproduced": [], "sim_seconds": 0.0,
+                    "counterexample": None}
+    started = time.monotonic()
+    result = _rerun(workdir, task, out, result)
+    result["wall_seconds"] = time.monotonic() - started
+    return result
+
+
+def _rerun(workdir: Path, task: dict, out: Path, result: dict) -> dict:
     from lab.grade.probes import PROBES
     from lab.i18n import localize
     from lab.student.checks import check_rules, exercise
 
-    task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
-    out = workdir / "out"
-    result: dict = {"status": "ok", "rules": [], "probes": {}, "runs": [], "reproduced": [], "sim_seconds": 0.0,
-                    "counterexample": None}
     faults = Faults()
     code = workdir / "code"
     if not (code / task["module"]).is_file():
@@ -182,19 +191,70 @@ def rerun(workdir: Path) -> dict:
     return result
 
 
+def _write(path: Path, value: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(value), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _child(workdir: Path, task: dict, out: Path, cpu_seconds: int) -> int:
+    """The forked child of one exercise: its own process group, CPU clock and stderr."""
+    os.setpgid(0, 0)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    err = os.open(out / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(err, 2)
+    try:
+        _write(out / "result.json", rerun(workdir, task, out))
+        return 0
+    except MemoryError:
+        return EXIT_MEMORY
+    except BaseException:  # noqa: BLE001 - whatever the student's code did, say it and end this child only
+        import traceback
+
+        traceback.print_exc()
+        return 1
+
+
+def run_exercise(workdir: Path, task: dict, limits: dict) -> None:
+    """Fork one exercise's child and wait for it, within its wall clock; say how it ended if it wrote nothing."""
+    out = workdir / "out" / f"ex{task['exercise']}"
+    out.mkdir(parents=True)
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(_child(workdir, task, out, limits["cpu_seconds"]))
+    deadline = time.monotonic() + limits["wall_seconds"]
+    code = None
+    while code is None:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+        elif time.monotonic() > deadline:
+            break
+        else:
+            time.sleep(0.01)
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the child and whatever it started
+    except (ProcessLookupError, PermissionError):
+        pass
+    if code is None:
+        os.waitpid(pid, 0)
+    if not (out / "result.json").exists():
+        tail = (out / "stderr.txt").read_text(errors="replace")[-4000:] if (out / "stderr.txt").exists() else ""
+        _write(out / "status.json", {"status": TIMEOUT if code is None else classify(code, tail)})
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     workdir = Path(argv[0]).resolve()
     task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
-    _limit_processes(task["processes"])
-    try:
-        result = rerun(workdir)
-    except MemoryError:
-        return EXIT_MEMORY
-    (workdir / "out").mkdir(exist_ok=True)
-    tmp = workdir / "out" / "result.json.tmp"
-    tmp.write_text(json.dumps(result), encoding="utf-8")
-    tmp.replace(workdir / "out" / "result.json")
+    _limit_processes(task["limits"]["processes"])
+    import lab.grade.probes  # noqa: F401 - the lab is imported once, before the children fork
+    import lab.sim.scenario  # noqa: F401
+    import lab.student.checks  # noqa: F401
+
+    for exercise_task in task["exercises"]:
+        run_exercise(workdir, exercise_task, task["limits"])
     return 0
 
 

@@ -88,9 +88,10 @@ def _limit(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _group_size(pgid: int, cap: int) -> int:
-    """Processes in a process group (as /proc shows them), counted up to cap + 1."""
-    n = 0
+def _session(sid: int, cap: int) -> list[int]:
+    """The processes of a session (as /proc shows them: the child's, whatever process groups it makes), up to
+    cap + 1 of them."""
+    found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -100,11 +101,11 @@ def _group_size(pgid: int, cap: int) -> int:
         except OSError:
             continue
         after = stat[stat.rfind(b")") + 2:].split()
-        if len(after) > 2 and int(after[2]) == pgid:
-            n += 1
-            if n > cap:
+        if len(after) > 3 and int(after[3]) == sid:
+            found.append(int(name))
+            if len(found) > cap:
                 break
-    return n
+    return found
 
 
 def run(argv: list[str], workdir: str, limits: Limits, tool: str | None, env: dict[str, str]) -> Outcome:
@@ -121,7 +122,7 @@ def run(argv: list[str], workdir: str, limits: Limits, tool: str | None, env: di
             if time.monotonic() - started > limits.wall_seconds:
                 status = TIMEOUT
                 break
-            if _group_size(child.pid, limits.processes + 2) > limits.processes + 2:  # bwrap's own two, beside
+            if len(_session(child.pid, limits.processes + 3)) > limits.processes + 3:  # bwrap's two, the lab's own
                 status = PROCESSES
                 break
             time.sleep(WATCH_SECONDS)
@@ -137,10 +138,17 @@ def run(argv: list[str], workdir: str, limits: Limits, tool: str | None, env: di
 
 
 def _kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """Kill the child's whole session: its process group and any group it made (without bubblewrap's process
+    namespace nothing else would end them)."""
+    for _ in range(3):
+        pids = _session(child.pid, 100_000)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     try:
         child.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL'd children end
