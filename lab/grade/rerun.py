@@ -79,17 +79,36 @@ def student_impl(task: dict, code: Path, faults: Faults):
     from lab.core.guard import guarded
     from lab.core.impl import Impl, load
 
+    reference = load("solutions")  # the rest of the cluster, loaded before the student's code can run
+    _hide_reference()
     sys.path.insert(0, str(code))
     module = importlib.import_module("exercises." + Path(task["module"]).stem)
-    reference = load("solutions")
     mine = {}
     for name in task["functions"]:
         fn = getattr(module, name, None)
         if not callable(fn):
             raise AttributeError(f"{task['module']} has no function {name}")
+        where = Path(getattr(getattr(fn, "__code__", None), "co_filename", "")).resolve()
+        if code.resolve() not in where.parents:
+            raise ImportError(f"{name} is not defined in the submitted files")
         mine[name] = fn
     guarded_impl = guarded(replace(reference, name=task["impl"], **mine), task["call_seconds"])
     return replace(guarded_impl, **{name: faults.watch(getattr(guarded_impl, name)) for name in task["functions"]})
+
+
+class _NoReference:
+    """An import hook: a student's code cannot import the reference answers (the lab holds them already)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "solutions" or name.startswith("solutions."):
+            raise ImportError("the reference answers cannot be imported from a submission")
+        return None
+
+
+def _hide_reference() -> None:
+    for name in [m for m in sys.modules if m == "solutions" or m.startswith("solutions.")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _NoReference())
 
 
 def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int) -> str | None:

@@ -214,3 +214,16 @@ def test_the_probe_finds_the_follower_that_answers_its_log_end():
                             match_index=kept + len(right.append))
     found = match_acknowledged(replace(reference, follower_append=log_end))
     assert found is not None and "acknowledged match_index" in found
+
+
+@needs_bwrap
+def test_a_submission_cannot_hand_in_the_reference_answers(tmp_path, monkeypatch):
+    code = "from solutions.reads import check_read  # noqa\n"
+    ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
+    task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+    (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
+    assert result["status"].startswith("crashed: exercises/reads.py does not import: ImportError")
+    wrapped = "import importlib\ncheck_read = importlib.import_module('solutions').check_read\n"
+    task = reexec.task("s1", ex, {"exercises/reads.py": wrapped.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+    (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
+    assert result["status"].startswith("crashed: exercises/reads.py does not import: ImportError")
