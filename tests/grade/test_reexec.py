@@ -186,7 +186,7 @@ def test_each_student_gets_their_own_seeds(made, tmp_path):
 
     def drawn():
         tasks, _ = reexec.plan(storage, str(subs), cat, rubric, SECRET.encode(), loader.Limits())
-        return {(t["student"], t["exercise"]): [r["seed"] for r in t["runs"]] for t in tasks}
+        return {(t["student"], p["exercise"]): [r["seed"] for r in p["runs"]] for t in tasks for p in t["exercises"]}
     seeds = drawn()
     assert seeds == drawn()
     for number in range(1, 7):
