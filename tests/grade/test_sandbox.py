@@ -227,3 +227,13 @@ def test_a_submission_cannot_hand_in_the_reference_answers(tmp_path, monkeypatch
     task = reexec.task("s1", ex, {"exercises/reads.py": wrapped.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
     (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
     assert result["status"].startswith("crashed: exercises/reads.py does not import: ImportError")
+
+
+def test_with_the_instructors_flag_and_no_bubblewrap_the_limits_still_hold(tmp_path, monkeypatch):
+    monkeypatch.setattr(reexec, "_TOOL", {"bwrap": None})
+    ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
+    for body, status in (("", "ok"), ("    hoard = bytearray(10 * 1024 ** 3)\n", "memory")):
+        code = REFERENCE_READS.replace('    if index < 1:\n', body + '    if index < 1:\n', 1)
+        task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+        (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=True)
+        assert result["status"] == status
