@@ -65,10 +65,10 @@ class Faults:
 
 def status_of(faults: list, crash: str | None) -> str:
     """The exercise's status from the faults seen: a time limit or memory anywhere, else a crashed run."""
-    from lab.core.guard import TIMEOUT
+    from lab.core.guard import TIMEOUT as CALL_TIMEOUT
 
-    if any(f.kind == TIMEOUT for f in faults):
-        return "timeout"
+    if any(f.kind == CALL_TIMEOUT for f in faults):
+        return TIMEOUT
     if any("MemoryError" in f.detail for f in faults):
         return "memory"
     return f"crashed: {crash}" if crash else "ok"
@@ -77,7 +77,7 @@ def status_of(faults: list, crash: str | None) -> str:
 def student_impl(task: dict, code: Path, faults: Faults):
     """The Impl the runs use: the exercise's functions from the student's file, guarded; the rest the lab's."""
     from lab.core.guard import guarded
-    from lab.core.impl import Impl, load
+    from lab.core.impl import load
 
     reference = load("solutions")  # the rest of the cluster, loaded before the student's code can run
     _hide_reference()
