@@ -25,7 +25,7 @@ class Limits:
     cpu_seconds: int = 60  # RLIMIT_CPU
     memory_mb: int = 1024  # RLIMIT_AS: address space
     file_mb: int = 64  # RLIMIT_FSIZE: the largest file it may write
-    processes: int = 32  # RLIMIT_NPROC in the child, and the parent's watch on its process group
+    processes: int = 32  # RLIMIT_NPROC in the child, and the parent's watch on its session
     wall_seconds: float = 120.0  # killed after this long, whatever it does
     call_seconds: float = 1.0  # one call of a student's function (lab.core.guard)
 
@@ -109,7 +109,7 @@ def _session(sid: int, cap: int) -> list[int]:
 
 
 def run(argv: list[str], workdir: str, limits: Limits, tool: str | None, env: dict[str, str]) -> Outcome:
-    """Run argv in workdir under the limits; kill its whole process group when it is over."""
+    """Run argv in workdir under the limits; kill its whole session when it is over."""
     started = time.monotonic()
     stderr_path = os.path.join(workdir, "stderr.txt")
     with open(stderr_path, "wb") as stderr:
