@@ -252,6 +252,7 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
     subs = {s.student: s for s in cat.submissions if s.ok}
     next_id = max((f[0] for f in cat.files), default=-1) + 1
     staged = {(f[1], f[2], f[3]): loader.join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
+    kept: set[tuple[str, str]] = set()  # (student, run): reproduced, weighed as a real run, or the grader's own
     for sub in subs.values():
         out.rules[sub.student] = {ex.number: (0, 0) for ex in rubric.exercises}
         out.probes[sub.student] = {}
@@ -265,6 +266,7 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
             elif meta.get("source") != "sim":
                 if rubric.real_weight > 0:
                     out.weights.setdefault(sub.student, {})[run.run] = rubric.real_weight
+                    kept.add((sub.student, run.run))
                     continue
                 why = "a real-process run cannot be reproduced, and the rubric gives such runs no weight"
             if why:
@@ -291,7 +293,9 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
             sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:1000]}")
         for rep in result.get("reproduced", []):
             run = next((r for r in sub.runs if r.run == rep["run"]), None)
-            if run is not None and not _same(storage, staged, sub.student, run, rep["events"]):
+            if run is not None and _same(storage, staged, sub.student, run, rep["events"]):
+                kept.add((sub.student, run.run))
+            elif run is not None:
                 _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {number}) "
                       f"counts for nothing: re-simulated from its own seed with the submitted files, its events "
                       f"differ" + (f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""))
@@ -301,6 +305,12 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
             continue
         for run in result.get("runs", []):
             next_id = _stage(storage, cat, sub, number, run, res["traces"].get(run["run"], {}), next_id)
+            kept.add((sub.student, run["run"]))
+    for sub in subs.values():  # what nothing above vouched for counts for nothing
+        for run in [r for r in sub.runs if (sub.student, r.run) not in kept]:
+            _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {run.exercise}) counts "
+                  f"for nothing: the grader could not simulate it again (its trace.json gives no scenario, "
+                  f"truncation and seed, or the rubric does not grade exercise {run.exercise})")
     return out
 
 

@@ -237,3 +237,44 @@ def test_with_the_instructors_flag_and_no_bubblewrap_the_limits_still_hold(tmp_p
         task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
         (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=True)
         assert result["status"] == status
+
+
+@needs_bwrap
+def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp_path, monkeypatch):
+    import json
+    import zipfile
+
+    from lab.grade import load as loader
+    from tests.studentcode import StudentCode
+
+    from .helpers import rewrite_zip
+
+    code = StudentCode(tmp_path / "code", name="exercises")
+    subs = tmp_path / "subs"
+    code.cli("submit", "--student", "s1", "--dir", str(tmp_path / "checks"), "--out", str(subs / "s1.zip"),
+             cwd=tmp_path)
+    with zipfile.ZipFile(subs / "s1.zip") as z:
+        runs = [r["run"] for r in json.loads(z.read("manifest.json"))["runs"]]
+    unseeded = next(r for r in runs if r.startswith("ex4-"))
+
+    def drop_seed(name, data):
+        if name != f"runs/{unseeded}/trace.json":
+            return data
+        meta = json.loads(data)
+        del meta["seed"]
+        return json.dumps(meta).encode()
+    rewrite_zip(subs / "s1.zip", drop_seed)
+
+    storage = loader.LocalStorage()
+    cat = loader.catalog(storage, str(subs), str(tmp_path / "staging"))
+    rubric = rubric_module.load(None)
+    tasks, metas = reexec.plan(storage, str(subs), cat, rubric, SECRET, loader.Limits())
+    results = [r for t in tasks for r in reexec.execute(t, rubric.sandbox, unsandboxed=False)]
+    assert [r["status"] for r in results] == ["ok"] * 6
+    reexec.apply(storage, cat, rubric, results, metas)
+    (sub,) = cat.submissions
+    kept = {r.run for r in sub.runs}
+    assert unseeded not in kept and set(runs) - {unseeded} <= kept  # the others were reproduced byte for byte
+    assert any(note.startswith(f"not reproducible: run {unseeded}") for note in sub.left_out)
+    assert sum(r.startswith("grader-") for r in kept) == 18  # 9 scenarios of 6 exercises, 2 seeds each
+    assert {f[2] for f in cat.files} == kept
