@@ -12,8 +12,15 @@ the same files into lines and parses each against the job's schema. Every figure
 The number of Spark jobs and shuffle stages the checks ran comes from the job's own progress line (Spark's status
 store, read by the job).
 
-    .venv/bin/python bench/grading.py [--classes small,medium,large] [--repeat 3] [--master local[2]]
-                                      [--data DIR] [--no-baseline] [--json FILE]
+Two more classes grade with a course secret, so that the grader re-executes every submission's code in its sandbox
+(issue 23): zips made by `hwm-lab submit` from real code (the reference answers, and one student in four with a
+classic mistake), re-executed per (submission, exercise); the bench prints the grade's wall time and, per
+(submission, exercise), the sandboxed child's time beside the simulator's own time for the same runs (the floor).
+  reexec32    32 students                                     target <= 90 s with local[2]
+  reexec300   300 students                                    target <= 20 minutes with local[2]
+
+    .venv/bin/python bench/grading.py [--classes small,medium,large,reexec32,reexec300] [--repeat 3]
+                                      [--master local[2]] [--data DIR] [--no-baseline] [--json FILE]
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect",
 
 # name -> (students, runs, events per run (about), the target wall time in seconds)
 CLASSES = {"small": (32, 10, 312, 25), "medium": (32, 10, 5000, 50), "large": (300, 10, 5333, 300)}
+REEXEC_CLASSES = {"reexec32": (32, 90), "reexec300": (300, 1200)}  # name -> (students, target seconds)
 PARSE_RATIO = 2.5  # at the medium class, the whole job within this many times Spark's bare parse
 BEFORE = {"jobs": 111, "shuffle_stages": 50}  # issue 17's measurement of the job before the rewrite (small class)
 
@@ -407,9 +415,115 @@ def bench_class(name: str, data: Path, args) -> dict:
     return row
 
 
+# ---- the re-executing grade (issue 23) ----------------------------------------------------------------------
+
+SECRET = "the bench's course secret, long enough"
+MISTAKES = {  # file -> (text in the reference's function, what a student wrote instead)
+    "follower.py": ("match_index=prev_index + len(entries),",
+                    "match_index=log.log_end + len(new) - (0 if truncate_from is None else log.log_end - "
+                    "truncate_from + 1),"),
+    "high_water_mark.py": ("    return", "    return sorted(match_indexes)[len(match_indexes) // 2]\n    return"),
+}
+
+
+def _submission(work: Path, student: str, mistake: str | None) -> Path:
+    """A zip made by `hwm-lab submit` from the reference answers, with one classic mistake or none."""
+    code = work / f"code-{student}" / "exercises"
+    shutil.copytree(ROOT / "solutions", code, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    if mistake:
+        old, new = MISTAKES[mistake]
+        text = (code / mistake).read_text()
+        at = text.index(old, text.index("def "))
+        (code / mistake).write_text(text[:at] + new + text[at + len(old):])
+    out = work / f"{student}.zip"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code.parent), str(ROOT)])}
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "submit", "--student", student, "--dir",
+                           str(work / f"checks-{student}"), "--out", str(out)], cwd=work, env=env,
+                          capture_output=True, text=True)  # exit code 1: submitted, but not every check passes
+    if not out.exists():
+        raise SystemExit(f"hwm-lab submit failed: {done.stderr[-2000:]}")
+    return out
+
+
+def generate_reexec(root: Path, students: int) -> None:
+    """`students` zips: three made by `hwm-lab submit`, each copied under many students' names."""
+    import zipfile
+
+    stamp = root / "class.json"
+    want = {"students": students, "generator": 1}
+    if stamp.exists() and json.loads(stamp.read_text()) == want:
+        return
+    shutil.rmtree(root, ignore_errors=True)
+    work = root.parent / f".{root.name}-made"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    made = [_submission(work, "ref", None), _submission(work, "logend", "follower.py"),
+            _submission(work, "article", "high_water_mark.py")]
+    root.mkdir(parents=True)
+    for i in range(students):
+        src = made[0] if i % 4 < 2 else made[1 + i % 2]
+        with zipfile.ZipFile(src) as z, zipfile.ZipFile(root / f"{student_id(i)}.zip", "w", zipfile.ZIP_DEFLATED) as o:
+            for name in z.namelist():
+                data = z.read(name)
+                if name == "manifest.json":
+                    m = json.loads(data)
+                    m["student"] = student_id(i)
+                    data = json.dumps(m).encode()
+                o.writestr(name, data)
+    shutil.rmtree(work, ignore_errors=True)
+    stamp.write_text(json.dumps(want))
+
+
+def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
+    import csv
+
+    shutil.rmtree(out, ignore_errors=True)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "HWM_LAB_COURSE_SECRET": SECRET}
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(class_dir), "--out", str(out), "--master", master],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"the grader failed (exit {proc.returncode})")
+    m = re.search(r"re-executed (\d+) \(submission, exercise\) pairs in the sandbox in ([0-9.]+) s", proc.stderr)
+    with open(out / "reexec.csv", newline="") as f:
+        pairs = list(csv.DictReader(f))
+    with open(out / "grades.csv", newline="") as f:
+        grades = f.read()
+    return {"wall_s": wall, "reexec_s": float(m.group(2)) if m else None, "pairs": len(pairs),
+            "pair_wall_s": [float(p["wall_seconds"]) for p in pairs],
+            "pair_sim_s": [float(p["sim_seconds"]) for p in pairs],
+            "statuses": dict(Counter(p["status"] for p in pairs)), "grades": grades}
+
+
+def bench_reexec(name: str, data: Path, args) -> dict:
+    students, target = REEXEC_CLASSES[name]
+    class_dir = data / name
+    print(f"\n{name}: {students} students' zips from `hwm-lab submit` in {class_dir}", flush=True)
+    generate_reexec(class_dir, students)
+    runs = []
+    for i in range(args.repeat):
+        r = reexec_grade(class_dir, data / f"out-{name}", args.master)
+        runs.append(r)
+        print(f"  [{i + 1}/{args.repeat}] re-executing grade ({args.master}): {r['wall_s']:6.1f} s wall, "
+              f"re-execution {r['reexec_s']} s for {r['pairs']} (submission, exercise) pairs; per pair: sandboxed "
+              f"child {median(r['pair_wall_s']):.3f} s median ({max(r['pair_wall_s']):.3f} s max), the simulator's "
+              f"own time for its runs {median(r['pair_sim_s']):.3f} s median; statuses {r['statuses']}; "
+              f"load {load()}", flush=True)
+    same = all(r["grades"] == runs[0]["grades"] for r in runs)
+    walls = [r["wall_s"] for r in runs]
+    return {"class": name, "students": students, "target_s": target, "wall_s": [round(x, 2) for x in walls],
+            "wall_median_s": round(median(walls), 2), "reexec_s": [r["reexec_s"] for r in runs],
+            "pair_wall_median_s": round(median(runs[-1]["pair_wall_s"]), 3),
+            "pair_sim_median_s": round(median(runs[-1]["pair_sim_s"]), 3),
+            "statuses": runs[-1]["statuses"], "grades_identical": same, "load_after": load()}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--classes", default="small,medium,large", help=f"of {', '.join(CLASSES)}")
+    p.add_argument("--classes", default="small,medium,large,reexec32,reexec300",
+                   help=f"of {', '.join([*CLASSES, *REEXEC_CLASSES])}")
     p.add_argument("--repeat", type=int, default=3, help="runs of each measurement (the median is reported)")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--driver-memory", default=None, help="passed to the grader (default: the grader's own)")
@@ -418,15 +532,22 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="write the figures here too")
     args = p.parse_args(argv)
     names = [c for c in args.classes.split(",") if c]
-    unknown = [c for c in names if c not in CLASSES]
+    unknown = [c for c in names if c not in CLASSES and c not in REEXEC_CLASSES]
     if unknown:
         p.error(f"unknown classes {unknown}; the classes are {list(CLASSES)}")
 
     keep = args.data is not None
     data = Path(args.data) if keep else Path(tempfile.mkdtemp(prefix="hwm-grading-bench-"))
     try:
-        results = [bench_class(name, data, args) for name in names]
+        results = [bench_class(name, data, args) for name in names if name in CLASSES]
+        reruns = [bench_reexec(name, data, args) for name in names if name in REEXEC_CLASSES]
         print(f"\nsummary (median of {args.repeat}; load average at the end {load()})")
+        for r in reruns:
+            print(f"  {r['class']:>9} {r['students']} students, re-executed: {r['wall_median_s']:7.1f} s (runs "
+                  f"{', '.join(f'{x:.1f}' for x in r['wall_s'])}; target <= {r['target_s']} s "
+                  f"{'met' if r['wall_median_s'] <= r['target_s'] else 'NOT met'}); per (submission, exercise) "
+                  f"{r['pair_wall_median_s']:.3f} s in the sandbox against {r['pair_sim_median_s']:.3f} s of "
+                  f"simulation; grades identical across runs: {r['grades_identical']}")
         for r in results:
             met = r["spark_wall_median_s"] <= r["target_s"]
             print(f"  {r['class']:>6} {r['events']:>12,} events: spark {r['spark_wall_median_s']:7.1f} s "
@@ -445,7 +566,8 @@ def main(argv=None) -> int:
                   f"files (both wall, JVM start included; target <= {PARSE_RATIO}x "
                   f"{'met' if ratio <= PARSE_RATIO else 'NOT met'})")
         if args.json:
-            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=2) + "\n")
+            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results, "reexec": reruns},
+                                                  indent=2) + "\n")
     finally:
         if not keep:
             shutil.rmtree(data, ignore_errors=True)

@@ -25,6 +25,8 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` p
 
 from lab.grade import load as loader
 from lab.grade import rubric as rubric_module
+from lab.grade import sandbox
+from lab.grade import seeds as reexec_seeds
 from lab.grade.rules import RULES
 
 if TYPE_CHECKING:
@@ -54,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="largest submission accepted, uncompressed (default 1024)")
     parser.add_argument("--keep-staging", action="store_true",
                         help="keep DIR/_staging (the extracted events and per-check results) for inspection")
+    parser.add_argument("--course-secret", metavar="FILE",
+                        help="the course secret, kept outside the repository (or $HWM_LAB_COURSE_SECRET_FILE, "
+                             "$HWM_LAB_COURSE_SECRET): with it the grader re-executes every submission's code in a "
+                             "sandbox, with seeds drawn per student; without it it grades the submitted traces only")
+    parser.add_argument("--unsandboxed", action="store_true",
+                        help="re-execute even where bubblewrap is missing, with rlimits only (docs/security.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
 
@@ -201,6 +209,15 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     if not loader.is_uri(args.submissions) and not os.path.isdir(args.submissions):
         print(f"grade: {args.submissions} is not a folder of submissions", file=sys.stderr)
         return 2
+    try:
+        args.secret = reexec_seeds.read_secret(getattr(args, "course_secret", None))
+    except reexec_seeds.SecretError as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
+    if args.secret is not None and not getattr(args, "unsandboxed", False) and sandbox.bwrap() is None:
+        print("grade: no working bubblewrap (bwrap) here to re-execute the submissions in: install Debian's "
+              "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
+        return 2
     own = spark is None
     if own:
         quick = quick_jit(args)
@@ -246,6 +263,13 @@ def _grade(spark, storage, args, rubric, say) -> int:
     for name in cat.skipped:
         say(f"skipped {name}: neither a .zip nor a folder")
 
+    outcome = None
+    if getattr(args, "secret", None) is not None:
+        from lab.grade import reexec
+
+        outcome = reexec.run_class(spark, storage, args, cat, rubric, staging, args.secret, say)
+    else:
+        say("not re-executing (no course secret): the grades trust the submitted runs (docs/grading.md)")
     found = Found()
     cached = events = None
     n_events = 0
@@ -269,11 +293,16 @@ def _grade(spark, storage, args, rubric, say) -> int:
     results = []
     for s in sorted(cat.submissions, key=lambda s: s.student):
         runs = [(r.run, r.exercise, r.scenario) for r in s.runs]
-        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), s.rules if s.version >= 2 else None)
-                 if s.ok else None)
+        rules = outcome.rules.get(s.student) if outcome else s.rules if s.version >= 2 else None
+        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), rules,
+                                     outcome.probes.get(s.student) if outcome else None,
+                                     outcome.weights.get(s.student) if outcome else None) if s.ok else None)
         results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
                                             runs=runs, warnings=[*s.left_out, *s.warnings]))
     _attach_first_violations(storage, cat, results, found.firsts)
+    if outcome:
+        reexec.probe_firsts(outcome, results)
+        storage.write(loader.join(out, "reexec.csv"), reexec.timings_csv(outcome))
     if cached is not None:
         cached.unpersist()
 

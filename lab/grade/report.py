@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from lab.grade.rubric import RULES_ENTRY, CheckScore, Rubric, Score, fmt
-from lab.grade.rules import BY_ID, RULES
+from lab.grade.rules import BY_ID, GRADER_ENTRIES, RULES
 
 
 @dataclass
@@ -69,8 +69,12 @@ def _how(cs: CheckScore) -> str:
             return ("Your submission reports no rule results (submission format version 1): these points follow "
                     "the share of the exercise's other points that your traces earned.")
         ok, total = cs.rules
-        return (f"Your check found {ok} of {total} rules ok." if total else
-                f"Your submission reports no rules checked for exercise {cs.exercise}.")
+        return (f"{ok} of {total} rules held on your code." if total else
+                f"No rule of exercise {cs.exercise} was checked on your code.")
+    if cs.check in GRADER_ENTRIES:  # a probe of the grader's
+        return ("The grader's own probe of your function found a case that breaks this rule." if cs.violations else
+                "Not probed (graded without re-execution): these points follow the share of the exercise's other "
+                "points that your traces earned.")
     return (f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}), "
             f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all.")
 
@@ -189,8 +193,10 @@ def gradescope(rubric: Rubric, r: StudentResult) -> dict:
         rule = BY_ID[cs.check]
         passed = not cs.failed and cs.runs > 0
         if passed:
-            output = (f"Passed on {cs.runs} run{'s' if cs.runs != 1 else ''}. {rule.rule}" if cs.check != RULES_ENTRY
-                      else f"{_how(cs) if cs.rules is None else 'Every rule ok.'} {rule.rule}")
+            output = (f"Passed on {cs.runs} run{'s' if cs.runs != 1 else ''}. {rule.rule}"
+                      if cs.check not in GRADER_ENTRIES
+                      else f"{_how(cs) if cs.rules is None and cs.check == RULES_ENTRY else 'Every rule ok.'} "
+                           f"{rule.rule}")
         elif cs.runs == 0:
             output = f"No runs of exercise {cs.exercise} to grade. {rule.rule}"
         else:

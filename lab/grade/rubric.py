@@ -7,7 +7,7 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 
-from lab.grade.rules import CHECK_IDS, SELF_REPORTED
+from lab.grade.rules import CHECK_IDS, GRADER_ENTRIES, SELF_REPORTED
 
 RULES_ENTRY = SELF_REPORTED.check  # a rubric entry that is not a check: the self-reported rule results
 
@@ -24,6 +24,8 @@ class Exercise:
     title: str
     points: dict[str, float]
     scenarios: tuple[str, ...] = ("*",)
+    seeds: int = 2  # re-execution: simulator runs of each scenario, with seeds drawn per student
+    explore: int = 20  # re-execution: random walks of a short `hwm-lab explore` search, after a small BFS (0: none)
 
     @property
     def max_points(self) -> float:
@@ -39,6 +41,8 @@ class Rubric:
     credit: str = "per-run"
     decimals: int = 2
     skip: dict[str, frozenset[str]] = field(default_factory=dict)  # scenario -> checks not graded there
+    real_weight: float = 0.0  # re-execution: what a real-process run weighs beside a reproduced simulator run
+    sandbox: dict = field(default_factory=dict)  # re-execution: limits of the sandbox (lab.grade.sandbox.Limits)
 
     @property
     def max_total(self) -> float:
@@ -78,25 +82,36 @@ def parse(text: str, name: str = "rubric") -> Rubric:
         points = spec.get("points", {})
         if not isinstance(points, dict) or not points:
             raise RubricError(f"{name}: exercises.{key}.points must map checks to points")
-        _known([c for c in points if c != RULES_ENTRY], f"{name}: exercises.{key}.points")
+        _known([c for c in points if c not in GRADER_ENTRIES], f"{name}: exercises.{key}.points")
         for check, p in points.items():
             if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
                 raise RubricError(f"{name}: exercises.{key}.points.{check} must be a number >= 0")
         scenarios = spec.get("scenarios", ["*"])
         if not isinstance(scenarios, list) or not all(isinstance(s, str) for s in scenarios):
             raise RubricError(f"{name}: exercises.{key}.scenarios must be a list of scenario ids")
+        runs = {k: spec.get(k, d) for k, d in (("seeds", 2), ("explore", 20))}
+        for k, v in runs.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1000:
+                raise RubricError(f"{name}: exercises.{key}.{k} must be an integer from 0 to 1000")
         exercises.append(Exercise(number, str(spec.get("title", f"Exercise {number}")),
-                                  {c: float(p) for c, p in points.items()}, tuple(s.lower() for s in scenarios)))
+                                  {c: float(p) for c, p in points.items()}, tuple(s.lower() for s in scenarios),
+                                  **runs))
     if not exercises:
         raise RubricError(f"{name}: no [exercises.N] tables")
-    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip)
+    real = top.get("real_weight", 0.0)
+    if isinstance(real, bool) or not isinstance(real, (int, float)) or not 0 <= real <= 1:
+        raise RubricError(f"{name}: real_weight must be a number from 0 to 1")
+    sandbox = data.get("sandbox", {})
+    if not isinstance(sandbox, dict):
+        raise RubricError(f"{name}: [sandbox] must be a table of limits")
+    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip, float(real), sandbox)
 
 
 def _known(checks, where: str) -> None:
     unknown = [c for c in checks if c not in CHECK_IDS]
     if unknown:
         raise RubricError(f"{where}: unknown checks {unknown}; the checks are {list(CHECK_IDS)} "
-                          f"(and, in points, {RULES_ENTRY!r})")
+                          f"(and, in points, {', '.join(map(repr, GRADER_ENTRIES))})")
 
 
 def load(path: str | None, read=None) -> Rubric:
@@ -120,7 +135,7 @@ class CheckScore:
 
     @property
     def failed(self) -> bool:
-        return bool(self.failed_runs) or (self.check == RULES_ENTRY and self.points < self.max_points)
+        return bool(self.failed_runs) or (self.check in GRADER_ENTRIES and self.points < self.max_points)
 
 
 @dataclass
@@ -132,10 +147,13 @@ class Score:
 
 
 def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: dict[tuple[str, str], int],
-          rules: dict[int, tuple[int, int]] | None = None) -> Score:
+          rules: dict[int, tuple[int, int]] | None = None, probes: dict[tuple[int, str], bool] | None = None,
+          weights: dict[str, float] | None = None) -> Score:
     """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count; rules: exercise ->
-    (rules ok, rules) as the submission reports them (None for a submission that reports none: then a `rules`
-    entry earns the share of the exercise's other points that its traces earned)."""
+    (rules ok, rules) as the grader ran them or the submission reports them (None for a submission that reports
+    none: then a `rules` entry earns the share of the exercise's other points that its traces earned); probes:
+    (exercise, probe) -> whether the grader's probe found nothing (one not run earns that share too); weights:
+    run -> what it weighs in per-run credit (1 when not given)."""
     checks, notes, by_exercise = [], [], {}
     for ex in rubric.exercises:
         mine = [(r, s) for r, e, s in runs if e == ex.number and ex.counts(s)]
@@ -143,7 +161,7 @@ def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: d
             notes.append(f"no runs for exercise {ex.number}")
         got = 0.0
         for check, points in ex.points.items():
-            if check == RULES_ENTRY:
+            if check in GRADER_ENTRIES:
                 continue
             graded = [r for r, s in mine if not rubric.skipped(s, check)]
             failed = [r for r in graded if violations.get((r, check), 0) > 0]
@@ -155,10 +173,23 @@ def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: d
             elif rubric.credit == "all-or-nothing":
                 earned = points if not failed else 0.0
             else:
-                earned = points * (len(graded) - len(failed)) / len(graded)
+                weight = {r: (weights or {}).get(r, 1.0) for r in graded}
+                total_weight = sum(weight.values())
+                earned = points * sum(weight[r] for r in graded if r not in failed) / total_weight if total_weight \
+                    else 0.0
             earned = round(earned, rubric.decimals)
             got += earned
             checks.append(CheckScore(ex.number, check, earned, points, len(graded), failed, count))
+        traced_points = sum(p for c, p in ex.points.items() if c not in GRADER_ENTRIES)
+        traced_got = got
+        for check, points in ex.points.items():
+            if check in GRADER_ENTRIES and check != RULES_ENTRY:
+                found = (probes or {}).get((ex.number, check))
+                share = 0.0 if not mine else (traced_got / traced_points if traced_points else 1.0) if found is None \
+                    else float(found)
+                earned = round(points * share, rubric.decimals)
+                got += earned
+                checks.append(CheckScore(ex.number, check, earned, points, len(mine), [], int(found is False)))
         if RULES_ENTRY in ex.points:
             points = ex.points[RULES_ENTRY]
             traced = ex.max_points - points

@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Worked out by hand from the default rubric (lab/grade/rubric.toml) and what each planted bug breaks. These are
 # version 1 submissions (no rule results), so each exercise's `rules` point is the share of its other nine points
-# that the traces earned (7 of 9: 0.78):
+# that the traces earned (7 of 9: 0.78); graded without a course secret, nothing is re-executed, so exercise 3's
+# probe `match-acknowledged` (3 points) earns the share of its traced points too (5 of 6: 2.5, then rules 0.83):
 # bob's leader commits alone, which shows in S1 (ex. 1 and 5: everything but logs-agree fails there);
 # carol serves one index above the HWM (ex. 4 read-above-hwm, and S1's "e4 never served" in ex. 1 and 5);
 # dave's HWM steps back (ex. 2 hwm-monotonic); erin's followers stop learning the HWM after the last fault
 # (ex. 2 liveness, and S1's "HWM 4 everywhere"); frank drops a committed entry on restart (L1 runs:
-# truncation-safe in ex. 3 and 6); gina's scenario expectations fail (2 points in every exercise);
+# truncation-safe in ex. 3 and 6); gina's scenario expectations fail (2 points in every exercise, 1 in ex. 3);
 # mia's torn last line is skipped with a warning; olga only submitted exercises 1 and 4.
 EXPECTED = """\
 student_id,exercise_1,exercise_2,exercise_3,exercise_4,exercise_5,exercise_6,total,grading_status
@@ -35,8 +36,8 @@ bob,0,10,10,10,4.44,10,44.44,ok
 carol,7.78,10,10,4.44,7.78,10,50,ok
 dave,10,7.78,10,10,10,10,57.78,ok
 erin,7.78,7.78,10,10,7.78,10,53.34,ok
-frank,10,10,7.78,10,10,7.78,55.56,ok
-gina,7.78,7.78,7.78,7.78,7.78,8.89,47.79,ok
+frank,10,10,8.33,10,10,7.78,56.11,ok
+gina,7.78,7.78,8.33,7.78,7.78,8.89,48.34,ok
 hank,0,0,0,0,0,0,0,missing manifest
 ivan,0,0,0,0,0,0,0,malformed: runs/ex1-s1/events-B.jsonl line 3 is not JSON
 judy,0,0,0,0,0,0,0,edited: runs/ex4-l1/events-A.jsonl line 5 has seq 6 after seq 4 (events out of sequence)
@@ -107,7 +108,7 @@ def test_feedback_explains_the_first_violation_with_the_trace_around_it(graded):
 def test_gradescope_results_follow_the_autograder_format(graded):
     result = json.loads((graded / "out" / "gradescope" / "carol" / "results.json").read_text())
     assert result["score"] == 50
-    assert len(result["tests"]) == 32  # one per (exercise, rubric entry)
+    assert len(result["tests"]) == 33  # one per (exercise, rubric entry)
     for t in result["tests"]:
         assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
         assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"

@@ -1,0 +1,397 @@
+"""Re-execution of a class in the Spark job: the driver plans one task per submission, of one part per exercise;
+Python tasks on the executors run each submission in the sandbox (lab.grade.rerun inside lab.grade.sandbox: the
+lab imported once, a forked child per exercise) and hand back, per exercise, its status, rule results, probes, new
+traces and the hashes of re-simulated submitted runs; the driver then stages the new traces
+beside the submitted ones and sets aside every run it could not reproduce (docs/grading.md, "Re-execution")."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.grade import load as loader
+from lab.grade import sandbox
+from lab.grade.seeds import seeds
+
+GRADER_PREFIX = "grader-"  # the names of the grader's own runs
+RESULT_BYTES = 4 * 1024 * 1024  # result.json read back at most
+
+
+@dataclass
+class Outcome:
+    """What re-execution decided, per student, for the scores and the feedback."""
+
+    status: dict[tuple[str, int], str] = field(default_factory=dict)  # (student, exercise) -> status
+    rules: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    probes: dict[str, dict[tuple[int, str], bool]] = field(default_factory=dict)
+    probe_details: dict[tuple[str, int, str], str] = field(default_factory=dict)
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> run -> weight (real runs)
+    timings: list[dict] = field(default_factory=list)  # one per (student, exercise), for reexec.csv and the bench
+
+
+# ---- the driver: plan -----------------------------------------------------------------------------------------
+
+def _box(storage, submissions_dir: str, sub, limits: loader.Limits):
+    path = loader.join(submissions_dir, sub.source)
+    if sub.source.lower().endswith(".zip"):
+        return loader._Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
+    return loader._Folder(storage, path, limits)
+
+
+def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: loader.Limits) -> tuple[list, dict]:
+    """The tasks of a class, one per submission (plain dicts, files included), and, per (student, run), the
+    submitted run's trace.json."""
+    from lab.student.checks import EXERCISES
+
+    by_number = {ex.number: ex for ex in EXERCISES}
+    box_limits = sandbox.Limits.from_table(rubric.sandbox)
+    tasks, metas = [], {}
+    for sub in sorted((s for s in cat.submissions if s.ok), key=lambda s: s.student):
+        box = _box(storage, submissions_dir, sub, limits)
+        files = {rel[len(loader.FILES_DIR) + 1:]: box.read(rel, limits.max_meta_bytes)
+                 for rel in box.files_under(loader.FILES_DIR)}
+        for run in sub.runs:
+            try:
+                metas[(sub.student, run.run)] = json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
+            except (ValueError, loader.Rejected):
+                metas[(sub.student, run.run)] = {}
+        parts = []
+        for ex in rubric.exercises:
+            if ex.number not in by_number:
+                continue
+            reproduce = []
+            if sub.version >= 2:
+                for run in sub.runs:
+                    meta = metas[(sub.student, run.run)]
+                    if run.exercise == ex.number and meta.get("source") == "sim" and _seed_ok(meta):
+                        reproduce.append({"run": run.run, "scenario": meta.get("scenario"), "seed": meta["seed"],
+                                          "truncation": meta.get("truncation")})
+            parts.append(task(sub.student, ex, files, secret, box_limits, reproduce))
+        tasks.append(bundle(sub.student, parts))
+    return tasks, metas
+
+
+def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandbox.Limits,
+         reproduce: list[dict] = ()) -> dict:
+    """One (submission, exercise) to re-execute: the rubric's exercise `ex`, the student's files (module -> bytes),
+    the grader's runs with the student's seeds, and the submitted runs to re-simulate."""
+    from lab.student.checks import exercise
+
+    spec = exercise(ex.number)
+    drawn = seeds(secret, student, ex.number, ex.seeds)
+    module = spec.module
+    return {
+        "student": student, "exercise": ex.number, "module": module, "functions": list(spec.functions),
+        "impl": f"exercises:{','.join(spec.functions)}",
+        "runs": [{"run": f"{GRADER_PREFIX}ex{ex.number}-{name}-{strategy}-seed{seed}", "scenario": name,
+                  "truncation": strategy, "seed": seed} for name, strategy in spec.scenarios for seed in drawn],
+        "reproduce": list(reproduce),
+        "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files else {}},
+        "call_seconds": limits.call_seconds, "processes": limits.processes, "explore": ex.explore,
+        "files": {module: files[module]} if module in files else {}}
+
+
+def bundle(student: str, parts: list[dict]) -> dict:
+    """One submission's exercises as one task: its files once, then one part per exercise."""
+    files: dict[str, bytes] = {}
+    for part in parts:
+        files.update(part.pop("files"))
+    return {"student": student, "files": files, "exercises": parts}
+
+
+def _seed_ok(meta: dict) -> bool:
+    seed = meta.get("seed")
+    return isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2 ** 63 \
+        and isinstance(meta.get("scenario"), str) and isinstance(meta.get("truncation"), str)
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def lab_zip(path: str) -> str:
+    """lab/ and solutions/ in one zip for the executors (SparkContext.addPyFile)."""
+    root = Path(__file__).resolve().parents[2]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in ("lab", "solutions"):
+            for file in sorted((root / package).rglob("*")):
+                if file.is_file() and "__pycache__" not in file.parts and file.suffix in (".py", ".toml", ".po",
+                                                                                          ".txt", ".json"):
+                    z.write(file, file.relative_to(root).as_posix())
+    return path
+
+
+# ---- the executors: run ---------------------------------------------------------------------------------------
+
+_TOOL: dict[str, str | None] = {}
+
+
+def _tool(unsandboxed: bool) -> str | None:
+    if "bwrap" not in _TOOL:
+        _TOOL["bwrap"] = sandbox.bwrap()
+    if _TOOL["bwrap"] is None and not unsandboxed:
+        import socket
+
+        raise sandbox.NoSandbox(f"no working bubblewrap (bwrap) on {socket.gethostname()}: install Debian's "
+                                f"bubblewrap there, or grade with --unsandboxed (docs/security.md)")
+    return _TOOL["bwrap"]
+
+
+def _read_data(path: str, limit: int) -> bytes | None:
+    """A file the child wrote, read as data: a regular file, no link followed, at most `limit` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        data = f.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
+def execute(task: dict, limits_table: dict, unsandboxed: bool) -> list[dict]:
+    """One submission in the sandbox, on an executor: one result per exercise. Everything the child wrote is read
+    back as data and removed."""
+    import dataclasses
+
+    import lab
+    import solutions
+
+    limits = sandbox.Limits.from_table(limits_table)
+    tool = _tool(unsandboxed)
+    workdir = tempfile.mkdtemp(prefix="hwm-lab-sandbox-")
+    try:
+        code = Path(workdir, "code", "exercises")
+        code.mkdir(parents=True)
+        (code / "__init__.py").write_text("")
+        for module, data in task["files"].items():
+            Path(workdir, "code", module).write_bytes(data)
+        Path(workdir, "tmp").mkdir()
+        Path(workdir, "task.json").write_text(json.dumps({
+            "exercises": task["exercises"],
+            "limits": {"processes": limits.processes, "cpu_seconds": limits.cpu_seconds,
+                       "wall_seconds": limits.wall_seconds}}))
+        roots = dict.fromkeys(str(Path(m.__file__).parents[1]) for m in (lab, solutions))
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(roots), "HOME": workdir, "LANG": "C.UTF-8",
+               "TMPDIR": "/tmp" if tool else os.path.join(workdir, "tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
+        whole = dataclasses.replace(limits, wall_seconds=limits.wall_seconds * max(1, len(task["exercises"])) + 30)
+        outcome = sandbox.run([sys.executable, "-B", "-m", "lab.grade.rerun", workdir], workdir, whole, tool, env)
+        results = [_exercise_result(task["student"], part, os.path.join(workdir, "out", f"ex{part['exercise']}"),
+                                    outcome, limits) for part in task["exercises"]]
+        # Each exercise's own time, plus its share of what the submission's child spent besides (start, imports).
+        shared = max(0.0, outcome.wall_seconds - sum(r["wall_seconds"] for r in results)) / max(1, len(results))
+        for r in results:
+            r["wall_seconds"] += shared
+        return results
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _exercise_result(student: str, part: dict, out: str, outcome: sandbox.Outcome, limits: sandbox.Limits) -> dict:
+    raw = _read_data(os.path.join(out, "result.json"), RESULT_BYTES)
+    result = json.loads(raw) if raw else None
+    said = _read_data(os.path.join(out, "status.json"), RESULT_BYTES)
+    if result:
+        status = result["status"]
+    elif said:
+        status = str(json.loads(said).get("status", "crashed"))[:300]
+    else:  # the whole child was stopped (processes, its wall clock) or died before this exercise
+        status = outcome.status if outcome.status != "ok" else "crashed: the re-execution wrote no result"
+    traces = {}
+    for run in (result or {}).get("runs", []) if status == "ok" else []:
+        traces[run["run"]] = _trace(os.path.join(out, "runs", run["run"]), limits)
+    return {"student": student, "exercise": part["exercise"], "status": status, "result": result,
+            "traces": traces, "wall_seconds": (result or {}).get("wall_seconds", 0.0),
+            "stderr": outcome.stderr[-600:]}
+
+
+def _trace(folder: str, limits: sandbox.Limits) -> dict:
+    """A trace directory the child wrote: trace.json and events files, compressed, read as data."""
+    files = {}
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name == "trace.json" or loader.EVENTS_FILE.match(name):
+            data = _read_data(os.path.join(folder, name), limits.file_mb * 1024 * 1024)
+            if data is not None:
+                files[name] = zlib.compress(data, 3)
+    return files
+
+
+def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool, zip_path: str) -> list[dict]:
+    """Every submission, as Python tasks on the executors (a few per core, so that a slow one holds little
+    back); one result per (submission, exercise)."""
+    if not tasks:
+        return []
+    sc = spark.sparkContext
+    sc.addPyFile(zip_path)
+    slices = min(len(tasks), max(1, sc.defaultParallelism * 4))
+    return (sc.parallelize(tasks, slices)
+            .flatMap(lambda task: execute(task, limits_table, unsandboxed))
+            .collect())
+
+
+# ---- the driver: apply ----------------------------------------------------------------------------------------
+
+def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
+    """Stage the grader's runs as runs of their submissions, set aside what does not count, record the rest."""
+    from lab.grade.probes import PROBES
+
+    out = Outcome()
+    subs = {s.student: s for s in cat.submissions if s.ok}
+    next_id = max((f[0] for f in cat.files), default=-1) + 1
+    staged = {(f[1], f[2], f[3]): loader.join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
+    kept: set[tuple[str, str]] = set()  # (student, run): reproduced, weighed as a real run, or the grader's own
+    for sub in subs.values():
+        out.rules[sub.student] = {ex.number: (0, 0) for ex in rubric.exercises}
+        out.probes[sub.student] = {}
+        for run in list(sub.runs):
+            meta = metas.get((sub.student, run.run), {})
+            why = None
+            if run.run.startswith(GRADER_PREFIX):
+                why = f"run names starting with {GRADER_PREFIX!r} are the grader's own"
+            elif sub.version < 2:
+                why = "a version 1 submission is graded from the grader's own runs of its code only"
+            elif meta.get("source") != "sim":
+                if rubric.real_weight > 0:
+                    out.weights.setdefault(sub.student, {})[run.run] = rubric.real_weight
+                    kept.add((sub.student, run.run))
+                    continue
+                why = "a real-process run cannot be reproduced, and the rubric gives such runs no weight"
+            if why:
+                _drop(storage, cat, sub, run, staged, f"run {run.run} (exercise {run.exercise}) counts for "
+                                                      f"nothing: {why}")
+    for res in sorted(results, key=lambda r: (r["student"], r["exercise"])):
+        sub, number = subs[res["student"]], res["exercise"]
+        status, result = res["status"], res["result"] or {}
+        out.status[(sub.student, number)] = status
+        out.timings.append({"student": sub.student, "exercise": number, "status": status,
+                            "wall_seconds": round(res["wall_seconds"], 3),
+                            "sim_seconds": round(result.get("sim_seconds", 0.0), 3),
+                            "runs": len(result.get("runs", [])), "reproduced": len(result.get("reproduced", []))})
+        rules = result.get("rules", [])
+        out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
+        for probe, (ok, detail) in result.get("probes", {}).items():
+            if probe in PROBES:
+                out.probes[sub.student][(number, probe)] = bool(ok)
+                if not ok:
+                    out.probe_details[(sub.student, number, probe)] = str(detail)[:500]
+        if status not in ("ok", "not started", "not submitted"):
+            sub.left_out.append(f"exercise {number}: {status}; none of its runs count")
+        if result.get("counterexample"):
+            sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:4000]}")
+        for rep in result.get("reproduced", []):
+            run = next((r for r in sub.runs if r.run == rep["run"]), None)
+            if run is not None and _same(storage, staged, sub.student, run, rep["events"]):
+                kept.add((sub.student, run.run))
+            elif run is not None:
+                _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {number}) "
+                      f"counts for nothing: re-simulated from its own seed with the submitted files, its events "
+                      f"differ" + (f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""))
+        if status != "ok":
+            for run in [r for r in sub.runs if r.exercise == number]:
+                _drop(storage, cat, sub, run, staged, None)
+            continue
+        for run in result.get("runs", []):
+            next_id = _stage(storage, cat, sub, number, run, res["traces"].get(run["run"], {}), next_id)
+            kept.add((sub.student, run["run"]))
+    for sub in subs.values():  # what nothing above vouched for counts for nothing
+        for run in [r for r in sub.runs if (sub.student, r.run) not in kept]:
+            _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {run.exercise}) counts "
+                  f"for nothing: the grader could not simulate it again (its trace.json gives no scenario, "
+                  f"truncation and seed, or the rubric does not grade exercise {run.exercise})")
+    return out
+
+
+def _same(storage, staged: dict, student: str, run, events: dict[str, str]) -> bool:
+    submitted = {}
+    for file_id, node, _ in run.files:
+        path = staged.get((student, run.run, node))
+        submitted[f"events-{node}.jsonl"] = _sha(storage.read(path)) if path else None
+    return bool(events) and submitted == events
+
+
+def _drop(storage, cat, sub, run, staged: dict, note: str | None) -> None:
+    sub.runs.remove(run)
+    for file_id, node, _ in run.files:
+        path = staged.pop((sub.student, run.run, node), None)
+        if path:
+            storage.remove(path)
+    cat.files[:] = [f for f in cat.files if (f[1], f[2]) != (sub.student, run.run)]
+    if note:
+        sub.left_out.append(note)
+
+
+def _stage(storage, cat, sub, number: int, run: dict, files: dict, next_id: int) -> int:
+    meta = json.loads(zlib.decompress(files["trace.json"])) if "trace.json" in files else {}
+    nodes = [n for n in meta.get("nodes", []) if isinstance(n, str)]
+    info = loader.RunInfo(run=run["run"], exercise=number, scenario=run["scenario"], dir="(the grader's run)",
+                          nodes=nodes, liveness_bound=meta.get("liveness_bound"))
+    for name, data in sorted(files.items()):
+        found = loader.EVENTS_FILE.match(name)
+        if not found:
+            continue
+        body = zlib.decompress(data)
+        dst = loader.join(cat.events_dir, f"f{next_id:07d}.jsonl")
+        storage.write(dst, body)
+        cat.events_bytes += len(body)
+        info.files.append((next_id, found.group(1), f"{run['run']}/{name}"))
+        cat.files.append((next_id, sub.student, run["run"], found.group(1), f"{run['run']}/{name}"))
+        next_id += 1
+    sub.runs.append(info)
+    return next_id
+
+
+def timings_csv(outcome: Outcome) -> bytes:
+    buf = io.StringIO()
+    keys = ["student", "exercise", "status", "wall_seconds", "sim_seconds", "runs", "reproduced"]
+    buf.write(",".join(keys) + "\n")
+    for t in outcome.timings:
+        buf.write(",".join('"' + str(t[k]).replace('"', '""') + '"' if k == "status" else str(t[k]) for k in keys)
+                  + "\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def probe_firsts(outcome: Outcome, results) -> None:
+    """A failed probe's finding as the 'first violation' the feedback shows for it."""
+    for r in results:
+        for (student, number, probe), detail in outcome.probe_details.items():
+            if student == r.student:
+                r.first[(number, probe)] = {"run": "the grader's probe", "node": None, "detail": detail,
+                                            "time": None}
+
+
+def elapsed(t0: float) -> float:
+    return time.monotonic() - t0
+
+
+def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, say) -> Outcome:
+    """Re-execute a whole class (the job calls this between reading the submissions and parsing the events)."""
+    t0 = time.monotonic()
+    limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
+                           max_submission_bytes=int(args.max_submission_mb * loader.MiB))
+    tasks, metas = plan(storage, args.submissions, cat, rubric, secret, limits)
+    # The zip goes to a local folder of the driver's (Spark ships it from there); under --out when that is local.
+    local = None if loader.is_uri(staging) else staging
+    folder = tempfile.mkdtemp(prefix="hwm-lab-zip-", dir=local)
+    try:
+        results = execute_all(spark, tasks, rubric.sandbox, getattr(args, "unsandboxed", False),
+                              lab_zip(os.path.join(folder, "hwm_lab.zip")))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    outcome = apply(storage, cat, rubric, results, metas)
+    bad = sum(1 for s in outcome.status.values() if s not in ("ok", "not started", "not submitted"))
+    say(f"re-executed {len(results)} (submission, exercise) pairs in the sandbox in {elapsed(t0):.1f} s "
+        f"({sum(t['sim_seconds'] for t in outcome.timings):.1f} s of it simulating; {bad} hit a limit or crashed)")
+    return outcome

@@ -1,0 +1,206 @@
+"""The re-executing grade end to end: submissions made with `hwm-lab submit` from a student's own code, graded
+with a course secret so that the grader runs every submission's code in its sandbox on Spark."""
+
+import csv
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lab.grade import job, reexec, sandbox
+from lab.grade import load as loader
+from lab.grade import rubric as rubric_module
+from tests.studentcode import StudentCode
+
+from .helpers import rewrite_zip
+
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")]
+
+SECRET = "a course secret that is long enough"
+# The classic mistake of exercise 3: answering the follower's log end instead of prev_index + len(entries).
+LOG_END = ("match_index=prev_index + len(entries),",
+           "match_index=log.log_end + len(new) - (0 if truncate_from is None else log.log_end - truncate_from + 1),")
+# Exercise 1 as the article writes it: wrong for even cluster sizes (scenario N4 has four nodes).
+ARTICLE = ("    return", "    return sorted(match_indexes)[len(match_indexes) // 2]\n    return")
+
+
+def submit(tmp: Path, student: str, edit=None, file: str = "") -> Path:
+    code = StudentCode(tmp / f"code-{student}", name="exercises")
+    if edit:
+        text = (code.path / file).read_text()
+        first = text.index(edit[0], text.index("def "))
+        (code.path / file).write_text(text[:first] + edit[1] + text[first + len(edit[0]):])
+    out = tmp / "zips" / f"{student}.zip"
+    done = code.cli("submit", "--student", student, "--dir", str(tmp / f"checks-{student}"), "--out", str(out),
+                    cwd=tmp)
+    assert out.exists(), done.stdout + done.stderr
+    return out
+
+
+def manifest_edit(path: Path, change) -> None:
+    def rewrite(name, data):
+        if name != "manifest.json":
+            return data
+        m = json.loads(data)
+        change(m)
+        return json.dumps(m).encode()
+    rewrite_zip(path, rewrite)
+
+
+def claim_every_rule_ok(m):
+    for check in m["checks"]:
+        for rule in check["rules"]:
+            rule["ok"] = True
+
+
+def copy_as(src: Path, folder: Path, student: str, *, files_from: Path | None = None, version: int = 2) -> Path:
+    """A copy of a submission under another student's name; with files_from, that submission's exercise files
+    in place of its own, and every hash in the manifest edited to match them."""
+    dst = folder / f"{student}.zip"
+    shutil.copy(src, dst)
+    import zipfile
+
+    theirs = {}
+    if files_from:
+        with zipfile.ZipFile(files_from) as z:
+            theirs = {n: z.read(n) for n in z.namelist() if n.startswith("files/")}
+    rewrite_zip(dst, lambda n, d: theirs.get(n, d))
+    hashes = {n[len("files/"):]: hashlib.sha256(d).hexdigest() for n, d in theirs.items()}
+
+    def change(m):
+        m["student"], m["version"] = student, version
+        m["files_sha256"].update(hashes)
+        for run in m["runs"]:
+            run["files_sha256"] = {k: hashes.get(k, v) for k, v in run["files_sha256"].items()}
+        if version == 1:
+            del m["checks"]
+    manifest_edit(dst, change)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("made")
+    return {"honest": submit(tmp, "alice"),
+            "log_end": submit(tmp, "lena", LOG_END, "follower.py"),
+            "article": submit(tmp, "carl", ARTICLE, "high_water_mark.py"),
+            "tmp": tmp}
+
+
+def grade(spark, subs: Path, out: Path, *extra) -> dict:
+    args = job.build_parser().parse_args([str(subs), "--out", str(out), *extra])
+    assert job.run(args, spark) == 0
+    with open(out / "grades.csv", newline="") as f:
+        return {r["student_id"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture(scope="module")
+def graded(spark, made, tmp_path_factory, monkeypatch_module):
+    root = tmp_path_factory.mktemp("class")
+    subs = root / "subs"
+    subs.mkdir()
+    shutil.copy(made["honest"], subs / "alice.zip")
+    lena = shutil.copy(made["log_end"], subs / "lena.zip")
+    manifest_edit(Path(lena), claim_every_rule_ok)
+    # carl sends the reference's runs, made from other code, with the hashes edited to match his own files
+    copy_as(made["honest"], subs, "carl", files_from=made["article"])
+    # vic sends carl's code honestly, but as version 1: graded from the grader's runs only
+    copy_as(made["article"], subs, "vic", version=1)
+    # lou's exercise 2 loops forever
+    lou = copy_as(made["honest"], subs, "lou")
+    rewrite_zip(lou, lambda n, d: d.replace(b"    # Responses", b"    while True:\n        pass\n    # Responses", 1)
+                if n == "files/exercises/leader.py" else d)
+    manifest_edit(lou, lambda m: None)
+    monkeypatch_module.setenv("HWM_LAB_COURSE_SECRET", SECRET)
+    first = grade(spark, subs, root / "out")
+    again = grade(spark, subs, root / "again")
+    # the same code sent honestly by carl and vic, each under their own name (their own seeds)
+    honest = root / "honest"
+    honest.mkdir()
+    shutil.copy(made["article"], honest / "carl.zip")
+    copy_as(made["article"], honest, "vic")
+    return {"first": first, "again": again, "honest": grade(spark, honest, root / "honest-out"), "root": root}
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def row(grades, student):
+    return [grades[student][f"exercise_{n}"] for n in range(1, 7)] + [grades[student]["total"]]
+
+
+def test_the_reference_answers_earn_full_marks(graded):
+    assert row(graded["first"], "alice") == ["10"] * 6 + ["60"]
+
+
+def test_the_log_end_follower_loses_three_points_of_exercise_3_whatever_its_manifest_says(graded):
+    g = graded["first"]["lena"]
+    assert float(g["exercise_3"]) <= 7
+    feedback = (graded["root"] / "out" / "feedback" / "lena.md").read_text()
+    assert "match-acknowledged" in feedback and "acknowledged match_index" in feedback
+
+
+def test_runs_made_from_other_code_earn_what_the_students_own_code_earns(graded):
+    first, honest = graded["first"], graded["honest"]
+    assert float(first["carl"]["exercise_1"]) < 10
+    assert row(first, "carl") == row(honest, "carl")
+    assert row(first, "vic") == row(honest, "vic")
+    feedback = (graded["root"] / "out" / "feedback" / "carl.md").read_text()
+    assert "not reproducible: run ex1-n4-generation-sim-seed7" in feedback
+    assert "version 1" in (graded["root"] / "out" / "feedback" / "vic.md").read_text()
+
+
+def test_a_submission_that_loops_forever_gets_a_status_and_the_class_is_graded(graded):
+    g = graded["first"]
+    assert g["lou"]["grading_status"] == "ok" and g["lou"]["exercise_2"] == "0"
+    assert [g["lou"][f"exercise_{n}"] for n in (1, 3, 4, 5, 6)] == ["10"] * 5
+    with open(graded["root"] / "out" / "reexec.csv", newline="") as f:
+        statuses = {(r["student"], r["exercise"]): r["status"] for r in csv.DictReader(f)}
+    assert statuses[("lou", "2")] == "timeout"
+    assert statuses[("alice", "2")] == "ok"
+    assert "exercise 2: timeout" in (graded["root"] / "out" / "feedback" / "lou.md").read_text()
+
+
+def test_two_grades_of_the_same_class_are_identical(graded):
+    assert graded["first"] == graded["again"]
+    out = graded["root"]
+    assert (out / "out" / "grades.csv").read_bytes() == (out / "again" / "grades.csv").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["again", "honest", "honest-out", "out", "subs"]
+
+
+def test_each_student_gets_their_own_seeds(made, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(made["honest"], subs / "alice.zip")
+    copy_as(made["honest"], subs, "bob")
+    storage = loader.LocalStorage()
+    cat = loader.catalog(storage, str(subs), str(tmp_path / "staging"))
+    rubric = rubric_module.load(None)
+
+    def drawn():
+        tasks, _ = reexec.plan(storage, str(subs), cat, rubric, SECRET.encode(), loader.Limits())
+        return {(t["student"], p["exercise"]): [r["seed"] for r in p["runs"]] for t in tasks for p in t["exercises"]}
+    seeds = drawn()
+    assert seeds == drawn()
+    for number in range(1, 7):
+        assert set(seeds[("alice", number)]).isdisjoint(seeds[("bob", number)])
+
+
+def test_the_graders_exploration_puts_a_shrunk_counterexample_in_the_feedback(graded):
+    feedback = graded["root"] / "out" / "feedback"
+
+    def said(student):
+        return "\n".join(p.read_text(encoding="utf-8") for p in sorted(feedback.glob(f"{student}.*"))
+                         if p.suffix in (".md", ".txt", ".html", ".json"))
+
+    carl = said("carl")  # the article's sorted(m)[n // 2]: found on 4 nodes, named by the lab's own rule
+    assert "exercise 1: exploration found" in carl
+    assert "The HWM never exceeds what a majority held" in carl and "high_water_mark(" in carl
+    assert "exploration found" not in said("alice")
