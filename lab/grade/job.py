@@ -261,7 +261,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
             f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
         if events is not None and graded:
-            found = _check(spark, storage, events, graded, staging, out, say)
+            found = _check(spark, storage, events, graded, staging, out, say, rubric)
 
     counts: dict[str, dict[tuple[str, str], int]] = {}
     for (student, run, check), n in found.counts.items():
@@ -339,12 +339,15 @@ def _parse(spark, storage, cat, partitions: int):
     return cached, cached.filter(valid).select(*EVENTS.fieldNames()), per_run
 
 
-def _check(spark, storage, events, graded, staging, out, say) -> Found:
-    """Run every check in one job, write the violations once, and derive everything else from them."""
+def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
+    """Run every check in one job, write the violations once, and derive everything else from them. Violations
+    that cost no points (a check the rubric skips on the run's scenario, or does not grade on its exercise) are
+    written with graded=false and counted nowhere."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from lab.grade.checks import CHECKS
+    from lab.grade.graded import graded_column, graded_totals
 
     found = Found()
     t0 = time.monotonic()
@@ -362,20 +365,22 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
         key = (row["submission"], row["run"], row["check"])
         found.counts[key] = row["n"]
         found.firsts[key] = row["first"].asDict()
-        found.check_totals[row["check"]] = found.check_totals.get(row["check"], 0) + row["n"]
+    run_of = {(s.student, r.run): (r.exercise, r.scenario) for s in graded for r in s.runs}
+    found.check_totals = graded_totals(rubric, found.counts, run_of)
     for i, (name, _) in enumerate(CHECKS, 1):
         say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
-    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
-    found.common = [r.asDict() for r in violations.groupBy("check", shape.alias("message"))
-                    .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
-                    .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
 
     runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
     runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
         T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
-    ordered = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
-               .select(*OUTPUT_COLUMNS)
+    marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
+              .withColumn("graded", graded_column(rubric)))
+    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
+    found.common = [r.asDict() for r in marked.filter("graded").groupBy("check", shape.alias("message"))
+                    .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
+                    .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
+    ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(loader.join(out, "violations.parquet")))
     _write_single_csv(spark.read.parquet(storage.for_spark(loader.join(out, "violations.parquet"))), storage, staging,
@@ -383,7 +388,8 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
     return found
 
 
-OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time")
+OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time",
+                  "graded")
 
 
 def write_violations(spark, events, path: str) -> dict:

@@ -222,21 +222,26 @@ def _histogram_svg(values: list[float], maximum: float, bins: int = 10) -> str:
                     f"fill=\"#4a7ab5\"><title>{fmt(round(lo, 2))} to {fmt(round(hi, 2))}: {c} students</title></rect>")
         if c:
             bars.append(f"<text x=\"{x + bw / 2:.1f}\" y=\"{y - 3:.1f}\" text-anchor=\"middle\">{c}</text>")
-        bars.append(f"<text x=\"{x + bw / 2:.1f}\" y=\"{h - pad + 14:.1f}\" text-anchor=\"middle\">"
-                    f"{fmt(round(lo, 1))}</text>")
+    for i in range(bins + 1):  # every bin edge, from 0 to the rubric's maximum
+        bars.append(f"<text class=\"axis\" x=\"{pad + i * bw:.1f}\" y=\"{h - pad + 14:.1f}\" text-anchor=\"middle\">"
+                    f"{fmt(round(maximum * i / bins, 1))}</text>")
     return (f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" "
             f"aria-label=\"histogram of total scores\"><line x1=\"{pad}\" y1=\"{h - pad}\" x2=\"{w - pad}\" "
             f"y2=\"{h - pad}\" stroke=\"#333\"/>{''.join(bars)}</svg>")
 
 
+CHAR_PX = 6.6  # width of a character at the pictures' 11 px font, generously
+
 def _bars_svg(items: list[tuple[str, float]], label: str) -> str:
     """Horizontal bars of rates in [0, 1]."""
-    row, left, w = 22, 230, 560
+    row, bar = 22, 270
+    left = 12 + max([CHAR_PX * len(name) for name, _ in items] or [0])  # every label whole, never cut
+    w = left + bar + 60
     h = row * len(items) + 10
     parts = []
     for i, (name, rate) in enumerate(items):
         y = 5 + i * row
-        bw = (w - left - 60) * rate
+        bw = bar * rate
         parts.append(f"<text x=\"{left - 6}\" y=\"{y + 14}\" text-anchor=\"end\">{html.escape(name)}</text>"
                      f"<rect x=\"{left}\" y=\"{y + 3}\" width=\"{bw:.1f}\" height=\"{row - 8}\" fill=\"#5a9e4b\"/>"
                      f"<text x=\"{left + bw + 4:.1f}\" y=\"{y + 14}\">{rate * 100:.0f}%</text>")
@@ -280,7 +285,7 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
         mean = sum(r.score.by_exercise[x.number] for r in graded) / len(graded) if graded else 0
         ex_rows.append((f"{x.number}. {x.title}", full / len(graded) if graded else 0, mean, x.max_points))
     parts.append("<h2>Pass rate per exercise</h2><p>Share of graded students with full marks on the exercise.</p>")
-    parts.append(_bars_svg([(n[:34], rate) for n, rate, *_ in ex_rows], "pass rate per exercise"))
+    parts.append(_bars_svg([(n, rate) for n, rate, *_ in ex_rows], "pass rate per exercise"))
     parts.append("<table><tr><th>exercise</th><th>full marks</th><th>mean points</th></tr>" + "".join(
         f"<tr><td>{e(n)}</td><td>{rate * 100:.1f}%</td><td>{mean:.2f} / {fmt(mx)}</td></tr>"
         for n, rate, mean, mx in ex_rows) + "</table>")

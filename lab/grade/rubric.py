@@ -47,6 +47,12 @@ class Rubric:
     def skipped(self, scenario: str | None, check: str) -> bool:
         return check in self.skip.get((scenario or "").lower(), frozenset())
 
+    def grades(self, exercise: int | None, scenario: str | None, check: str) -> bool:
+        """Whether a violation of `check` in a run of this exercise and scenario costs points: the exercise
+        lists the check, counts the scenario, and the scenario does not skip it. The rest is kept, counted nowhere."""
+        return any(e.number == exercise and check in e.points and check != RULES_ENTRY and e.counts(scenario)
+                   for e in self.exercises) and not self.skipped(scenario, check)
+
 
 def default_text() -> str:
     return resources.files("lab.grade").joinpath("rubric.toml").read_text(encoding="utf-8")

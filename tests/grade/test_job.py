@@ -82,7 +82,7 @@ def test_violations_have_their_context(spark, graded):
     with open(graded / "out" / "violations.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["submission", "run", "exercise", "scenario", "check", "node", "index", "detail",
-                             "seq", "time"]
+                             "seq", "time", "graded"]
     assert {r["submission"] for r in rows} == {"bob", "carol", "dave", "erin", "frank", "gina"}
     parquet = spark.read.parquet(str(graded / "out" / "violations.parquet"))
     assert parquet.count() == len(rows)
