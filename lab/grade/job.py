@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--keep-staging", action="store_true",
                         help="keep DIR/_staging (the extracted events and per-check results) for inspection")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--lms", choices=("canvas", "moodle"), default=None,
+                        help="also write DIR/lms/<lms>.csv, that LMS's gradebook import file (docs/grading.md)")
+    parser.add_argument("--lms-map", metavar="FILE",
+                        help="CSV student_id,lms_id[,name][,section]: the id each student has in the LMS "
+                             "(default: the student ids themselves)")
     return parser
 
 
@@ -198,6 +203,11 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     except (OSError, rubric_module.RubricError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    try:
+        args.lms_mapping = _lms_mapping(args)
+    except (OSError, ValueError) as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     if not loader.is_uri(args.submissions) and not os.path.isdir(args.submissions):
         print(f"grade: {args.submissions} is not a folder of submissions", file=sys.stderr)
         return 2
@@ -219,6 +229,19 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     finally:
         if own:
             spark.stop()
+
+
+def _lms_mapping(args):
+    """The LMS mapping file, read before Spark starts so that a bad one is a usage error (a local path only)."""
+    from lab.grade import lms
+
+    path = getattr(args, "lms_map", None)
+    if path and not getattr(args, "lms", None):
+        raise ValueError("--lms-map needs --lms canvas or --lms moodle")
+    try:
+        return lms.load_map(path)
+    except lms.MappingError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,6 +301,10 @@ def _grade(spark, storage, args, rubric, say) -> int:
         cached.unpersist()
 
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events)
+    if getattr(args, "lms", None):
+        from lab.grade import lms
+
+        lms.write(storage, out, args.lms, rubric, results, getattr(args, "lms_mapping", None), say)
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started

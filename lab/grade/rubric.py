@@ -39,6 +39,7 @@ class Rubric:
     credit: str = "per-run"
     decimals: int = 2
     skip: dict[str, frozenset[str]] = field(default_factory=dict)  # scenario -> checks not graded there
+    name: str = "HWM Lab"  # the assignment's name in an LMS's gradebook
 
     @property
     def max_total(self) -> float:
@@ -95,7 +96,10 @@ def parse(text: str, name: str = "rubric") -> Rubric:
                                   {c: float(p) for c, p in points.items()}, tuple(s.lower() for s in scenarios)))
     if not exercises:
         raise RubricError(f"{name}: no [exercises.N] tables")
-    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip)
+    assignment = top.get("name", "HWM Lab")
+    if not isinstance(assignment, str) or not assignment.strip() or any(c in assignment for c in "\r\n"):
+        raise RubricError(f"{name}: rubric.name must be a one-line assignment name")
+    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip, assignment.strip())
 
 
 def _known(checks, where: str) -> None:
