@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from lab.grade import edges
 from lab.grade import load as loader
 from lab.grade import rubric as rubric_module
 from lab.grade.rules import RULES
@@ -131,10 +132,12 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress",
                                                                               "127.0.0.1")
     conf = session_conf(driver_memory=driver_memory, local_dir=local_dir, quick=quick)
+    if master and edges.is_local(master):
+        conf.update(edges.loopback_conf(master))
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("WARN")  # to DIR/spark.log when the job started the JVM (edges.jvm_output_to)
     return spark
 
 
@@ -212,23 +215,35 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print(f"grade: {args.submissions} is not a folder of submissions", file=sys.stderr)
         return 2
     own = spark is None
-    if own:
-        quick = quick_jit(args)
-        small = "; a small class: the JVM compiles with C1 only" if quick else ""
-        say(f"starting Spark ({args.master or 'local[*]'}{small})")
-        spark = spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
+    storage = None
     try:
+        if own:
+            spark = _start(args, say)
         uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
         storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()
         if rubric is None:
             rubric = rubric_module.load(args.rubric, storage.read) if args.rubric else rubric_module.load(None)
         return _grade(spark, storage, args, rubric, say)
+    except KeyboardInterrupt:
+        return edges.interrupted(loader.join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     finally:
-        if own:
-            spark.stop()
+        if own and spark is not None:
+            edges.stop_quietly(spark)
+
+
+def _start(args, say) -> "SparkSession":
+    """The job's own session: its JVM's output goes to DIR/spark.log (a local --out), and in local mode it binds
+    to loopback."""
+    quick = quick_jit(args)
+    small = "; a small class: the JVM compiles with C1 only" if quick else ""
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
+    log = None if loader.is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
+    say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
+    with edges.jvm_output_to(log, edges.is_local(args.master)):
+        return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
 
 
 def _lms_mapping(args):

@@ -371,6 +371,11 @@ def _safe_rel(path: object, what: str) -> str:
     return "/".join(p for p in parts if p not in ("", "."))
 
 
+def _said(record: dict, key: str) -> str:
+    """What a metadata file says of a field, for a grading_status: never the word None."""
+    return f"has no {key}" if record.get(key) is None else f"{key} is {record[key]!r}"
+
+
 def _json(data: bytes, name: str) -> dict:
     try:
         value = json.loads(data.decode("utf-8"))
@@ -386,7 +391,7 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
         raise Rejected("missing manifest")
     m = _json(box.read(MANIFEST, limits.max_meta_bytes), MANIFEST)
     if m.get("format") != "hwm-lab-submission":
-        raise Rejected(f"malformed: manifest.json format is {m.get('format')!r}, not 'hwm-lab-submission'")
+        raise Rejected(f"malformed: manifest.json {_said(m, 'format')}, not 'hwm-lab-submission'")
     version = m.get("version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise Rejected("malformed: manifest.json has no integer version")
@@ -468,7 +473,7 @@ def _trace_meta(box, rel: str, limits: Limits) -> dict:
         raise Rejected(f"malformed: {name} is missing")
     meta = _json(box.read(name, limits.max_meta_bytes), name)
     if meta.get("format") != "hwm-lab-trace":
-        raise Rejected(f"malformed: {name} format is {meta.get('format')!r}, not 'hwm-lab-trace'")
+        raise Rejected(f"malformed: {name} {_said(meta, 'format')}, not 'hwm-lab-trace'")
     if not isinstance(meta.get("version"), int) or meta["version"] > 1:
         raise Rejected(f"malformed: {name} trace format version {meta.get('version')!r} is not supported (1)")
     nodes = meta.get("nodes")

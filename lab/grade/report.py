@@ -79,6 +79,16 @@ def _title(rubric: Rubric, number: int) -> str:
     return next(e.title for e in rubric.exercises if e.number == number)
 
 
+def _where(v: dict) -> str:
+    """Where a first violation is, without a None for what it does not have (a run-wide one has no node)."""
+    parts = [f"run {v['run']}"]
+    if v.get("node") is not None:
+        parts.append(f"node {v['node']}")
+    if v.get("time") is not None:
+        parts.append(f"t={v['time']:.2f}")
+    return ", ".join(parts)
+
+
 def _excerpt_lines(v: dict, width: int = 220) -> list[str]:
     out = []
     for seq, line, here in v.get("excerpt", []):
@@ -113,9 +123,8 @@ def feedback_md(rubric: Rubric, r: StudentResult) -> str:
                   f"The rule: {rule.rule}", "", _how(cs), ""]
         v = r.first.get((cs.exercise, cs.check))
         if v:
-            where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
-                                                               else "")
-            lines += [f"First violation ({where}): {v['detail']}", ""]
+            where = _where(v)
+            lines += [f"First violation ({where}): {v.get('detail') or ''}", ""]
             excerpt = _excerpt_lines(v)
             if excerpt:
                 lines += [f"The trace around it (events of {v.get('node')}; `>>` marks the event):", "", "```",
@@ -163,8 +172,7 @@ def feedback_html(rubric: Rubric, r: StudentResult) -> str:
         parts.append(f"<p>{e(_how(cs))}</p>")
         v = r.first.get((cs.exercise, cs.check))
         if v:
-            where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
-                                                               else "")
+            where = _where(v)
             parts.append(f"<p>First violation ({e(where)}): <b>{e(v['detail'] or '')}</b></p>")
             if v.get("excerpt"):
                 rows = []
@@ -196,7 +204,7 @@ def gradescope(rubric: Rubric, r: StudentResult) -> dict:
         else:
             v = r.first.get((cs.exercise, cs.check))
             output = (f"{_how(cs)} The rule: {rule.rule}"
-                      + (f"\nFirst violation (run {v['run']}): {v['detail']}" if v else ""))
+                      + (f"\nFirst violation ({_where(v)}): {v.get('detail') or ''}" if v else ""))
         tests.append({"name": f"Exercise {cs.exercise} ({_title(rubric, cs.exercise)}): {rule.title} [{cs.check}]",
                       "score": cs.points, "max_score": cs.max_points, "status": "passed" if passed else "failed",
                       "output": output, "visibility": "visible"})
