@@ -246,6 +246,13 @@ def _start(args, say) -> "SparkSession":
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
 
 
+def _similarity(spark, storage, args, cat, limits, staging, out, say) -> str:
+    """similarity.csv and report.html's section on similar submissions (lab/grade/similarity.py)."""
+    from lab.grade import similarity
+
+    return similarity.write(spark, storage, args.submissions, cat, limits, staging, out, say)
+
+
 def _lms_mapping(args):
     """The LMS mapping file, read before Spark starts so that a bad one is a usage error (a local path only)."""
     from lab.grade import lms
@@ -315,7 +322,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if cached is not None:
         cached.unpersist()
 
-    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events)
+    similar = _similarity(spark, storage, args, cat, limits, staging, out, say)
+    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar)
     if getattr(args, "lms", None):
         from lab.grade import lms
 
@@ -332,7 +340,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
     for r in results:
         if not r.score:
             say(f"  {r.student}: {r.status}")
-    say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, feedback/, gradescope/, report.html")
+    say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, gradescope/, "
+        f"report.html")
     return 0
 
 

@@ -26,7 +26,7 @@ class StudentResult:
 
 
 def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], common: list[dict],
-              check_totals: dict[str, int], n_events: int) -> None:
+              check_totals: dict[str, int], n_events: int, similar: str = "") -> None:
     from lab.grade.load import join
 
     storage.write(join(out, "grades.csv"), grades_csv(rubric, results).encode("utf-8"))
@@ -36,7 +36,7 @@ def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], c
         storage.write(join(out, "gradescope", r.student, "results.json"),
                       (json.dumps(gradescope(rubric, r), indent=2) + "\n").encode("utf-8"))
     storage.write(join(out, "report.html"),
-                  class_report(rubric, results, common, check_totals, n_events).encode("utf-8"))
+                  class_report(rubric, results, common, check_totals, n_events, similar).encode("utf-8"))
 
 
 # ---- grades.csv ---------------------------------------------------------------------------------------------
@@ -258,7 +258,8 @@ def _bars_svg(items: list[tuple[str, float]], label: str) -> str:
 
 
 def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict], check_totals: dict[str, int],
-                 n_events: int) -> str:
+                 n_events: int, similar: str = "") -> str:
+    """The class view; `similar` is the section on similar submissions (lab/grade/similarity.py), as HTML."""
     e = html.escape
     graded = [r for r in results if r.score]
     totals = [r.score.total for r in graded]
@@ -311,6 +312,8 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
     else:
         parts.append("<p>No violations.</p>")
 
+    if similar:
+        parts.append(similar)
     bad = [r for r in results if not r.score]
     if bad:
         parts.append("<h2>Not gradable</h2><table><tr><th>student</th><th>submission</th><th>grading_status</th>"
