@@ -74,6 +74,17 @@ def interrupted(staging: str, storage=None) -> int:
     return INTERRUPTED
 
 
+def interrupted_aside(path: str, storage=None) -> None:
+    """The previous grade's results moved aside for a re-grade: without its state they are of no use."""
+    try:
+        if storage is not None:
+            storage.remove(path)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+    except Exception:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def stop_quietly(spark) -> None:
     """Stop a session; after Ctrl-C its JVM connection may be broken, which is not worth a traceback."""
     quiet_py4j()

@@ -36,3 +36,14 @@ def graded_totals(rubric: Rubric, counts: dict[tuple[str, str, str], int],
         if rubric.grades(exercise, scenario, check):
             totals[check] = totals.get(check, 0) + n
     return totals
+
+
+def common_messages(marked, limit: int = 15) -> list[dict]:
+    """The most common failure messages of graded violations (numbers as N, digests as <digest>): per check and
+    message, the students and violations."""
+    from pyspark.sql import functions as F
+
+    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
+    return [r.asDict() for r in marked.filter("graded").groupBy("check", shape.alias("message"))
+            .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
+            .orderBy(F.desc("students"), F.desc("violations"), "check", "message").limit(limit).collect()]

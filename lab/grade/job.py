@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from lab.grade import edges
+from lab.grade import edges, incremental
 from lab.grade import load as loader
 from lab.grade import rubric as rubric_module
 from lab.grade.rules import RULES
@@ -56,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--keep-staging", action="store_true",
                         help="keep DIR/_staging (the extracted events and per-check results) for inspection")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--force", action="store_true",
+                        help="empty DIR first even if it holds files the grader did not write")
     parser.add_argument("--lms", choices=("canvas", "moodle"), default=None,
                         help="also write DIR/lms/<lms>.csv, that LMS's gradebook import file (docs/grading.md)")
     parser.add_argument("--lms-map", metavar="FILE",
@@ -217,14 +219,24 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     own = spark is None
     storage = None
     try:
+        if rubric is None and not args.rubric:
+            rubric = rubric_module.load(None)
+        if rubric is not None and not loader.is_uri(args.out):  # before Spark writes its log into DIR
+            args.previous = _prepare_out(loader.LocalStorage(), args, rubric, say)
         if own:
             spark = _start(args, say)
         uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
         storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()
         if rubric is None:
             rubric = rubric_module.load(args.rubric, storage.read) if args.rubric else rubric_module.load(None)
+        if not hasattr(args, "previous"):
+            args.previous = _prepare_out(storage, args, rubric, say)
         return _grade(spark, storage, args, rubric, say)
+    except incremental.Refused as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
+        edges.interrupted_aside(loader.join(args.out, incremental.PREVIOUS), storage)
         return edges.interrupted(loader.join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
@@ -232,6 +244,15 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     finally:
         if own and spark is not None:
             edges.stop_quietly(spark)
+
+
+def _prepare_out(storage, args, rubric, say):
+    """Clear DIR of the previous run's files (refused if it holds others, without --force) and keep what a
+    previous grade of the same rubric and grader can lend this one (lab/grade/incremental.py)."""
+    previous = incremental.prepare(storage, args.out, rubric, args, say)
+    if previous is not None:
+        say(f"a previous grade of the same rubric and grader is in {args.out}: unchanged submissions keep it")
+    return previous
 
 
 def _start(args, say) -> "SparkSession":
@@ -246,11 +267,43 @@ def _start(args, say) -> "SparkSession":
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
 
 
-def _similarity(spark, storage, args, cat, limits, staging, out, say) -> str:
-    """similarity.csv and report.html's section on similar submissions (lab/grade/similarity.py)."""
+def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> str:
+    """similarity.csv and report.html's section on similar submissions (lab/grade/similarity.py), over the
+    submissions graded now and those whose results were reused."""
     from lab.grade import similarity
 
-    return similarity.write(spark, storage, args.submissions, cat, limits, staging, out, say)
+    subs = [(s.student, s.source) for s in cat.submissions if s.ok and s.version >= 2]
+    subs += [(e["student"], name) for name, e in reuse.items() if e["status"] == "ok" and e["version"] >= 2]
+    return similarity.write(spark, storage, args.submissions, subs, limits, staging, out, say)
+
+
+def _state_of(cat, results, hashes, counts, per_run) -> dict[str, dict]:
+    """What a later grade may reuse of this one: per SUBMISSIONS entry graded now, its hash and results."""
+    by_student = {r.student: r for r in results}
+    events: dict[str, int] = {}
+    for (student, _), n in per_run.items():
+        events[student] = events.get(student, 0) + n
+    return {s.source: incremental.record(by_student[s.student], s, hashes.get(s.source, ""),
+                                         counts.get(s.student, {}), events.get(s.student, 0) if s.ok else 0)
+            for s in cat.submissions if s.student in by_student}
+
+
+def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric) -> int:
+    """Add the reused submissions' results, and their violations to violations.parquet and .csv; the class's
+    counts and common messages then come from all of them. Returns their events."""
+    from pyspark.sql import functions as F
+
+    from lab.grade.graded import common_messages
+
+    results.extend(incremental.restore(entry, name, rubric) for name, entry in reuse.items())
+    results.sort(key=lambda r: r.student)
+    merged = incremental.merge_violations(spark, storage, previous, {e["student"] for e in reuse.values()},
+                                          out, staging)
+    _write_single_csv(merged, storage, staging, loader.join(out, "violations.csv"))
+    found.common = common_messages(merged)
+    found.check_totals = {r["check"]: r["n"] for r in merged.filter("graded").groupBy("check")
+                          .agg(F.count(F.lit(1)).alias("n")).collect()}
+    return sum(e["events"] for e in reuse.values())
 
 
 def _lms_mapping(args):
@@ -287,13 +340,24 @@ def _grade(spark, storage, args, rubric, say) -> int:
     storage.makedirs(staging)
     limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
                            max_submission_bytes=int(args.max_submission_mb * loader.MiB))
-    cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say)
+    previous = getattr(args, "previous", None)
+    hashes = incremental.entry_hashes(storage, args.submissions, out)  # kept, for the next grade to reuse
+    reuse = incremental.reusable(previous, hashes)
+    cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
+    if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
+        reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
+        storage.remove(staging)
+        cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    if previous is not None:
+        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
     for name in cat.skipped:
         say(f"skipped {name}: neither a .zip nor a folder")
 
     found = Found()
     cached = events = None
     n_events = 0
+    per_run: dict[tuple[str, str], int] = {}
     partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
     with settings(spark, partitions):
         if cat.files:
@@ -321,13 +385,20 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if cached is not None:
         cached.unpersist()
+    state = _state_of(cat, results, hashes, counts, per_run)
+    if previous is not None:
+        n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric)
+        state.update(reuse)
 
-    similar = _similarity(spark, storage, args, cat, limits, staging, out, say)
+    similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar)
     if getattr(args, "lms", None):
         from lab.grade import lms
 
         lms.write(storage, out, args.lms, rubric, results, getattr(args, "lms_mapping", None), say)
+    incremental.save(storage, out, incremental.fingerprint(rubric, args), state)
+    if previous is not None:
+        storage.remove(previous.violations)
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started
@@ -341,7 +412,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         if not r.score:
             say(f"  {r.student}: {r.status}")
     say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, gradescope/, "
-        f"report.html")
+        f"report.html, {incremental.STATE}")
     return 0
 
 
@@ -398,7 +469,7 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
     from pyspark.sql import types as T
 
     from lab.grade.checks import CHECKS
-    from lab.grade.graded import graded_column, graded_totals
+    from lab.grade.graded import common_messages, graded_column, graded_totals
 
     found = Found()
     t0 = time.monotonic()
@@ -427,10 +498,7 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
     marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
               .withColumn("graded", graded_column(rubric)))
-    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
-    found.common = [r.asDict() for r in marked.filter("graded").groupBy("check", shape.alias("message"))
-                    .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
-                    .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
+    found.common = common_messages(marked)
     ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(loader.join(out, "violations.parquet")))

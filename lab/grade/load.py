@@ -577,12 +577,16 @@ class Catalog:
 
 
 def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits(), *,
-            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None) -> Catalog:
+            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None,
+            skip: Iterable[str] = ()) -> Catalog:
     """Inspect every zip or folder in submissions_dir and stage the events files of the sound ones at
-    staging/events/f<id>.jsonl, the only place Spark reads events from."""
+    staging/events/f<id>.jsonl, the only place Spark reads events from. Entries named in `skip` (unchanged since
+    a previous grade whose results are reused) are not read."""
     events_dir = join(staging, "events")
     storage.makedirs(events_dir)
-    entries = [e for e in storage.listdir(submissions_dir) if not e[0].startswith((".", "_"))]
+    skipped_names = set(skip)
+    entries = [e for e in storage.listdir(submissions_dir)
+               if not e[0].startswith((".", "_")) and e[0] not in skipped_names]
     excluded = list(exclude)
     subs: list[Submission] = []
     files: list[tuple[int, str, str, str, str]] = []

@@ -232,19 +232,17 @@ def section_html(pairs: list[Pair], compared: int) -> str:
     return "\n".join(parts)
 
 
-def submission_files(storage, submissions_dir: str, cat, limits) -> dict[str, dict[str, str]]:
-    """student -> module path -> text of the exercise files (files/exercises/*.py) of every gradable version 2
-    submission, read through the loader's checked archive and folder views (version 1 holds none)."""
+def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, dict[str, str]]:
+    """student -> module path -> text of the exercise files (files/exercises/*.py) of the given gradable version 2
+    submissions, (student, source) pairs, read through the loader's checked archive and folder views."""
     from lab.grade import load as loader
 
     out: dict[str, dict[str, str]] = {}
-    for s in cat.submissions:
-        if not s.ok or s.version < 2:
-            continue
-        path = loader.join(submissions_dir, s.source)
+    for student, source in subs:
+        path = loader.join(submissions_dir, source)
         try:
             box = (loader._Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
-                   if s.source.lower().endswith(".zip") else loader._Folder(storage, path, limits))
+                   if source.lower().endswith(".zip") else loader._Folder(storage, path, limits))
             mods = {}
             for rel in box.files_under(loader.FILES_DIR):
                 module = rel[len(loader.FILES_DIR) + 1:]
@@ -253,15 +251,15 @@ def submission_files(storage, submissions_dir: str, cat, limits) -> dict[str, di
         except (OSError, loader.Rejected, ValueError):
             continue  # graded already; only its similarity is not computed
         if mods:
-            out[s.student] = mods
+            out[student] = mods
     return out
 
 
-def write(spark, storage, submissions_dir: str, cat, limits, staging: str, out: str, say) -> str:
-    """similarity.csv and report.html's section (returned)."""
+def write(spark, storage, submissions_dir: str, subs, limits, staging: str, out: str, say) -> str:
+    """similarity.csv and report.html's section (returned); subs: (student, source) of the submissions to compare."""
     from lab.grade.load import join
 
-    files = submission_files(storage, submissions_dir, cat, limits)
+    files = submission_files(storage, submissions_dir, subs, limits)
     pairs = find(spark, storage, files, join(staging, "shingles.libsvm")) if files else []
     storage.write(join(out, "similarity.csv"), to_csv(pairs).encode("utf-8"))
     say(f"similarity: {len(files)} submissions with exercise files compared; {len(pairs)} similar pairs listed")

@@ -68,7 +68,8 @@ def test_grades_csv_matches_the_expectation_exactly(graded):
 def test_every_output_is_written_and_nothing_else(graded):
     out = graded / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(["feedback", "gradescope", "grades.csv", "report.html",
-                                                            "violations.csv", "violations.parquet", "similarity.csv"])
+                                                            "violations.csv", "violations.parquet", "similarity.csv",
+                                                            "grade-state.json"])
     students = [line.split(",")[0] for line in EXPECTED.splitlines()[1:]]
     assert sorted(p.name for p in (out / "feedback").iterdir()) == sorted(
         f"{s}.{ext}" for s in students for ext in ("html", "md"))
