@@ -193,3 +193,7 @@ def announce(impl_name: str, write=print, lang: str | None = None) -> bool:
     if not started:
         write(localize(say("A node that needs an exercise not started stops, and says which."), lang))
     return started
+
+
+if __name__ == "__main__":  # what `hwm-lab demo` prints first: python -m lab.student.handout [IMPL]
+    announce(sys.argv[1] if len(sys.argv) > 1 else "solutions")
