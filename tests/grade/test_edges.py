@@ -2,7 +2,6 @@
 to DIR/spark.log, not among the progress lines; local mode binds to loopback; feedback never says None."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

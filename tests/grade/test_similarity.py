@@ -2,8 +2,6 @@
 the lines that match side by side; among 30 independent correct answers in different styles at most one pair is."""
 
 import csv
-import importlib
-import sys
 
 import pytest
 
