@@ -29,10 +29,20 @@ def grader_version() -> str:
     return h.hexdigest()[:16]
 
 
+def rubric_digest(rubric) -> str:
+    """A digest of the rubric's content, the same in every process (a set's order is not: string hashing is
+    seeded per process)."""
+    canon = {"name": rubric.name, "credit": rubric.credit, "decimals": rubric.decimals,
+             "skip": {s: sorted(c) for s, c in sorted(rubric.skip.items())},
+             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios)]
+                           for e in rubric.exercises]}
+    return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def fingerprint(rubric, args) -> dict:
     """What a previous grade must share with this one for its results to be reused."""
-    return {"grader": grader_version(), "rubric": hashlib.sha256(repr(rubric).encode()).hexdigest()[:16],
-            "max_file_mb": args.max_file_mb, "max_submission_mb": args.max_submission_mb}
+    return {"grader": grader_version(), "rubric": rubric_digest(rubric),
+            "max_file_mb": float(args.max_file_mb), "max_submission_mb": float(args.max_submission_mb)}
 
 
 @dataclass

@@ -41,8 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output folder (created; the grader writes nowhere else)")
     parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master: local[*] (default), local[N], spark://HOST:PORT; under spark-submit "
-                             "the master given to spark-submit is used")
+                        help="Spark master: local[*] (default), local[N], spark://HOST:PORT (to practise on one "
+                             "machine: `hwm-lab spark-cluster up`); under spark-submit the master given to "
+                             "spark-submit is used")
     parser.add_argument("--rubric", metavar="FILE", help="rubric TOML (default: the one shipped, see docs/grading.md)")
     parser.add_argument("--shuffle-partitions", type=int, default=None, metavar="N",
                         help="partitions of the events (default: the cores of local mode, twice the cluster's "
@@ -288,12 +289,13 @@ def _state_of(cat, results, hashes, counts, per_run) -> dict[str, dict]:
             for s in cat.submissions if s.student in by_student}
 
 
-def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric) -> int:
+def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say) -> int:
     """Add the reused submissions' results, and their violations to violations.parquet and .csv; the class's
     counts and common messages then come from all of them. Returns their events."""
     from pyspark.sql import functions as F
 
     from lab.grade.graded import common_messages
+    from lab.grade.rules import CHECK_IDS
 
     results.extend(incremental.restore(entry, name, rubric) for name, entry in reuse.items())
     results.sort(key=lambda r: r.student)
@@ -303,6 +305,8 @@ def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric
     found.common = common_messages(merged)
     found.check_totals = {r["check"]: r["n"] for r in merged.filter("graded").groupBy("check")
                           .agg(F.count(F.lit(1)).alias("n")).collect()}
+    say(f"the whole class, with the {len(reuse)} reused submissions: "
+        + ", ".join(f"{check} {found.check_totals.get(check, 0)}" for check in CHECK_IDS) + " violations")
     return sum(e["events"] for e in reuse.values())
 
 
@@ -387,7 +391,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         cached.unpersist()
     state = _state_of(cat, results, hashes, counts, per_run)
     if previous is not None:
-        n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric)
+        n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
         state.update(reuse)
 
     similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)

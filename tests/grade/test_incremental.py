@@ -12,7 +12,6 @@ from lab.grade import incremental, job
 from . import synth
 from .helpers import full_runs, make_class
 
-pytestmark = pytest.mark.spark
 
 
 def grade(spark, subs, out, *extra, capsys=None) -> int:
@@ -29,6 +28,7 @@ def outputs(out):
     return sorted(str(p.relative_to(out)) for p in out.rglob("*") if "violations.parquet" not in str(p))
 
 
+@pytest.mark.spark
 def test_a_re_grade_reuses_unchanged_submissions_and_equals_a_full_grade(spark, tmp_path, capsys):
     subs = tmp_path / "subs"
     make_class(subs)
@@ -56,6 +56,7 @@ def test_a_re_grade_reuses_unchanged_submissions_and_equals_a_full_grade(spark, 
     assert "alice,10,7.78," in (out / "grades.csv").read_text() and "bob,10,10,10" in (out / "grades.csv").read_text()
 
 
+@pytest.mark.spark
 def test_a_changed_rubric_grades_everything_and_leaves_nothing_stale(spark, tmp_path, capsys):
     subs = tmp_path / "subs"
     synth.write_submission(subs, "alice", full_runs())
@@ -74,6 +75,7 @@ def test_a_changed_rubric_grades_everything_and_leaves_nothing_stale(spark, tmp_
     assert [r.split(",")[0] for r in (out / "grades.csv").read_text().splitlines()] == ["student_id", "alice"]
 
 
+@pytest.mark.spark
 def test_a_folder_of_other_files_is_refused_without_force(spark, tmp_path, capsys):
     subs = tmp_path / "subs"
     synth.write_submission(subs, "alice", full_runs()[:1])
@@ -87,6 +89,15 @@ def test_a_folder_of_other_files_is_refused_without_force(spark, tmp_path, capsy
     assert not (out / "notes.txt").exists() and (out / "grades.csv").exists()
 
 
-def test_the_grader_version_is_a_digest_of_its_code():
-    assert len(incremental.grader_version()) == 16
-    assert incremental.grader_version() == incremental.grader_version()
+def test_the_fingerprint_is_the_same_in_every_process():
+    """A re-grade is another process: the fingerprint must not depend on its string hashing (a set's order)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from lab.grade import incremental, job, rubric; "
+            "a = job.build_parser().parse_args(['s', '--out', 'o']); "
+            "print(incremental.fingerprint(rubric.load(None), a))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(seen) == 1 and len(incremental.grader_version()) == 16
