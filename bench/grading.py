@@ -21,6 +21,13 @@ classic mistake), re-executed per (submission, exercise); the bench prints the g
 
     .venv/bin/python bench/grading.py [--classes small,medium,large,reexec32,reexec300] [--repeat 3]
                                       [--master local[2]] [--data DIR] [--no-baseline] [--json FILE]
+
+With --incremental CLASS (issue 24): a full grade of the class, then 5 of its submissions changed and a re-grade
+into the same output folder (only what changed is graded again), then a full grade of the changed class; it prints
+the three times, the re-grade's share of the full grade's (target <= 1/5), and whether the re-grade's grades.csv
+and violations.csv are those of the full grade.
+
+    .venv/bin/python bench/grading.py --incremental large --data DIR
 """
 
 from __future__ import annotations
@@ -64,16 +71,18 @@ def student_bugs(i: int) -> frozenset:
 
 
 def _write_student(job) -> int:
-    root, i, runs, events = job
+    root, i, runs, events, *again = job
+    bugs = again[0] if again else student_bugs(i)
     folder = Path(root) / student_id(i)
-    if (folder / "manifest.json").exists():
+    if (folder / "manifest.json").exists() and not again:
         return 0
     tmp = Path(root) / f".{student_id(i)}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    clusters = [(synth.l1_run(f"r{r:02d}", events=events, bugs=student_bugs(i),
+    clusters = [(synth.l1_run(f"r{r:02d}", events=events, bugs=bugs,
                               nodes=("A", "B", "C") if r % 3 else ("A", "B", "C", "D", "E"),
                               reads_every=4 + r % 3), r % 6 + 1) for r in range(runs)]
     synth.write_submission(tmp, student_id(i), clusters, as_zip=False)
+    shutil.rmtree(folder, ignore_errors=True)
     os.replace(tmp / student_id(i), folder)
     shutil.rmtree(tmp, ignore_errors=True)
     return sum(c.events for c, _ in clusters)
@@ -331,8 +340,10 @@ def spark_parse_floor(class_dir: Path, master: str, driver_memory: str) -> tuple
 
 # ---- the Spark grade ----------------------------------------------------------------------------------------
 
-def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | None) -> dict:
-    shutil.rmtree(out, ignore_errors=True)
+def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | None, *, again: bool = False) -> dict:
+    """Grade with `python -m lab.grade`; again: into the previous grade's folder (only what changed is graded)."""
+    if not again:
+        shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "lab.grade", str(class_dir), "--out", str(out), "--master", master]
     if driver_memory:
         cmd += ["--driver-memory", driver_memory]
@@ -358,7 +369,9 @@ def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | No
             "jobs": int(stats["jobs"]) if stats else None,
             "shuffle_stages": int(stats["shuffle_stages"]) if stats else None,
             "stages": int(stats["stages"]) if stats else None,
-            "violations": per_check, "log": lines}
+            "violations": per_check, "log": lines,
+            "reused": next((int(m.group(1)) for ln in lines if (m := re.search(r"(\d+) unchanged submissions", ln))),
+                           None)}
 
 
 def median(xs: list[float]) -> float:
@@ -518,6 +531,43 @@ def bench_reexec(name: str, data: Path, args) -> dict:
             "pair_wall_median_s": round(median(runs[-1]["pair_wall_s"]), 3),
             "pair_sim_median_s": round(median(runs[-1]["pair_sim_s"]), 3),
             "statuses": runs[-1]["statuses"], "grades_identical": same, "load_after": load()}
+CHANGED = 5  # submissions changed between a grade and the re-grade
+
+
+def bench_incremental(name: str, data: Path, args) -> None:
+    students, runs, per_run, _ = CLASSES[name]
+    class_dir = data / name
+    print(f"\n{name} (incremental): generating {students} students in {class_dir}", flush=True)
+    generate(class_dir, students, runs, per_run)
+    events, size = class_size(class_dir)
+    print(f"{name}: {students} students, {events:,} events, {size / 2**20:,.0f} MiB; load average {load()}", flush=True)
+    out, full_out = data / f"out-{name}-incremental", data / f"out-{name}-full"
+    first = spark_grade(class_dir, out, args.master, args.driver_memory)
+    print(f"  full grade: {first['wall_s']:.1f} s wall; load {load()}", flush=True)
+    changed = [i * students // CHANGED for i in range(CHANGED)]
+    try:
+        for i in changed:  # a bug the student never had: their grade changes
+            _write_student((str(class_dir), i, runs, per_run, frozenset({"stall"})))
+        again = spark_grade(class_dir, out, args.master, args.driver_memory, again=True)
+        share = again["wall_s"] / first["wall_s"]
+        print(f"  re-grade with {CHANGED} submissions changed: {again['wall_s']:.1f} s wall "
+              f"({again['reused']} submissions reused) = {share:.2f} of the full grade (target <= 0.20: "
+              f"{'met' if share <= 0.2 else 'NOT met'}); load {load()}", flush=True)
+        full = spark_grade(class_dir, full_out, args.master, args.driver_memory)
+        print(f"  full grade of the changed class: {full['wall_s']:.1f} s wall; load {load()}", flush=True)
+        same_grades = (out / "grades.csv").read_text() == (full_out / "grades.csv").read_text()
+        same_violations = (sorted((out / "violations.csv").read_text().splitlines())
+                           == sorted((full_out / "violations.csv").read_text().splitlines()))
+        floor = min(first["wall_s"], full["wall_s"])
+        print(f"\nsummary ({name}, {students} students, {CHANGED} changed): full grade {first['wall_s']:.1f} s and "
+              f"{full['wall_s']:.1f} s, re-grade {again['wall_s']:.1f} s = {again['wall_s'] / floor:.2f} of the "
+              f"faster full grade (target <= 0.20: {'met' if again['wall_s'] / floor <= 0.2 else 'NOT met'}); "
+              f"grades.csv {'identical' if same_grades else 'DIFFERENT'}, violations.csv "
+              f"{'identical' if same_violations else 'DIFFERENT'} to the full grade's; load average {load()}",
+              flush=True)
+    finally:
+        for i in changed:  # the generated class as it was, for the next run
+            _write_student((str(class_dir), i, runs, per_run, student_bugs(i)))
 
 
 def main(argv=None) -> int:
@@ -530,7 +580,18 @@ def main(argv=None) -> int:
     p.add_argument("--data", help="where to keep the generated classes (default: a temporary folder, removed)")
     p.add_argument("--no-baseline", action="store_true", help="skip the plain-Python checker")
     p.add_argument("--json", help="write the figures here too")
+    p.add_argument("--incremental", metavar="CLASS", help="measure a re-grade of CLASS with 5 submissions changed")
     args = p.parse_args(argv)
+    if args.incremental:
+        if args.incremental not in CLASSES:
+            p.error(f"unknown class {args.incremental}; the classes are {list(CLASSES)}")
+        data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="hwm-grading-bench-"))
+        try:
+            bench_incremental(args.incremental, data, args)
+        finally:
+            if not args.data:
+                shutil.rmtree(data, ignore_errors=True)
+        return 0
     names = [c for c in args.classes.split(",") if c]
     unknown = [c for c in names if c not in CLASSES and c not in REEXEC_CLASSES]
     if unknown:

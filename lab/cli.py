@@ -13,6 +13,7 @@ COMMAND_MODULES = (
     "lab.commands.cluster",  # up, status, write, read, kill, restart, pause, resume, partition, heal, down, scenario
     "lab.commands.simulate",  # simulate
     "lab.commands.exercise",  # exercise, submit
+    "lab.student.handout",  # handout
     "lab.commands.chaos",  # chaos (the nemesis, lab/processes/nemesis.py)
     "lab.commands.explore",  # explore (lab/explore: search, shrink, explain)
     "lab.grade.cli",  # grade

@@ -19,6 +19,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "command_name", None) == "demo" and not getattr(args, "announced", False):
+        from lab.student.handout import announce
+
+        announce(args.impl)  # on the student's own code: each exercise's status first
     if args.async_mode == "eventlet":
         sys.stdout.flush()
         os.execv(sys.executable, [sys.executable, "-m", "web.serve", *arguments.to_argv(args)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,6 +34,14 @@ class ImplError(Exception):
     pass
 
 
+REFERENCE, STUDENT = "solutions", "exercises"
+
+
+def has_reference() -> bool:
+    """Whether the reference answers are here: the course's repository, not a student's handout."""
+    return importlib.util.find_spec(REFERENCE) is not None
+
+
 _cache: dict[str, Impl] = {}
 
 
@@ -40,8 +49,11 @@ def load(name: str = "solutions") -> Impl:
     """Import `name` and check it offers every function of `lab.core.interface`.
 
     `MODULE:f1,f2` takes f1 and f2 from MODULE and everything else from `solutions`, so one exercise can be
-    checked in a running cluster before the others are written.
+    checked in a running cluster before the others are written. Where `solutions` is absent (a handout), it
+    means `exercises`: the student's own code throughout.
     """
+    if name == REFERENCE and not has_reference():
+        name = STUDENT  # a handout (`hwm-lab handout`): no reference answers, the student's own code instead
     if name in _cache:
         return _cache[name]
     if ":" in name:

@@ -1,4 +1,4 @@
-"""Registers `hwm-lab grade` with the lab's CLI (lab/cli.py) without importing pyspark."""
+"""Registers `hwm-lab grade` and `hwm-lab spark-cluster` with the lab's CLI (lab/cli.py) without importing pyspark."""
 
 from __future__ import annotations
 
@@ -11,3 +11,7 @@ def register(subparsers) -> None:
         description="Grade a whole class's HWM Lab submissions with Spark (docs/grading.md).")
     job.add_arguments(parser)
     parser.set_defaults(func=job.run)
+
+    from lab.grade import standalone
+
+    standalone.register(subparsers)

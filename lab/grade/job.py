@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from lab.grade import edges, incremental
 from lab.grade import load as loader
 from lab.grade import rubric as rubric_module
 from lab.grade import sandbox
@@ -42,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="output folder (created; the grader writes nowhere else)")
     parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master: local[*] (default), local[N], spark://HOST:PORT; under spark-submit "
-                             "the master given to spark-submit is used")
+                        help="Spark master: local[*] (default), local[N], spark://HOST:PORT (to practise on one "
+                             "machine: `hwm-lab spark-cluster up`); under spark-submit the master given to "
+                             "spark-submit is used")
     parser.add_argument("--rubric", metavar="FILE", help="rubric TOML (default: the one shipped, see docs/grading.md)")
     parser.add_argument("--shuffle-partitions", type=int, default=None, metavar="N",
                         help="partitions of the events (default: the cores of local mode, twice the cluster's "
@@ -63,6 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--unsandboxed", action="store_true",
                         help="re-execute even where bubblewrap is missing, with rlimits only (docs/security.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--force", action="store_true",
+                        help="empty DIR first even if it holds files the grader did not write")
+    parser.add_argument("--lms", choices=("canvas", "moodle"), default=None,
+                        help="also write DIR/lms/<lms>.csv, that LMS's gradebook import file (docs/grading.md)")
+    parser.add_argument("--lms-map", metavar="FILE",
+                        help="CSV student_id,lms_id[,name][,section]: the id each student has in the LMS "
+                             "(default: the student ids themselves)")
     return parser
 
 
@@ -134,10 +143,12 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress",
                                                                               "127.0.0.1")
     conf = session_conf(driver_memory=driver_memory, local_dir=local_dir, quick=quick)
+    if master and edges.is_local(master):
+        conf.update(edges.loopback_conf(master))
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("WARN")  # to DIR/spark.log when the job started the JVM (edges.jvm_output_to)
     return spark
 
 
@@ -206,6 +217,11 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     except (OSError, rubric_module.RubricError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    try:
+        args.lms_mapping = _lms_mapping(args)
+    except (OSError, ValueError) as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     if not loader.is_uri(args.submissions) and not os.path.isdir(args.submissions):
         print(f"grade: {args.submissions} is not a folder of submissions", file=sys.stderr)
         return 2
@@ -219,23 +235,109 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
               "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
         return 2
     own = spark is None
-    if own:
-        quick = quick_jit(args)
-        small = "; a small class: the JVM compiles with C1 only" if quick else ""
-        say(f"starting Spark ({args.master or 'local[*]'}{small})")
-        spark = spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
+    storage = None
     try:
+        if rubric is None and not args.rubric:
+            rubric = rubric_module.load(None)
+        if rubric is not None and not loader.is_uri(args.out):  # before Spark writes its log into DIR
+            args.previous = _prepare_out(loader.LocalStorage(), args, rubric, say)
+        if own:
+            spark = _start(args, say)
         uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
         storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()
         if rubric is None:
             rubric = rubric_module.load(args.rubric, storage.read) if args.rubric else rubric_module.load(None)
+        if not hasattr(args, "previous"):
+            args.previous = _prepare_out(storage, args, rubric, say)
         return _grade(spark, storage, args, rubric, say)
+    except incremental.Refused as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        edges.interrupted_aside(loader.join(args.out, incremental.PREVIOUS), storage)
+        return edges.interrupted(loader.join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     finally:
-        if own:
-            spark.stop()
+        if own and spark is not None:
+            edges.stop_quietly(spark)
+
+
+def _prepare_out(storage, args, rubric, say):
+    """Clear DIR of the previous run's files (refused if it holds others, without --force) and keep what a
+    previous grade of the same rubric and grader can lend this one (lab/grade/incremental.py)."""
+    previous = incremental.prepare(storage, args.out, rubric, args, say)
+    if previous is not None:
+        say(f"a previous grade of the same rubric and grader is in {args.out}: unchanged submissions keep it")
+    return previous
+
+
+def _start(args, say) -> "SparkSession":
+    """The job's own session: its JVM's output goes to DIR/spark.log (a local --out), and in local mode it binds
+    to loopback."""
+    quick = quick_jit(args)
+    small = "; a small class: the JVM compiles with C1 only" if quick else ""
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
+    log = None if loader.is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
+    say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
+    with edges.jvm_output_to(log, edges.is_local(args.master)):
+        return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
+
+
+def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> str:
+    """similarity.csv and report.html's section on similar submissions (lab/grade/similarity.py), over the
+    submissions graded now and those whose results were reused."""
+    from lab.grade import similarity
+
+    subs = [(s.student, s.source) for s in cat.submissions if s.ok and s.version >= 2]
+    subs += [(e["student"], name) for name, e in reuse.items() if e["status"] == "ok" and e["version"] >= 2]
+    return similarity.write(spark, storage, args.submissions, subs, limits, staging, out, say)
+
+
+def _state_of(cat, results, hashes, counts, per_run) -> dict[str, dict]:
+    """What a later grade may reuse of this one: per SUBMISSIONS entry graded now, its hash and results."""
+    by_student = {r.student: r for r in results}
+    events: dict[str, int] = {}
+    for (student, _), n in per_run.items():
+        events[student] = events.get(student, 0) + n
+    return {s.source: incremental.record(by_student[s.student], s, hashes.get(s.source, ""),
+                                         counts.get(s.student, {}), events.get(s.student, 0) if s.ok else 0)
+            for s in cat.submissions if s.student in by_student}
+
+
+def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say) -> int:
+    """Add the reused submissions' results, and their violations to violations.parquet and .csv; the class's
+    counts and common messages then come from all of them. Returns their events."""
+    from pyspark.sql import functions as F
+
+    from lab.grade.graded import common_messages
+    from lab.grade.rules import CHECK_IDS
+
+    results.extend(incremental.restore(entry, name, rubric) for name, entry in reuse.items())
+    results.sort(key=lambda r: r.student)
+    merged = incremental.merge_violations(spark, storage, previous, {e["student"] for e in reuse.values()},
+                                          out, staging)
+    _write_single_csv(merged, storage, staging, loader.join(out, "violations.csv"))
+    found.common = common_messages(merged)
+    found.check_totals = {r["check"]: r["n"] for r in merged.filter("graded").groupBy("check")
+                          .agg(F.count(F.lit(1)).alias("n")).collect()}
+    say(f"the whole class, with the {len(reuse)} reused submissions: "
+        + ", ".join(f"{check} {found.check_totals.get(check, 0)}" for check in CHECK_IDS) + " violations")
+    return sum(e["events"] for e in reuse.values())
+
+
+def _lms_mapping(args):
+    """The LMS mapping file, read before Spark starts so that a bad one is a usage error (a local path only)."""
+    from lab.grade import lms
+
+    path = getattr(args, "lms_map", None)
+    if path and not getattr(args, "lms", None):
+        raise ValueError("--lms-map needs --lms canvas or --lms moodle")
+    try:
+        return lms.load_map(path)
+    except lms.MappingError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,7 +361,17 @@ def _grade(spark, storage, args, rubric, say) -> int:
     storage.makedirs(staging)
     limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
                            max_submission_bytes=int(args.max_submission_mb * loader.MiB))
-    cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say)
+    previous = getattr(args, "previous", None)
+    hashes = incremental.entry_hashes(storage, args.submissions, out)  # kept, for the next grade to reuse
+    reuse = incremental.reusable(previous, hashes)
+    cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
+    if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
+        reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
+        storage.remove(staging)
+        cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    if previous is not None:
+        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
     for name in cat.skipped:
         say(f"skipped {name}: neither a .zip nor a folder")
 
@@ -273,6 +385,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     found = Found()
     cached = events = None
     n_events = 0
+    per_run: dict[tuple[str, str], int] = {}
     partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
     with settings(spark, partitions):
         if cat.files:
@@ -285,7 +398,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
             f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
         if events is not None and graded:
-            found = _check(spark, storage, events, graded, staging, out, say)
+            found = _check(spark, storage, events, graded, staging, out, say, rubric)
 
     counts: dict[str, dict[tuple[str, str], int]] = {}
     for (student, run, check), n in found.counts.items():
@@ -305,8 +418,20 @@ def _grade(spark, storage, args, rubric, say) -> int:
         storage.write(loader.join(out, "reexec.csv"), reexec.timings_csv(outcome))
     if cached is not None:
         cached.unpersist()
+    state = _state_of(cat, results, hashes, counts, per_run)
+    if previous is not None:
+        n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
+        state.update(reuse)
 
-    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events)
+    similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
+    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar)
+    if getattr(args, "lms", None):
+        from lab.grade import lms
+
+        lms.write(storage, out, args.lms, rubric, results, getattr(args, "lms_mapping", None), say)
+    incremental.save(storage, out, incremental.fingerprint(rubric, args), state)
+    if previous is not None:
+        storage.remove(previous.violations)
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started
@@ -319,7 +444,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
     for r in results:
         if not r.score:
             say(f"  {r.student}: {r.status}")
-    say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, feedback/, gradescope/, report.html")
+    say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, gradescope/, "
+        f"report.html, {incremental.STATE}")
     return 0
 
 
@@ -368,12 +494,15 @@ def _parse(spark, storage, cat, partitions: int):
     return cached, cached.filter(valid).select(*EVENTS.fieldNames()), per_run
 
 
-def _check(spark, storage, events, graded, staging, out, say) -> Found:
-    """Run every check in one job, write the violations once, and derive everything else from them."""
+def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
+    """Run every check in one job, write the violations once, and derive everything else from them. Violations
+    that cost no points (a check the rubric skips on the run's scenario, or does not grade on its exercise) are
+    written with graded=false and counted nowhere."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from lab.grade.checks import CHECKS
+    from lab.grade.graded import common_messages, graded_column, graded_totals
 
     found = Found()
     t0 = time.monotonic()
@@ -391,20 +520,19 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
         key = (row["submission"], row["run"], row["check"])
         found.counts[key] = row["n"]
         found.firsts[key] = row["first"].asDict()
-        found.check_totals[row["check"]] = found.check_totals.get(row["check"], 0) + row["n"]
+    run_of = {(s.student, r.run): (r.exercise, r.scenario) for s in graded for r in s.runs}
+    found.check_totals = graded_totals(rubric, found.counts, run_of)
     for i, (name, _) in enumerate(CHECKS, 1):
         say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
-    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
-    found.common = [r.asDict() for r in violations.groupBy("check", shape.alias("message"))
-                    .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
-                    .orderBy(F.desc("students"), F.desc("violations"), "check").limit(15).collect()]
 
     runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
     runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
         T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
-    ordered = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
-               .select(*OUTPUT_COLUMNS)
+    marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
+              .withColumn("graded", graded_column(rubric)))
+    found.common = common_messages(marked)
+    ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(loader.join(out, "violations.parquet")))
     _write_single_csv(spark.read.parquet(storage.for_spark(loader.join(out, "violations.parquet"))), storage, staging,
@@ -412,7 +540,8 @@ def _check(spark, storage, events, graded, staging, out, say) -> Found:
     return found
 
 
-OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time")
+OUTPUT_COLUMNS = ("submission", "run", "exercise", "scenario", "check", "node", "index", "detail", "seq", "time",
+                  "graded")
 
 
 def write_violations(spark, events, path: str) -> dict:

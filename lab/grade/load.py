@@ -378,6 +378,11 @@ def _safe_rel(path: object, what: str) -> str:
     return "/".join(p for p in parts if p not in ("", "."))
 
 
+def _said(record: dict, key: str) -> str:
+    """What a metadata file says of a field, for a grading_status: never the word None."""
+    return f"has no {key}" if record.get(key) is None else f"{key} is {record[key]!r}"
+
+
 def _json(data: bytes, name: str) -> dict:
     try:
         value = json.loads(data.decode("utf-8"))
@@ -393,7 +398,7 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
         raise Rejected("missing manifest")
     m = _json(box.read(MANIFEST, limits.max_meta_bytes), MANIFEST)
     if m.get("format") != "hwm-lab-submission":
-        raise Rejected(f"malformed: manifest.json format is {m.get('format')!r}, not 'hwm-lab-submission'")
+        raise Rejected(f"malformed: manifest.json {_said(m, 'format')}, not 'hwm-lab-submission'")
     version = m.get("version")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise Rejected("malformed: manifest.json has no integer version")
@@ -476,7 +481,7 @@ def _trace_meta(box, rel: str, limits: Limits) -> dict:
         raise Rejected(f"malformed: {name} is missing")
     meta = _json(box.read(name, limits.max_meta_bytes), name)
     if meta.get("format") != "hwm-lab-trace":
-        raise Rejected(f"malformed: {name} format is {meta.get('format')!r}, not 'hwm-lab-trace'")
+        raise Rejected(f"malformed: {name} {_said(meta, 'format')}, not 'hwm-lab-trace'")
     if not isinstance(meta.get("version"), int) or meta["version"] > 1:
         raise Rejected(f"malformed: {name} trace format version {meta.get('version')!r} is not supported (1)")
     nodes = meta.get("nodes")
@@ -580,12 +585,16 @@ class Catalog:
 
 
 def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits(), *,
-            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None) -> Catalog:
+            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None,
+            skip: Iterable[str] = ()) -> Catalog:
     """Inspect every zip or folder in submissions_dir and stage the events files of the sound ones at
-    staging/events/f<id>.jsonl, the only place Spark reads events from."""
+    staging/events/f<id>.jsonl, the only place Spark reads events from. Entries named in `skip` (unchanged since
+    a previous grade whose results are reused) are not read."""
     events_dir = join(staging, "events")
     storage.makedirs(events_dir)
-    entries = [e for e in storage.listdir(submissions_dir) if not e[0].startswith((".", "_"))]
+    skipped_names = set(skip)
+    entries = [e for e in storage.listdir(submissions_dir)
+               if not e[0].startswith((".", "_")) and e[0] not in skipped_names]
     excluded = list(exclude)
     subs: list[Submission] = []
     files: list[tuple[int, str, str, str, str]] = []

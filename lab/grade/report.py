@@ -26,7 +26,7 @@ class StudentResult:
 
 
 def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], common: list[dict],
-              check_totals: dict[str, int], n_events: int) -> None:
+              check_totals: dict[str, int], n_events: int, similar: str = "") -> None:
     from lab.grade.load import join
 
     storage.write(join(out, "grades.csv"), grades_csv(rubric, results).encode("utf-8"))
@@ -36,7 +36,7 @@ def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], c
         storage.write(join(out, "gradescope", r.student, "results.json"),
                       (json.dumps(gradescope(rubric, r), indent=2) + "\n").encode("utf-8"))
     storage.write(join(out, "report.html"),
-                  class_report(rubric, results, common, check_totals, n_events).encode("utf-8"))
+                  class_report(rubric, results, common, check_totals, n_events, similar).encode("utf-8"))
 
 
 # ---- grades.csv ---------------------------------------------------------------------------------------------
@@ -83,6 +83,16 @@ def _title(rubric: Rubric, number: int) -> str:
     return next(e.title for e in rubric.exercises if e.number == number)
 
 
+def _where(v: dict) -> str:
+    """Where a first violation is, without a None for what it does not have (a run-wide one has no node)."""
+    parts = [f"run {v['run']}"]
+    if v.get("node") is not None:
+        parts.append(f"node {v['node']}")
+    if v.get("time") is not None:
+        parts.append(f"t={v['time']:.2f}")
+    return ", ".join(parts)
+
+
 def _excerpt_lines(v: dict, width: int = 220) -> list[str]:
     out = []
     for seq, line, here in v.get("excerpt", []):
@@ -117,9 +127,8 @@ def feedback_md(rubric: Rubric, r: StudentResult) -> str:
                   f"The rule: {rule.rule}", "", _how(cs), ""]
         v = r.first.get((cs.exercise, cs.check))
         if v:
-            where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
-                                                               else "")
-            lines += [f"First violation ({where}): {v['detail']}", ""]
+            where = _where(v)
+            lines += [f"First violation ({where}): {v.get('detail') or ''}", ""]
             excerpt = _excerpt_lines(v)
             if excerpt:
                 lines += [f"The trace around it (events of {v.get('node')}; `>>` marks the event):", "", "```",
@@ -167,8 +176,7 @@ def feedback_html(rubric: Rubric, r: StudentResult) -> str:
         parts.append(f"<p>{e(_how(cs))}</p>")
         v = r.first.get((cs.exercise, cs.check))
         if v:
-            where = f"run {v['run']}, node {v.get('node')}" + (f", t={v['time']:.2f}" if v.get("time") is not None
-                                                               else "")
+            where = _where(v)
             parts.append(f"<p>First violation ({e(where)}): <b>{e(v['detail'] or '')}</b></p>")
             if v.get("excerpt"):
                 rows = []
@@ -202,7 +210,7 @@ def gradescope(rubric: Rubric, r: StudentResult) -> dict:
         else:
             v = r.first.get((cs.exercise, cs.check))
             output = (f"{_how(cs)} The rule: {rule.rule}"
-                      + (f"\nFirst violation (run {v['run']}): {v['detail']}" if v else ""))
+                      + (f"\nFirst violation ({_where(v)}): {v.get('detail') or ''}" if v else ""))
         tests.append({"name": f"Exercise {cs.exercise} ({_title(rubric, cs.exercise)}): {rule.title} [{cs.check}]",
                       "score": cs.points, "max_score": cs.max_points, "status": "passed" if passed else "failed",
                       "output": output, "visibility": "visible"})
@@ -228,21 +236,26 @@ def _histogram_svg(values: list[float], maximum: float, bins: int = 10) -> str:
                     f"fill=\"#4a7ab5\"><title>{fmt(round(lo, 2))} to {fmt(round(hi, 2))}: {c} students</title></rect>")
         if c:
             bars.append(f"<text x=\"{x + bw / 2:.1f}\" y=\"{y - 3:.1f}\" text-anchor=\"middle\">{c}</text>")
-        bars.append(f"<text x=\"{x + bw / 2:.1f}\" y=\"{h - pad + 14:.1f}\" text-anchor=\"middle\">"
-                    f"{fmt(round(lo, 1))}</text>")
+    for i in range(bins + 1):  # every bin edge, from 0 to the rubric's maximum
+        bars.append(f"<text class=\"axis\" x=\"{pad + i * bw:.1f}\" y=\"{h - pad + 14:.1f}\" text-anchor=\"middle\">"
+                    f"{fmt(round(maximum * i / bins, 1))}</text>")
     return (f"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" role=\"img\" "
             f"aria-label=\"histogram of total scores\"><line x1=\"{pad}\" y1=\"{h - pad}\" x2=\"{w - pad}\" "
             f"y2=\"{h - pad}\" stroke=\"#333\"/>{''.join(bars)}</svg>")
 
 
+CHAR_PX = 6.6  # width of a character at the pictures' 11 px font, generously
+
 def _bars_svg(items: list[tuple[str, float]], label: str) -> str:
     """Horizontal bars of rates in [0, 1]."""
-    row, left, w = 22, 230, 560
+    row, bar = 22, 270
+    left = 12 + max([CHAR_PX * len(name) for name, _ in items] or [0])  # every label whole, never cut
+    w = left + bar + 60
     h = row * len(items) + 10
     parts = []
     for i, (name, rate) in enumerate(items):
         y = 5 + i * row
-        bw = (w - left - 60) * rate
+        bw = bar * rate
         parts.append(f"<text x=\"{left - 6}\" y=\"{y + 14}\" text-anchor=\"end\">{html.escape(name)}</text>"
                      f"<rect x=\"{left}\" y=\"{y + 3}\" width=\"{bw:.1f}\" height=\"{row - 8}\" fill=\"#5a9e4b\"/>"
                      f"<text x=\"{left + bw + 4:.1f}\" y=\"{y + 14}\">{rate * 100:.0f}%</text>")
@@ -251,7 +264,8 @@ def _bars_svg(items: list[tuple[str, float]], label: str) -> str:
 
 
 def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict], check_totals: dict[str, int],
-                 n_events: int) -> str:
+                 n_events: int, similar: str = "") -> str:
+    """The class view; `similar` is the section on similar submissions (lab/grade/similarity.py), as HTML."""
     e = html.escape
     graded = [r for r in results if r.score]
     totals = [r.score.total for r in graded]
@@ -286,7 +300,7 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
         mean = sum(r.score.by_exercise[x.number] for r in graded) / len(graded) if graded else 0
         ex_rows.append((f"{x.number}. {x.title}", full / len(graded) if graded else 0, mean, x.max_points))
     parts.append("<h2>Pass rate per exercise</h2><p>Share of graded students with full marks on the exercise.</p>")
-    parts.append(_bars_svg([(n[:34], rate) for n, rate, *_ in ex_rows], "pass rate per exercise"))
+    parts.append(_bars_svg([(n, rate) for n, rate, *_ in ex_rows], "pass rate per exercise"))
     parts.append("<table><tr><th>exercise</th><th>full marks</th><th>mean points</th></tr>" + "".join(
         f"<tr><td>{e(n)}</td><td>{rate * 100:.1f}%</td><td>{mean:.2f} / {fmt(mx)}</td></tr>"
         for n, rate, mean, mx in ex_rows) + "</table>")
@@ -304,6 +318,8 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
     else:
         parts.append("<p>No violations.</p>")
 
+    if similar:
+        parts.append(similar)
     bad = [r for r in results if not r.score]
     if bad:
         parts.append("<h2>Not gradable</h2><table><tr><th>student</th><th>submission</th><th>grading_status</th>"

@@ -43,6 +43,7 @@ class Rubric:
     skip: dict[str, frozenset[str]] = field(default_factory=dict)  # scenario -> checks not graded there
     real_weight: float = 0.0  # re-execution: what a real-process run weighs beside a reproduced simulator run
     sandbox: dict = field(default_factory=dict)  # re-execution: limits of the sandbox (lab.grade.sandbox.Limits)
+    name: str = "HWM Lab"  # the assignment's name in an LMS's gradebook
 
     @property
     def max_total(self) -> float:
@@ -50,6 +51,12 @@ class Rubric:
 
     def skipped(self, scenario: str | None, check: str) -> bool:
         return check in self.skip.get((scenario or "").lower(), frozenset())
+
+    def grades(self, exercise: int | None, scenario: str | None, check: str) -> bool:
+        """Whether a violation of `check` in a run of this exercise and scenario costs points: the exercise
+        lists the check, counts the scenario, and the scenario does not skip it. The rest is kept, counted nowhere."""
+        return any(e.number == exercise and check in e.points and check != RULES_ENTRY and e.counts(scenario)
+                   for e in self.exercises) and not self.skipped(scenario, check)
 
 
 def default_text() -> str:
@@ -104,7 +111,11 @@ def parse(text: str, name: str = "rubric") -> Rubric:
     sandbox = data.get("sandbox", {})
     if not isinstance(sandbox, dict):
         raise RubricError(f"{name}: [sandbox] must be a table of limits")
-    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip, float(real), sandbox)
+    assignment = top.get("name", "HWM Lab")
+    if not isinstance(assignment, str) or not assignment.strip() or any(c in assignment for c in "\r\n"):
+        raise RubricError(f"{name}: rubric.name must be a one-line assignment name")
+    return Rubric(tuple(sorted(exercises, key=lambda e: e.number)), credit, decimals, skip, float(real), sandbox,
+                  assignment.strip())
 
 
 def _known(checks, where: str) -> None:

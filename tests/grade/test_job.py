@@ -69,7 +69,8 @@ def test_grades_csv_matches_the_expectation_exactly(graded):
 def test_every_output_is_written_and_nothing_else(graded):
     out = graded / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(["feedback", "gradescope", "grades.csv", "report.html",
-                                                            "violations.csv", "violations.parquet"])
+                                                            "violations.csv", "violations.parquet", "similarity.csv",
+                                                            "grade-state.json"])
     students = [line.split(",")[0] for line in EXPECTED.splitlines()[1:]]
     assert sorted(p.name for p in (out / "feedback").iterdir()) == sorted(
         f"{s}.{ext}" for s in students for ext in ("html", "md"))
@@ -83,7 +84,7 @@ def test_violations_have_their_context(spark, graded):
     with open(graded / "out" / "violations.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["submission", "run", "exercise", "scenario", "check", "node", "index", "detail",
-                             "seq", "time"]
+                             "seq", "time", "graded"]
     assert {r["submission"] for r in rows} == {"bob", "carol", "dave", "erin", "frank", "gina"}
     parquet = spark.read.parquet(str(graded / "out" / "violations.parquet"))
     assert parquet.count() == len(rows)

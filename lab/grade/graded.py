@@ -1,0 +1,49 @@
+"""Which violations cost points: the rubric's `grades` rule as a Spark column, so that violations.csv marks each
+row `graded` and the class's counts leave the others out (docs/grading.md, "Outputs")."""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from lab.grade.rubric import RULES_ENTRY, Rubric
+
+
+def graded_column(rubric: Rubric):
+    """True where `Rubric.grades(exercise, scenario, check)` is: over columns exercise, scenario and check."""
+    from pyspark.sql import functions as F
+
+    scenario = F.lower(F.coalesce(F.col("scenario"), F.lit("")))
+    listed = []
+    for ex in rubric.exercises:
+        checks = [c for c in ex.points if c != RULES_ENTRY]
+        counts = F.lit(True) if "*" in ex.scenarios else scenario.isin(list(ex.scenarios))
+        listed.append((F.col("exercise") == ex.number) & F.col("check").isin(checks) & counts)
+    skipped = [(scenario == s) & F.col("check").isin(sorted(checks)) for s, checks in rubric.skip.items() if checks]
+    graded = functools.reduce(operator.or_, listed, F.lit(False))
+    if skipped:
+        graded = graded & ~functools.reduce(operator.or_, skipped)
+    return F.coalesce(graded, F.lit(False))
+
+
+def graded_totals(rubric: Rubric, counts: dict[tuple[str, str, str], int],
+                  runs: dict[tuple[str, str], tuple[int, str | None]]) -> dict[str, int]:
+    """Violations per check, of graded rows only. counts: (student, run, check) -> n; runs: (student, run) ->
+    (exercise, scenario)."""
+    totals: dict[str, int] = {}
+    for (student, run, check), n in counts.items():
+        exercise, scenario = runs.get((student, run), (None, None))
+        if rubric.grades(exercise, scenario, check):
+            totals[check] = totals.get(check, 0) + n
+    return totals
+
+
+def common_messages(marked, limit: int = 15) -> list[dict]:
+    """The most common failure messages of graded violations (numbers as N, digests as <digest>): per check and
+    message, the students and violations."""
+    from pyspark.sql import functions as F
+
+    shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
+    return [r.asDict() for r in marked.filter("graded").groupBy("check", shape.alias("message"))
+            .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
+            .orderBy(F.desc("students"), F.desc("violations"), "check", "message").limit(limit).collect()]

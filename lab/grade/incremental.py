@@ -1,0 +1,189 @@
+"""Re-grading only what changed: a grade into an --out that holds a previous grade of the same rubric, limits and
+grader keeps the results of every submission whose content (sha256) is unchanged and grades the rest; anything else
+clears the previous run's files first (or is refused without --force), so that no stale file survives."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+
+STATE = "grade-state.json"
+PREVIOUS = "_previous"  # the previous grade's violations, while they are merged with the new ones
+# What a grade writes into --out; a folder holding only these (and the state) holds a previous grade.
+OUTPUTS = ("grades.csv", "violations.csv", "violations.parquet", "similarity.csv", "report.html", "feedback",
+           "gradescope", "lms", "spark.log", STATE, "_staging", PREVIOUS)
+
+
+class Refused(Exception):
+    """--out holds files the grader did not write, and --force was not given."""
+
+
+def grader_version() -> str:
+    """A digest of the grader's own code: any change to how it grades re-grades everything."""
+    h = hashlib.sha256()
+    folder = resources.files("lab.grade")
+    for name in sorted(p.name for p in folder.iterdir() if p.name.endswith((".py", ".toml"))):
+        h.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def rubric_digest(rubric) -> str:
+    """A digest of the rubric's content, the same in every process (a set's order is not: string hashing is
+    seeded per process)."""
+    canon = {"name": rubric.name, "credit": rubric.credit, "decimals": rubric.decimals,
+             "skip": {s: sorted(c) for s, c in sorted(rubric.skip.items())},
+             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios)]
+                           for e in rubric.exercises]}
+    return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def fingerprint(rubric, args) -> dict:
+    """What a previous grade must share with this one for its results to be reused."""
+    return {"grader": grader_version(), "rubric": rubric_digest(rubric),
+            "max_file_mb": float(args.max_file_mb), "max_submission_mb": float(args.max_submission_mb)}
+
+
+@dataclass
+class Previous:
+    """A previous grade of the same rubric and grader: per SUBMISSIONS entry, its hash and what it gave."""
+
+    entries: dict[str, dict] = field(default_factory=dict)
+    violations: str | None = None  # its violations.parquet, moved aside to PREVIOUS
+
+
+def prepare(storage, out: str, rubric, args, say) -> Previous | None:
+    """Make --out ready: read a previous grade that can be reused, and clear every file of the previous run."""
+    from lab.grade.load import join
+
+    kind = storage.kind(out)
+    if kind is None:
+        return None
+    names = [name for name, _, _ in storage.listdir(out)]
+    foreign = [n for n in names if n not in OUTPUTS]
+    if foreign and not getattr(args, "force", False):
+        raise Refused(f"{out} holds files the grader did not write ({', '.join(sorted(foreign)[:5])}); "
+                      f"choose an empty folder, or give --force to empty it")
+    previous = None
+    if STATE in names:
+        try:
+            state = json.loads(storage.read(join(out, STATE)).decode("utf-8"))
+        except (OSError, ValueError):
+            state = {}
+        if state.get("fingerprint") == fingerprint(rubric, args) and "violations.parquet" in names:
+            previous = Previous(entries=state.get("entries", {}), violations=join(out, PREVIOUS))
+            storage.remove(previous.violations)
+            storage.rename(join(out, "violations.parquet"), previous.violations)
+        else:
+            say("the previous grade in the output folder used another rubric, limits or grader: grading everything")
+    for name in names:
+        if name != PREVIOUS or previous is None:
+            storage.remove(join(out, name))
+    return previous
+
+
+def entry_hashes(storage, submissions: str, out: str) -> dict[str, str]:
+    """sha256 of every zip or submission folder in SUBMISSIONS (a folder: over its files' paths and contents)."""
+    from lab.grade.load import join
+
+    hashes = {}
+    for name, kind, _ in storage.listdir(submissions):
+        path = join(submissions, name)
+        if name.startswith((".", "_")) or storage.same(path, out):
+            continue
+        if kind == "file" and name.lower().endswith(".zip"):
+            hashes[name] = hashlib.sha256(storage.read(path)).hexdigest()
+        elif kind == "dir":
+            h = hashlib.sha256()
+            for rel in _walk(storage, path, ""):
+                h.update(rel.encode() + b"\0" + hashlib.sha256(storage.read(join(path, rel))).digest())
+            hashes[name] = h.hexdigest()
+    return hashes
+
+
+def _walk(storage, root: str, rel: str) -> list[str]:
+    from lab.grade.load import join
+
+    out = []
+    for name, kind, _ in storage.listdir(join(root, rel) if rel else root):
+        sub = f"{rel}/{name}" if rel else name
+        if kind == "dir":
+            out.extend(_walk(storage, root, sub))
+        elif kind == "file":
+            out.append(sub)
+        else:
+            out.append(sub + "\0" + kind)  # a link: the loader refuses it; its presence is content too
+    return out
+
+
+def reusable(previous: Previous | None, hashes: dict[str, str]) -> dict[str, dict]:
+    """The entries of SUBMISSIONS whose previous results hold: same name, same content, and a student that no
+    other entry of the previous grade also submitted as (two submissions by one student are decided together)."""
+    if previous is None:
+        return {}
+    students: dict[str, int] = {}
+    for entry in previous.entries.values():
+        students[entry["student"]] = students.get(entry["student"], 0) + 1
+    return {name: entry for name, entry in previous.entries.items()
+            if hashes.get(name) == entry["hash"] and students[entry["student"]] == 1}
+
+
+# ---- results, kept and restored -----------------------------------------------------------------------------
+
+def record(r, sub, hash_: str, counts: dict, events: int) -> dict:
+    """What the state keeps of one graded entry (its StudentResult r, its loader.Submission sub): enough to
+    rebuild its result with the same rubric."""
+    return {"hash": hash_, "student": r.student, "status": r.status, "runs": [list(x) for x in r.runs],
+            "warnings": list(r.warnings), "rules": {str(k): list(v) for k, v in (sub.rules or {}).items()},
+            "version": sub.version, "events": events,
+            "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
+            "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())]}
+
+
+def restore(entry: dict, source: str, rubric):
+    """The StudentResult of a reused entry, scored again with the (same) rubric."""
+    from lab.grade import report
+    from lab.grade import rubric as rubric_module
+
+    runs = [(run, exercise, scenario) for run, exercise, scenario in entry["runs"]]
+    score = None
+    if entry["status"] == "ok":
+        counts = {(run, check): n for run, check, n in entry["counts"]}
+        rules = {int(k): tuple(v) for k, v in entry["rules"].items()} if entry["version"] >= 2 else None
+        score = rubric_module.score(rubric, runs, counts, rules)
+    first = {}
+    for ex, check, v in entry["first"]:
+        if "excerpt" in v:
+            v["excerpt"] = [tuple(x) for x in v["excerpt"]]
+        first[(ex, check)] = v
+    r = report.StudentResult(student=entry["student"], source=source, status=entry["status"], score=score,
+                             runs=runs, warnings=list(entry["warnings"]), first=first)
+    return r
+
+
+def save(storage, out: str, fp: dict, entries: dict[str, dict]) -> None:
+    from lab.grade.load import join
+
+    storage.write(join(out, STATE), (json.dumps({"fingerprint": fp, "entries": entries}, indent=1, default=str)
+                                     + "\n").encode("utf-8"))
+
+
+def merge_violations(spark, storage, previous: Previous, students: set[str], out: str, staging: str):
+    """violations.parquet of this grade (the changed submissions) with the previous grade's rows of the students
+    whose results are reused; returns the merged DataFrame, written at DIR/violations.parquet."""
+    from pyspark.sql import functions as F
+
+    from lab.grade.load import join
+
+    old = spark.read.parquet(storage.for_spark(previous.violations)).filter(F.col("submission").isin(sorted(students)))
+    new_path = join(out, "violations.parquet")
+    merged = old
+    if storage.kind(new_path) is not None:
+        merged = spark.read.parquet(storage.for_spark(new_path)).unionByName(old)
+    target = join(staging, "merged-violations")
+    (merged.coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq")
+     .write.mode("overwrite").parquet(storage.for_spark(target)))
+    storage.remove(new_path)
+    storage.rename(target, new_path)
+    return spark.read.parquet(storage.for_spark(new_path))

@@ -1,0 +1,99 @@
+"""The job's edges: Ctrl-C ends it in one line with the staging folder removed and exit 130; Spark's own log goes
+to DIR/spark.log, not among the progress lines; local mode binds to loopback; feedback never says None."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lab.grade import load as loader
+from lab.grade import report
+from lab.grade.rubric import load, score
+
+from .helpers import make_class
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.spark
+def test_ctrl_c_ends_the_job_in_one_line_and_removes_the_staging_folder(tmp_path):
+    make_class(tmp_path / "subs")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "lab.grade", str(tmp_path / "subs"), "--out", str(out),
+                             "--max-file-mb", "1"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # Ctrl-C once Spark is parsing the class
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "submissions" in line and "read" in line and (out / "_staging").exists():
+                break
+        assert (out / "_staging").exists(), "".join(lines)
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    after = [x for x in rest.splitlines() if x.strip() and not x.startswith("[grade] read ")]
+    assert proc.returncode == 130, rest
+    assert len(after) == 1 and after[0].startswith("grade: interrupted"), rest
+    assert not (out / "_staging").exists()
+    said = "".join(lines) + rest
+    assert "Traceback" not in said and "WARN" not in said and "py4j" not in said
+    assert "Spark" in (out / "spark.log").read_text()  # Spark's log is kept, under --out
+
+
+@pytest.mark.spark
+def test_spark_log_stays_out_of_the_progress_lines_and_binds_to_loopback(tmp_path):
+    from .synth import write_submission
+    from .helpers import full_runs
+
+    write_submission(tmp_path / "subs", "alice", full_runs())
+    done = subprocess.run([sys.executable, "-m", "lab.grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert all(x.startswith(("[grade] ", "grade: ")) for x in done.stderr.splitlines()), done.stderr
+    log = (tmp_path / "out" / "spark.log").read_text()
+    assert "Using Spark's default log4j profile" in log or "WARN" in log
+    assert "resolves to a loopback address" not in log  # Spark was never left to pick an outward address
+
+
+def test_local_mode_is_configured_for_loopback(monkeypatch):
+    from lab.grade import edges
+
+    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
+    assert edges.loopback_conf("local[2]") == {"spark.driver.host": "127.0.0.1",
+                                               "spark.driver.bindAddress": "127.0.0.1"}
+    assert edges.loopback_conf("spark://10.0.0.5:7077") == {}
+    monkeypatch.setenv("SPARK_LOCAL_IP", "10.1.2.3")  # told otherwise
+    assert edges.loopback_conf("local[*]") == {}
+
+
+def test_feedback_never_shows_none():
+    rubric = load(None)
+    runs = [("ex1", 1, "s1")]
+    s = score(rubric, runs, {("ex1", "scenario"): 1})
+    r = report.StudentResult("amy", "amy.zip", "ok", s, runs)
+    # A run-wide violation: no node, no time, no detail.
+    r.first[(1, "scenario")] = {"run": "ex1", "node": None, "time": None, "detail": None, "seq": None}
+    texts = [report.feedback_md(rubric, r), report.feedback_html(rubric, r), json.dumps(report.gradescope(rubric, r))]
+    assert "First violation (run ex1)" in texts[0]
+    for text in texts:
+        assert "None" not in text and "null" not in text
+
+
+def test_a_manifest_without_a_format_is_said_so_in_words(tmp_path):
+    sub = tmp_path / "subs" / "amy"
+    sub.mkdir(parents=True)
+    (sub / "manifest.json").write_text(json.dumps({"version": 1, "student": "amy", "runs": []}))
+    cat = loader.catalog(loader.LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "staging"))
+    status = cat.submissions[0].status
+    assert status.startswith("malformed: manifest.json has no format") and "None" not in status

@@ -1,0 +1,71 @@
+"""The class report counts only what is graded: violations of checks the rubric skips on a run's scenario are kept
+in violations.csv with graded=false and counted nowhere; the histogram spans 0 to the rubric's maximum and no
+label is cut."""
+
+import csv
+import re
+
+import pytest
+
+from lab.grade import job, report
+from lab.grade.rubric import load
+
+from . import synth
+from .helpers import full_runs
+
+
+def k2_runs(bugs):
+    """full_runs, with the runs of exercises 3 and 6 relabelled as scenario K2, which skips truncation-safe."""
+    runs = full_runs(bugs)
+    for cluster, exercise in runs:
+        if exercise in (3, 6):
+            cluster.scenario = "k2"
+    return runs
+
+
+@pytest.mark.spark
+def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spark, tmp_path, capsys):
+    subs = tmp_path / "submissions"
+    # kate drops a committed entry on restart (as frank does in test_job), but only in runs of K2, where the
+    # rubric skips truncation-safe.
+    synth.write_submission(subs, "kate", k2_runs(frozenset({"truncate-committed"})))
+    synth.write_submission(subs, "alice", full_runs())
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1"])
+    assert job.run(args, spark) == 0
+    out = tmp_path / "out"
+    assert "kate,10,10,10,10,10,10,60,ok" in (out / "grades.csv").read_text()
+
+    with open(out / "violations.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    kate = [r for r in rows if r["submission"] == "kate"]
+    assert kate, "the skipped check's violations are kept"
+    # In K2 the rubric skips truncation-safe; in the L1 runs of exercises 2 and 4 it does not grade it at all.
+    assert {r["graded"] for r in kate} == {"false"} and "k2" in {r["scenario"] for r in kate}
+
+    err = capsys.readouterr().err
+    counts = [int(n) for n in re.findall(r"check \d+/\d+ [a-z-]+: (\d+) violations", err)]
+    assert len(counts) == 13 and sum(counts) == 0
+    html = (out / "report.html").read_text()
+    assert "<p>No violations.</p>" in html
+    table = html.split("<h2>Pass rate per check</h2>")[1].split("</table>")[0]
+    assert re.findall(r"<td>(\d+)</td></tr>", table) and set(re.findall(r"<td>(\d+)</td></tr>", table)) == {"0"}
+    assert "Every check passed on every run" in (out / "feedback" / "kate.md").read_text()
+
+
+def test_the_histogram_spans_zero_to_the_rubrics_maximum():
+    svg = report._histogram_svg([12.5, 54.0, 60.0], 60.0)
+    labels = re.findall(r'class="axis"[^>]*>([\d.]+)</text>', svg)
+    assert labels[0] == "0" and labels[-1] == "60"
+    # The full marks land in the last bin, which reaches 60.
+    assert "54 to 60: 2 students" in svg
+
+
+def test_no_exercise_label_is_cut():
+    rubric = load(None)
+    results = [report.StudentResult("s", "s.zip", "missing manifest", None, [])]
+    html = report.class_report(rubric, results, [], {}, 0)
+    for exercise in rubric.exercises:
+        assert f">{exercise.number}. {exercise.title}</text>" in html
+    widths = [float(w) for w in re.findall(r'<svg [^>]*width="([\d.]+)"', html)]
+    longest = max(len(f"{e.number}. {e.title}") for e in rubric.exercises)
+    assert max(widths) > report.CHAR_PX * longest

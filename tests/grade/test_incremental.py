@@ -1,0 +1,103 @@
+"""Re-grading only what changed: unchanged submissions keep their results, changed ones are graded again, and the
+outputs are those of a full grade; a changed rubric grades everything; no stale file survives; a folder of other
+files is refused without --force."""
+
+import csv
+import shutil
+
+import pytest
+
+from lab.grade import incremental, job
+
+from . import synth
+from .helpers import full_runs, make_class
+
+
+
+def grade(spark, subs, out, *extra, capsys=None) -> int:
+    args = job.build_parser().parse_args([str(subs), "--out", str(out), "--max-file-mb", "1", *extra])
+    return job.run(args, spark)
+
+
+def violations(path):
+    with open(path, newline="") as f:
+        return sorted(tuple(r) for r in csv.reader(f))
+
+
+def outputs(out):
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*") if "violations.parquet" not in str(p))
+
+
+@pytest.mark.spark
+def test_a_re_grade_reuses_unchanged_submissions_and_equals_a_full_grade(spark, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    make_class(subs)
+    assert grade(spark, subs, tmp_path / "out") == 0
+    # Two students change their submissions: bob fixes his bug, alice breaks hers; erin leaves the class.
+    synth.write_submission(subs, "bob", full_runs())
+    synth.write_submission(subs, "alice", full_runs(frozenset({"hwm-back"})))
+    (subs / "erin.zip").unlink()
+    capsys.readouterr()
+    assert grade(spark, subs, tmp_path / "out") == 0
+    err = capsys.readouterr().err
+    assert "12 unchanged submissions keep their previous results; 2 graded now" in err
+
+    shutil.copytree(subs, tmp_path / "subs2")
+    assert grade(spark, tmp_path / "subs2", tmp_path / "full") == 0  # a full grade of the same class
+    out, full = tmp_path / "out", tmp_path / "full"
+    for name in ("grades.csv", "report.html"):
+        assert (out / name).read_text() == (full / name).read_text().replace(str(tmp_path / "subs2"),
+                                                                              str(subs)), name
+    assert violations(out / "violations.csv") == violations(full / "violations.csv")
+    for student in ("bob", "carol", "alice", "mia"):
+        assert (out / "feedback" / f"{student}.md").read_text() == (full / "feedback" / f"{student}.md").read_text()
+    assert outputs(out) == outputs(full)
+    assert not (out / "feedback" / "erin.md").exists() and not (out / "gradescope" / "erin").exists()
+    assert "alice,10,7.78," in (out / "grades.csv").read_text() and "bob,10,10,10" in (out / "grades.csv").read_text()
+
+
+@pytest.mark.spark
+def test_a_changed_rubric_grades_everything_and_leaves_nothing_stale(spark, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    synth.write_submission(subs, "alice", full_runs())
+    synth.write_submission(subs, "erin", full_runs(frozenset({"stall"})))
+    out = tmp_path / "out"
+    assert grade(spark, subs, out, "--lms", "moodle") == 0
+    (subs / "erin.zip").unlink()
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text((job.rubric_module.default_text()).replace('name = "HWM Lab"', 'name = "Lab 2"'))
+    capsys.readouterr()
+    assert grade(spark, subs, out, "--rubric", str(rubric)) == 0
+    err = capsys.readouterr().err
+    assert "another rubric" in err and "graded now" not in err.split("another rubric")[0]
+    assert not (out / "feedback" / "erin.md").exists() and not (out / "gradescope" / "erin").exists()
+    assert not (out / "lms").exists()  # not asked for this time: the previous file is gone
+    assert [r.split(",")[0] for r in (out / "grades.csv").read_text().splitlines()] == ["student_id", "alice"]
+
+
+@pytest.mark.spark
+def test_a_folder_of_other_files_is_refused_without_force(spark, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    synth.write_submission(subs, "alice", full_runs()[:1])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert grade(spark, subs, out) == 2
+    assert "holds files the grader did not write (notes.txt)" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "mine"
+    assert grade(spark, subs, out, "--force") == 0
+    assert not (out / "notes.txt").exists() and (out / "grades.csv").exists()
+
+
+def test_the_fingerprint_is_the_same_in_every_process():
+    """A re-grade is another process: the fingerprint must not depend on its string hashing (a set's order)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from lab.grade import incremental, job, rubric; "
+            "a = job.build_parser().parse_args(['s', '--out', 'o']); "
+            "print(incremental.fingerprint(rubric.load(None), a))")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(seen) == 1 and len(incremental.grader_version()) == 16

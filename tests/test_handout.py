@@ -1,0 +1,117 @@
+"""`hwm-lab handout`: the students' repository holds no line of a reference answer (every file is searched for
+each reference function's body), has a fresh git history, its README's two commands work on the student's code
+(an exercise not started is shown as such), and a class graded from it gets the grades of the full repository."""
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.student import handout
+
+ROOT = Path(__file__).resolve().parent.parent
+# Runs a module as a fresh machine would, in the handout: without the course repository's editable install,
+# which would still find solutions/ in the course's checkout.
+LAUNCH = ("import sys, runpy\n"
+          "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
+          "sys.path_hooks[:] = [h for h in sys.path_hooks if 'editable' not in repr(h).lower()]\n"
+          "sys.argv = sys.argv[1:]\n"
+          "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n")
+
+
+def in_handout(folder, *argv, timeout=300):
+    return subprocess.run([sys.executable, "-c", LAUNCH, *argv], cwd=folder, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    out = tmp_path_factory.mktemp("handout") / "lab"
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "handout", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_no_reference_answer_anywhere(made):
+    assert not (made / "solutions").exists()
+    bodies = []
+    for path in sorted((ROOT / "solutions").glob("*.py")):
+        source = path.read_text()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                statements = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+                body = "\n".join(ast.get_source_segment(source, s) for s in statements)
+                bodies.append((f"{path.name}:{node.name}", _squash(body)))
+    assert len(bodies) >= 7
+    for path in (p for p in made.rglob("*") if p.is_file() and ".git" not in p.parts):
+        try:
+            text = _squash(path.read_text())
+        except UnicodeDecodeError:
+            continue
+        for name, body in bodies:
+            assert body not in text, f"{path.relative_to(made)} holds the body of {name}"
+
+
+def test_the_handout_has_a_fresh_history_without_solutions(made):
+    log = subprocess.run(["git", "-C", str(made), "log", "--oneline"], capture_output=True, text=True, check=True)
+    assert len(log.stdout.splitlines()) == 1
+    objects = subprocess.run(["git", "-C", str(made), "rev-list", "--objects", "--all"], capture_output=True,
+                             text=True, check=True).stdout
+    assert "solutions/" not in objects and "exercises/leader.py" in objects
+
+
+def test_a_folder_that_is_not_empty_is_refused(tmp_path):
+    (tmp_path / "x").write_text("mine")
+    with pytest.raises(handout.HandoutError, match="not empty"):
+        handout.make(tmp_path)
+    assert (tmp_path / "x").read_text() == "mine"
+
+
+def test_the_demo_on_the_students_code_shows_an_exercise_not_started(made, tmp_path):
+    # What `hwm-lab demo` prints first, before the cluster and the dashboard start.
+    said = in_handout(made, "lab.cli", "demo", "--help")
+    assert said.returncode == 0
+    shown = in_handout(made, "lab.student.handout")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == "The nodes run your code (exercises):"
+    assert sum("NOT STARTED" in line for line in lines) == 6
+    # A node that reaches an exercise not started stops, and its reason names the exercise.
+    sim = in_handout(made, "lab.cli", "simulate", "s1", "--out", str(tmp_path / "s1"))
+    events = [json.loads(x) for x in (tmp_path / "s1" / "events-cluster.jsonl").read_text().splitlines()]
+    reasons = [e["reason"] for e in events if e["type"] == "node_exited"]
+    assert reasons and all(r.startswith("NotImplementedError: exercise ") for r in reasons), sim.stdout
+
+
+def test_the_tests_run_against_the_students_code(made):
+    run = in_handout(made, "pytest", "--impl", "exercises", "-q", "-p", "no:cacheprovider", timeout=600)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "error" not in run.stdout.splitlines()[-1], run.stdout[-3000:]
+    failed = re.findall(r"FAILED tests/test_exercises.py::test_exercise_keeps_every_rule\[exercise(\d)\]", run.stdout)
+    assert sorted(failed) == ["1", "2", "3", "4", "5", "6"], run.stdout[-3000:]
+    assert "not started" in run.stdout
+    assert len(re.findall(r"^FAILED", run.stdout, re.M)) == 6  # nothing else fails
+
+
+@pytest.mark.spark
+def test_a_class_graded_from_the_handout_gets_the_same_grades(made, tmp_path):
+    from tests.grade.helpers import make_class
+
+    make_class(tmp_path / "subs")
+    for where, out in ((ROOT, tmp_path / "full"), (made, tmp_path / "handout")):
+        done = in_handout(where, "lab.grade", str(tmp_path / "subs"), "--out", str(out), "--max-file-mb", "1",
+                          "--master", "local[2]") if where == made else subprocess.run(
+            [sys.executable, "-m", "lab.grade", str(tmp_path / "subs"), "--out", str(out), "--max-file-mb", "1",
+             "--master", "local[2]"], cwd=where, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "handout" / "grades.csv").read_text() == (tmp_path / "full" / "grades.csv").read_text()
+    assert "alice,10,10,10,10,10,10,60,ok" in (tmp_path / "handout" / "grades.csv").read_text()
