@@ -172,3 +172,12 @@ def test_a_repeated_alarm_is_raised_into_the_students_code_only_never_into_the_g
     assert guard._in_students_code(sys._getframe())  # a file outside lab/ and the stdlib: the student's
     with pytest.raises(guard._CallTimeout):
         guard._ALARM._fire(14, sys._getframe())
+
+
+def test_an_implementation_guarded_already_keeps_its_guard_and_its_limit():
+    """The grader's sandbox guards the student's code with the rubric's limit and watches every fault; the checks
+    and the simulator it then runs guard again with their default, and must keep the sandbox's guard."""
+    first = guard.guarded(load("solutions"), limit=0.3)
+    again = guard.guarded(first, limit=guard.DEFAULT_LIMIT)
+    assert again is first
+    assert all(getattr(again, f).guard_limit == 0.3 for f in guard.FUNCTIONS)

@@ -244,8 +244,10 @@ def guard_function(name: str, fn: Callable, limit: float = DEFAULT_LIMIT) -> Cal
 
 def guarded(impl: Impl, limit: float = DEFAULT_LIMIT) -> Impl:
     """The same implementation with every function guarded (the reference answers too: they are cheap to guard
-    and a lab bug should be reported as clearly as a student's)."""
-    if getattr(impl.high_water_mark, "guard_limit", None) == limit:
+    and a lab bug should be reported as clearly as a student's). An implementation guarded already keeps its
+    guard and its limit: whoever guarded it first set the policy (the grader's sandbox does, with the rubric's
+    limit and a watch on every fault; the simulator and the checks it then runs must not strip them)."""
+    if getattr(impl.high_water_mark, "guard_limit", None) is not None:
         return impl
     return replace(impl, **{f: guard_function(f, _unguarded(getattr(impl, f)), limit) for f in FUNCTIONS})
 

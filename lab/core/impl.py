@@ -52,10 +52,12 @@ def load(name: str = "solutions") -> Impl:
     checked in a running cluster before the others are written. Where `solutions` is absent (a handout), it
     means `exercises`: the student's own code throughout.
     """
+    if name in _cache:  # (first: once loaded, the reference stays, even where an import hook now hides it)
+        return _cache[name]
     if name == REFERENCE and not has_reference():
         name = STUDENT  # a handout (`hwm-lab handout`): no reference answers, the student's own code instead
-    if name in _cache:
-        return _cache[name]
+        if name in _cache:
+            return _cache[name]
     if ":" in name:
         module_name, wanted = name.split(":", 1)
         functions = [f for f in wanted.split(",") if f]

@@ -160,6 +160,7 @@ real_weight = 0.5
 cpu_seconds = 5
 [exercises.3]
 seeds = 3
+explore = 0
 points = { logs-agree = 6, match-acknowledged = 3, rules = 1 }
 """
 
@@ -167,6 +168,7 @@ points = { logs-agree = 6, match-acknowledged = 3, rules = 1 }
 def test_the_rubric_says_how_many_seeds_what_real_runs_weigh_and_the_limits():
     r = rubric_module.parse(RUBRIC)
     assert r.exercises[0].seeds == 3 and r.exercises[0].explore == 0 and r.real_weight == 0.5
+    assert rubric_module.parse(RUBRIC.replace("explore = 0\n", "")).exercises[0].explore == 20  # walks by default
     assert sandbox.Limits.from_table(r.sandbox).cpu_seconds == 5
     with pytest.raises(rubric_module.RubricError, match="seeds must be an integer"):
         rubric_module.parse(RUBRIC.replace("seeds = 3", "seeds = -1"))
