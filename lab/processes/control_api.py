@@ -113,8 +113,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def _reply(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+    def _reply(self, status: int, body: dict | bytes) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()  # bytes: JSON already
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -177,7 +177,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise BadRequest("the request body must be a JSON object")
         return body
 
-    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict]:
+    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict | bytes]:
         s = self.supervisor
         if s.stopped and path != "/api/state":
             raise SupervisorError("the cluster has stopped")
@@ -188,8 +188,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return 200, s.state(log="all" if log_arg == "all" else _int(log_arg, "log", 0, 1_000_000))
             if path == "/api/events":
                 limit = _int(query["limit"], "limit", 1, 100_000) if query.get("limit") else None
-                events, after = s.events(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
-                return 200, {"events": events, "next": after}
+                return 200, s.events_json(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
             if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
                 return 200, {"ok": True, "entries": s.node_log(parts[3])}
             raise NotFound(f"no such resource: GET {path}")

@@ -103,7 +103,7 @@ class Supervisor(Lifecycle, Faults, Routing, Observation):
         self._reap_lock = threading.Lock()
         self._trace_lock = threading.Lock()
         self._events_lock = threading.Lock()
-        self._events: list[dict] = []
+        self._events: list[bytes] = []  # each event's JSON text, as read
         self._events_dropped = 0  # events numbered before the first one still kept
         self._tail: dict[Path, int] = {}
         self._requests = itertools.count(1)
