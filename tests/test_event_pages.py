@@ -24,6 +24,7 @@ class Events(Observation):
         self._events: list[bytes] = []
         self._events_dropped = 0
         self._tail: dict = {}
+        self._listed = float("-inf")
 
 
 def write_lines(run_dir: Path, node: str, start: int, count: int, tail: bytes = b"") -> list[dict]:

@@ -19,6 +19,7 @@ from lab.processes.runfiles import exit_reason
 log = logging.getLogger("lab.processes.supervisor")
 
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
+LIST_SECONDS = 0.5  # how often the run directory is listed for new trace files (a node's first events wait so long)
 PAGE_MAX = 5000  # the most events one answer of /api/events carries (ask again from `next` for the rest)
 
 
@@ -116,16 +117,24 @@ class Observation:
 
     def _read_traces(self) -> None:
         """Take the whole new lines of every trace file as they are (each checked to be JSON once, kept as bytes:
-        no dicts for the garbage collector to walk); keep the newest EVENTS_KEPT. Holds the events lock."""
-        for path in sorted(self.run_dir.glob("events-*.jsonl")):
-            offset = self._tail.get(path, 0)
+        no dicts for the garbage collector to walk); keep the newest EVENTS_KEPT. Each file stays open and the
+        directory is listed at most every LIST_SECONDS: few system calls, so few waits for the GIL under load.
+        Holds the events lock."""
+        if time.monotonic() - self._listed >= LIST_SECONDS:
+            self._listed = time.monotonic()
+            for path in sorted(self.run_dir.glob("events-*.jsonl")):
+                if path not in self._tail:
+                    try:
+                        self._tail[path] = [open(path, "rb"), b""]
+                    except OSError:
+                        continue
+        for path, tail in self._tail.items():
             try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    data = f.read()
+                data = tail[1] + (tail[0].read() or b"")
             except OSError:
                 continue
             end = data.rfind(b"\n") + 1  # only whole lines: a torn or unfinished one waits
+            tail[1] = data[end:]
             for line in data[:end].splitlines():
                 try:
                     if not isinstance(json.loads(line), dict):
@@ -134,7 +143,6 @@ class Observation:
                     log.warning("%s: skipped a line that is not a JSON object", path.name)
                     continue
                 self._events.append(line)
-            self._tail[path] = offset + end
         excess = len(self._events) - EVENTS_KEPT
         if excess > 0:
             del self._events[:excess]
