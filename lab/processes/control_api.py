@@ -33,6 +33,7 @@ MAX_WAIT = 60.0  # the longest a client may ask a write to wait, in seconds
 TOKEN_HEADER = "X-HWM-Token"
 CLIENT_SECONDS = 10  # a client has this long to send its request line, headers and body
 INT_LIMIT = 1 << 63
+BACKLOG = 256  # connections waiting to be accepted
 
 # A refused write or read is an answer, with the status that says why.
 REFUSAL_STATUS = {TIMEOUT: 504, UNREACHABLE: 504, NODE_DOWN: 503}
@@ -89,10 +90,17 @@ def _text(value, name: str, optional: bool = False) -> str | None:
 def serve(supervisor, port: int = 0) -> ThreadingHTTPServer:
     """Serve `supervisor` on 127.0.0.1:port (0 picks a free one) from a daemon thread."""
     handler = type("Handler", (_Handler,), {"supervisor": supervisor})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = _Server(("127.0.0.1", port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="control-api", daemon=True).start()
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    """A listen queue for the clients a full-speed run brings (16 writers, the dashboard, the bench): with the
+    default of 5, connections beyond it are dropped and the client's kernel retries only after a second."""
+
+    request_queue_size = BACKLOG
 
 
 def _answer_status(answer: dict) -> int:
