@@ -59,6 +59,10 @@ def test_pages_are_bounded_and_lose_or_repeat_no_event(tmp_path):
     assert read_pages(source, limit=999)[0] == made
     assert read_pages(source, after=6998, limit=301)[0] == made[6998:]
     assert json.loads(source.events_json(13001)) == {"events": [], "next": 13001}
+    write_lines(tmp_path, "A", 7001, 2)
+    source.close_traces()  # the cluster stopped: what was written before is read, and everything stays served
+    got = read_pages(source)[0]
+    assert got[:13001] == made and [e["seq"] for e in got[13001:]] == [7001, 7002]
 
 
 def test_each_line_is_decoded_once_and_never_encoded_again(tmp_path, monkeypatch):

@@ -115,6 +115,13 @@ class Observation:
             start = max(0, after, self._events_dropped) - self._events_dropped
             return [json.loads(line) for line in self._events[start:]]
 
+    def close_traces(self) -> None:
+        """Close the trace files read so far (the cluster stopped); the events read stay served."""
+        with self._events_lock:
+            self._read_traces()
+            for tail in self._tail.values():
+                tail[0].close()
+
     def _read_traces(self) -> None:
         """Take the whole new lines of every trace file as they are (each checked to be JSON once, kept as bytes:
         no dicts for the garbage collector to walk); keep the newest EVENTS_KEPT. Each file stays open and the
@@ -131,7 +138,7 @@ class Observation:
         for path, tail in self._tail.items():
             try:
                 data = tail[1] + (tail[0].read() or b"")
-            except OSError:
+            except (OSError, ValueError):  # ValueError: closed, the cluster has stopped
                 continue
             end = data.rfind(b"\n") + 1  # only whole lines: a torn or unfinished one waits
             tail[1] = data[end:]
