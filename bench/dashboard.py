@@ -159,22 +159,28 @@ class Floor:
     makes more, so a list read afterwards would not start where the phase did (the old bench indexed such a
     list with absolute numbers, and printed negative lags)."""
 
-    def __init__(self, url: str, after: int, started: float):
+    def __init__(self, url: str, after: int, started: float, run_dir: Path):
         self.api = ControlClient(url, timeout=10)
-        self.after, self.started = after, started
+        self.after, self.started, self.run_dir = after, started, run_dir
+        self.answers: list[float] = []  # how long each /api/events answer took, in seconds
+        self.file_lags: list[float] = []  # each event's lag from the node to its trace file (no supervisor)
+        self.tails = {path: path.stat().st_size for path in run_dir.glob("events-*.jsonl")}
         self.first = after  # events after this number are the phase's
         self.lags: list[float] = []
         self.times: dict[int, float] = {}  # absolute event number -> its trace time
         self.missed = 0  # events the supervisor dropped before this reader saw them
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
+        self.files = threading.Thread(target=self._read_files, daemon=True)  # its own beat: no API wait in it
 
     def _run(self) -> None:
         while not self.stop.is_set():
+            asked = time.monotonic()
             try:
                 page = self.api.events(after=self.after, limit=5000)
             except (ApiError, ClusterUnavailable):
                 continue
+            self.answers.append(time.monotonic() - asked)
             now = time.time()
             events = page["events"]
             first = page["next"] - len(events) + 1  # the number of the first event of this page
@@ -185,6 +191,23 @@ class Floor:
             self.after = page["next"]
             if not self.stop.is_set():
                 time.sleep(0.02)
+
+    def _read_files(self) -> None:
+        """The nodes' trace files read directly every 20 ms: the lag no reader of the supervisor can beat."""
+        while not self.stop.is_set():
+            self._read_files_once()
+            time.sleep(0.02)
+
+    def _read_files_once(self) -> None:
+        for path in self.run_dir.glob("events-*.jsonl"):
+            with open(path, "rb") as f:
+                f.seek(self.tails.get(path, 0))
+                data = f.read()
+            end = data.rfind(b"\n") + 1
+            self.tails[path] = self.tails.get(path, 0) + end
+            now = time.time()
+            for line in data[:end].splitlines():
+                self.file_lags.append(now - (self.started + json.loads(line)["time"]))
 
 
 def run(args) -> dict:
@@ -233,7 +256,7 @@ def run(args) -> dict:
                 phases.append(("full", args.writers, None))
             for name, writers, rate in phases:
                 results["phases"].append(measure(page, api, name, writers, rate, args.seconds, started,
-                                                 demo.pid, supervisor_pid))
+                                                 demo.pid, supervisor_pid, run_dir))
             if not args.no_slow:
                 results["phases"].append(measure_slow_motion(page, args, demo.pid, work))
             results["page_errors"] = errors
@@ -280,7 +303,7 @@ def frame_times(recorded: dict, seconds: float) -> dict:
             "long_frames": len(long) if long is not None else None, "messages_drawn_max": recorded["flights"]}
 
 
-def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid) -> dict:
+def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid, run_dir) -> dict:
     first = api.events(after=0, limit=1)  # noqa: F841 (warms the supervisor's tail)
     page.evaluate(START_RECORDING)
     node_pids = children(supervisor_pid)
@@ -289,9 +312,10 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
               "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
               "bench": cpu_seconds(os.getpid())}
     start_count = next_number(api) - 1  # absolute: the phase's first event is number start_count + 1
-    floor = Floor(api.url, start_count, started)
+    floor = Floor(api.url, start_count, started, run_dir)
     t0 = time.monotonic()
     floor.thread.start()
+    floor.files.start()
     with Writers(api.url, api.token, writers, rate) as w:
         time.sleep(seconds)
     elapsed = time.monotonic() - t0
@@ -305,6 +329,7 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
     time.sleep(1.0)  # let the last frames arrive
     floor.stop.set()
     floor.thread.join(10)
+    floor.files.join(10)
     recorded = page.evaluate(STOP_RECORDING)
     arrivals = recorded["arrivals"]
     produced = end_count - start_count
@@ -340,6 +365,9 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
         "lag_ms_max": round(1000 * max(lags), 1) if lags else None,
         "api_lag_ms_p50": round(1000 * percentile(floor.lags, 0.5), 1),
         "api_lag_ms_p99": round(1000 * percentile(floor.lags, 0.99), 1),
+        "api_answer_ms_p50": round(1000 * percentile(floor.answers, 0.5), 1),
+        "api_answer_ms_p99": round(1000 * percentile(floor.answers, 0.99), 1),
+        "file_lag_ms_p99": round(1000 * percentile(floor.file_lags, 0.99), 1),
         "server_lag_ms_p50": round(1000 * percentile(server_lags, 0.5), 1),
         "server_lag_ms_p99": round(1000 * percentile(server_lags, 0.99), 1),
         "lag_ms_mean": round(1000 * statistics.fmean(lags), 1) if lags else None,
@@ -423,7 +451,10 @@ def main(argv=None) -> int:
         if target is not None:
             verdict = "met" if ph["lag_ms_p99"] is not None and ph["lag_ms_p99"] <= target else "NOT met"
             print(f"{ph['phase']}: lag p99 {ph['lag_ms_p99']} ms against a target of {target} ms: {verdict} "
-                  f"(API floor p99 {ph['api_lag_ms_p99']} ms; events whose time the bench missed: "
+                  f"(API floor p99 {ph['api_lag_ms_p99']} ms, of which the trace files' own p99 "
+                  f"{ph['file_lag_ms_p99']} ms; /api/events answered in {ph['api_answer_ms_p50']} ms p50, "
+                  f"{ph['api_answer_ms_p99']} ms p99; frame sent p99 {ph['server_lag_ms_p99']} ms; "
+                  f"events whose time the bench missed: "
                   f"{ph['events_time_unknown']}; negative lags: {ph['lags_negative']})")
     print("browser frame time (script + style + layout per drawn frame; target p95 <= 16 ms in slow motion):")
     print(" | ".join(("phase", "nodes", "frames drawn/s", "p50 ms", "p95 ms", "max ms", "long frames (>50 ms)",

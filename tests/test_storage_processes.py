@@ -80,7 +80,7 @@ def test_a_disk_that_fills_under_writes(tmp_path, capsys):
         for node in exited:  # each says why, in the words of the lab
             assert node["exit_reason"].startswith("disk full: "), node["exit_reason"]
             assert node["exit_code"] == 73
-        events, _ = supervisor.events(0)
+        events = supervisor.event_dicts(0)
         said = {e["target"]: e.get("reason", "") for e in events if e["type"] == "node_exited"}
         assert all(said[n["id"]].startswith("disk full: ") for n in exited)
         code, text = status_text(run_dir, capsys)  # the CLI works on the full disk
@@ -156,7 +156,7 @@ def test_fsync_fail_on_the_leader_under_writes(tmp_path, capsys):
         writer.flush, real_flush = full, writer.flush
         try:
             supervisor.cluster_event("note", text="on a full disk")
-            assert [e for e in supervisor.events(0)[0] if e.get("text") == "on a full disk" and e["unwritten"]]
+            assert [e for e in supervisor.event_dicts(0) if e.get("text") == "on a full disk" and e["unwritten"]]
             code, text = status_text(run_dir, capsys)
             assert code == 0 and "warning: the cluster's trace cannot be written: No space left on device" in text
         finally:

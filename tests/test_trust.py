@@ -142,7 +142,7 @@ def test_a_forged_peer_can_neither_acknowledge_a_write_nor_overwrite_a_committed
         assert closed
         time.sleep(0.5)
         assert by_id(sup.state(log=0))[leader]["hwm"] == 3
-        acked = [e for e in sup.events(0)[0] if e["type"] == "write_acked" and e["request"] == pending["request"]]
+        acked = [e for e in sup.event_dicts(0) if e["type"] == "write_acked" and e["request"] == pending["request"]]
         assert acked == []
         for name in followers:
             api.resume(name)
@@ -208,7 +208,7 @@ def test_the_control_api_refuses_what_a_stray_page_or_a_slow_client_could_do(tmp
         status, _ = raw(url, "POST", "/api/write", b'{"payload": "x"}',
                         {"Content-Type": "application/json", "X-HWM-Token": "wrong"})
         assert status == 403
-        assert not any(e["type"] == "client_write" for e in sup.events(0)[0])
+        assert not any(e["type"] == "client_write" for e in sup.event_dicts(0))
         # DNS rebinding: a page on another name that resolves here
         status, body = raw(url, "GET", "/api/state", headers={"Host": "evil.example:80"})
         assert status == 403 and "answers only at 127.0.0.1" in body["error"]
@@ -301,7 +301,7 @@ def test_a_log_damaged_in_the_middle_stops_the_node_until_repaired_and_loses_no_
         api.heal(victim, other)
         api.kill(leader)  # only `other` holds everything now
         time.sleep(2.0)
-        events = sup.events(0)[0]
+        events = sup.event_dicts(0)
         repaired = [e for e in events if e["node"] == victim and e["boot"] == state["boot"]]
         assert not any(e["type"] == "vote_granted" for e in repaired)
         assert any(e["type"] in ("vote_denied", "prevote_denied") and "repaired" in e["reason"] for e in repaired)
@@ -314,7 +314,7 @@ def test_a_log_damaged_in_the_middle_stops_the_node_until_repaired_and_loses_no_
         final = by_id(sup.state(log="all"))
         for name in sup.names:
             assert [x[2] for x in final[name]["log"]][:30] == acked, name
-        assert any(e["type"] == "caught_up" and e["node"] == victim for e in sup.events(0)[0])
+        assert any(e["type"] == "caught_up" and e["node"] == victim for e in sup.event_dicts(0))
 
 
 @pytest.mark.processes
@@ -336,7 +336,7 @@ def test_damaged_state_or_boot_files_stop_a_node_with_one_line(tmp_path):
         log_text = (data / "node.log").read_text()
         assert "Traceback" not in log_text
         api.restart("A", repair=True)
-        boots = [e["boot"] for e in sup.events(0)[0] if e["node"] == "A"]
+        boots = [e["boot"] for e in sup.event_dicts(0) if e["node"] == "A"]
         assert boots[-1] == max(boots) and boots.count(boots[-1]) < len(boots)  # a new boot number, not 1 again
         assert by_id(sup.state(log=0))["A"]["boot"] == max(boots) > 1
 

@@ -33,6 +33,7 @@ MAX_WAIT = 60.0  # the longest a client may ask a write to wait, in seconds
 TOKEN_HEADER = "X-HWM-Token"
 CLIENT_SECONDS = 10  # a client has this long to send its request line, headers and body
 INT_LIMIT = 1 << 63
+BACKLOG = 256  # connections waiting to be accepted
 
 # A refused write or read is an answer, with the status that says why.
 REFUSAL_STATUS = {TIMEOUT: 504, UNREACHABLE: 504, NODE_DOWN: 503}
@@ -89,10 +90,17 @@ def _text(value, name: str, optional: bool = False) -> str | None:
 def serve(supervisor, port: int = 0) -> ThreadingHTTPServer:
     """Serve `supervisor` on 127.0.0.1:port (0 picks a free one) from a daemon thread."""
     handler = type("Handler", (_Handler,), {"supervisor": supervisor})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = _Server(("127.0.0.1", port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="control-api", daemon=True).start()
     return server
+
+
+class _Server(ThreadingHTTPServer):
+    """A listen queue for the clients a full-speed run brings (16 writers, the dashboard, the bench): with the
+    default of 5, connections beyond it are dropped and the client's kernel retries only after a second."""
+
+    request_queue_size = BACKLOG
 
 
 def _answer_status(answer: dict) -> int:
@@ -113,8 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def _reply(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+    def _reply(self, status: int, body: dict | bytes) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()  # bytes: JSON already
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -177,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise BadRequest("the request body must be a JSON object")
         return body
 
-    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict]:
+    def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict | bytes]:
         s = self.supervisor
         if s.stopped and path != "/api/state":
             raise SupervisorError("the cluster has stopped")
@@ -188,8 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return 200, s.state(log="all" if log_arg == "all" else _int(log_arg, "log", 0, 1_000_000))
             if path == "/api/events":
                 limit = _int(query["limit"], "limit", 1, 100_000) if query.get("limit") else None
-                events, after = s.events(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
-                return 200, {"events": events, "next": after}
+                return 200, s.events_json(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
             if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
                 return 200, {"ok": True, "entries": s.node_log(parts[3])}
             raise NotFound(f"no such resource: GET {path}")

@@ -154,6 +154,7 @@ class Lifecycle:
                 if info and info.get("pid") == os.getpid():
                     (self.run_dir / CLUSTER_FILE).unlink(missing_ok=True)
             self._stopped.set()
+            self.close_traces()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

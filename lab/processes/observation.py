@@ -19,6 +19,8 @@ from lab.processes.runfiles import exit_reason
 log = logging.getLogger("lab.processes.supervisor")
 
 EVENTS_KEPT = 200_000  # /api/events serves this many of the newest events (numbering never restarts)
+LIST_SECONDS = 0.5  # how often the run directory is listed for new trace files (a node's first events wait so long)
+PAGE_MAX = 5000  # the most events one answer of /api/events carries (ask again from `next` for the rest)
 
 
 class Observation:
@@ -86,33 +88,69 @@ class Observation:
                 if not self._unwritable:
                     log.warning("cannot write the cluster's trace (%s): its events are kept in memory only", exc)
                 self._unwritable = f"the cluster's trace cannot be written: {exc.strerror or exc}"
+        line = json.dumps({**record(Event(kind, fields), seq=0, time=round(now, 6), node=CLUSTER, boot=0),
+                           "unwritten": True}).encode()
         with self._events_lock:
-            self._events.append({**record(Event(kind, fields), seq=0, time=round(now, 6), node=CLUSTER, boot=0),
-                                 "unwritten": True})
+            self._events.append(line)
 
-    def events(self, after: int = 0, limit: int | None = None) -> tuple[list[dict], int]:
+    def events(self, after: int = 0, limit: int | None = None) -> tuple[list[bytes], int]:
         """Trace events of every emitter, in the order this supervisor read them, numbered from 1: those after
-        number `after` (the newest EVENTS_KEPT only; the trace files hold them all), and the number to ask next."""
+        number `after` (at most `limit`, and PAGE_MAX, of the newest EVENTS_KEPT; the trace files hold them all),
+        each as its JSON text (read once, never decoded again), and the number to ask next."""
         with self._events_lock:
-            for path in sorted(self.run_dir.glob("events-*.jsonl")):
-                offset = self._tail.get(path, 0)
-                try:
-                    with open(path, "rb") as f:
-                        f.seek(offset)
-                        data = f.read()
-                except OSError:
-                    continue
-                end = data.rfind(b"\n") + 1  # only whole lines: a torn or unfinished one waits
-                for line in data[:end].splitlines():
-                    try:
-                        self._events.append(json.loads(line))
-                    except ValueError:
-                        log.warning("%s: skipped a line that is not JSON", path.name)
-                self._tail[path] = offset + end
-            excess = len(self._events) - EVENTS_KEPT
-            if excess > 0:
-                del self._events[:excess]
-                self._events_dropped += excess
+            self._read_traces()
             start = max(0, after, self._events_dropped) - self._events_dropped
-            chosen = self._events[start: start + limit if limit else None]
+            chosen = self._events[start: start + min(limit or PAGE_MAX, PAGE_MAX)]
             return chosen, self._events_dropped + start + len(chosen)
+
+    def events_json(self, after: int = 0, limit: int | None = None) -> bytes:
+        """The answer of /api/events, built from the events' own JSON texts: nothing is decoded or encoded again."""
+        chosen, following = self.events(after, limit)
+        return b'{"events": [' + b", ".join(chosen) + b'], "next": ' + str(following).encode() + b"}"
+
+    def event_dicts(self, after: int = 0) -> list[dict]:
+        """Every kept event after number `after`, decoded (for the supervisor's own rare look-ups)."""
+        with self._events_lock:
+            self._read_traces()
+            start = max(0, after, self._events_dropped) - self._events_dropped
+            return [json.loads(line) for line in self._events[start:]]
+
+    def close_traces(self) -> None:
+        """Close the trace files read so far (the cluster stopped); the events read stay served."""
+        with self._events_lock:
+            self._read_traces()
+            for tail in self._tail.values():
+                tail[0].close()
+
+    def _read_traces(self) -> None:
+        """Take the whole new lines of every trace file as they are (each checked to be JSON once, kept as bytes:
+        no dicts for the garbage collector to walk); keep the newest EVENTS_KEPT. Each file stays open and the
+        directory is listed at most every LIST_SECONDS: few system calls, so few waits for the GIL under load.
+        Holds the events lock."""
+        if time.monotonic() - self._listed >= LIST_SECONDS:
+            self._listed = time.monotonic()
+            for path in sorted(self.run_dir.glob("events-*.jsonl")):
+                if path not in self._tail:
+                    try:
+                        self._tail[path] = [open(path, "rb"), b""]
+                    except OSError:
+                        continue
+        for path, tail in self._tail.items():
+            try:
+                data = tail[1] + (tail[0].read() or b"")
+            except (OSError, ValueError):  # ValueError: closed, the cluster has stopped
+                continue
+            end = data.rfind(b"\n") + 1  # only whole lines: a torn or unfinished one waits
+            tail[1] = data[end:]
+            for line in data[:end].splitlines():
+                try:
+                    if not isinstance(json.loads(line), dict):
+                        raise ValueError(line)
+                except ValueError:
+                    log.warning("%s: skipped a line that is not a JSON object", path.name)
+                    continue
+                self._events.append(line)
+        excess = len(self._events) - EVENTS_KEPT
+        if excess > 0:
+            del self._events[:excess]
+            self._events_dropped += excess

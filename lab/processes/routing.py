@@ -121,7 +121,7 @@ class Routing:
 
     def _where_is(self, request: str, target: str, timeout: float) -> str:
         """Why a write sent to `target` got no answer in time, from what the nodes know: where its index is."""
-        appended = next((e for e in reversed(self.events(0)[0])
+        appended = next((e for e in reversed(self.event_dicts(0))
                          if e.get("type") == "leader_append" and e.get("request") == request), None)
         if appended is None:
             return f"timeout: node {target} did not answer within {timeout:g}s; the write may or may not be committed"

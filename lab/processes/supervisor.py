@@ -103,9 +103,10 @@ class Supervisor(Lifecycle, Faults, Routing, Observation):
         self._reap_lock = threading.Lock()
         self._trace_lock = threading.Lock()
         self._events_lock = threading.Lock()
-        self._events: list[dict] = []
+        self._events: list[bytes] = []  # each event's JSON text, as read
         self._events_dropped = 0  # events numbered before the first one still kept
-        self._tail: dict[Path, int] = {}
+        self._tail: dict[Path, list] = {}  # each trace file, open, and its unfinished last line
+        self._listed = float("-inf")  # when the run directory was last listed for trace files
         self._requests = itertools.count(1)
         self._request_prefix = os.urandom(3).hex()
         self.secret = secrets.token_hex(32).encode()  # what peers prove they know (lab.ports.tcp)
