@@ -295,3 +295,23 @@ def test_the_daemon_launcher_starts_a_cluster_that_stops_with_the_api(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_nodes_the_supervisor_stops_are_not_reported_as_exiting_on_their_own(tmp_path):
+    """A reaper that runs while the supervisor stops its nodes must not call them exited on their own (a replay's
+    lane then read 'stopped: node A (boot 2) listening on ...'): here it runs right after each SIGTERM lands."""
+    with running_cluster(tmp_path, nodes=3, fsync="never") as sup:
+        wait_until(lambda: sup.wait_for_leader(1.0), 10, "a leader")
+        for node in sup.nodes.values():
+            proc, reap = node.proc, sup._reap
+
+            def terminate_and_reap(signum, proc=proc, node=node, reap=reap):
+                type(proc).send_signal(proc, signum)
+                proc.wait(10)
+                reap(node)  # the race, made certain: the process has exited while the supervisor stops it
+
+            proc.send_signal = terminate_and_reap
+        sup.stop()
+    events = [json.loads(line) for line in (tmp_path / "events-cluster.jsonl").read_text().splitlines()]
+    assert [e for e in events if e["type"] == "node_exited"] == []
+    assert events[-1]["type"] == "cluster_stopped"

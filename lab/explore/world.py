@@ -76,7 +76,8 @@ class World(SimCluster):
         self.last_message = None
         self._seen = 0
         super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
-                         segment_bytes=segment_bytes, meta={"source": "sim", "explore": True, **(meta or {})})
+                         segment_bytes=segment_bytes, limit=limit,
+                         meta={"source": "sim", "explore": True, **(meta or {})})
         checked = guarded(self.impl, limit)
         self.impl = recording(checked, self) if record_calls else checked
         for name in self.names:

@@ -5,12 +5,14 @@ watch on its number of processes. Its output is a folder of files, read back as 
 from __future__ import annotations
 
 import os
+import sys
 import resource
 import shutil
 import signal
 import subprocess
 import time
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 # The statuses of a run, as the grader reports them per exercise.
 OK, TIMEOUT, MEMORY, PROCESSES = "ok", "timeout", "memory", "processes"
@@ -74,7 +76,22 @@ def command(argv: list[str], workdir: str, tool: str | None) -> list[str]:
         return argv
     return [tool, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *(a for path in kept_under_tmp(argv[0]) for a in ("--ro-bind", path, path)),
             "--bind", workdir, workdir, "--chdir", workdir, *argv]
+
+
+def kept_under_tmp(python: str) -> list[str]:
+    """What the child needs that lives under /tmp, which the sandbox's private /tmp would hide: the Python and
+    its environment (a checkout cloned under /tmp, as CI's may be), the lab, and the import path (Spark ships the
+    lab's zip into a folder of its own under /tmp). Bound back read-only, each once, outermost first."""
+    wanted = [python, sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2]),
+              *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]
+    found: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in wanted if p} | {os.path.abspath(p) for p in wanted if p}):
+        if (path == "/tmp" or path.startswith("/tmp/")) and os.path.exists(path):
+            if not any(path == f or path.startswith(f + "/") for f in found):
+                found.append(path)
+    return [p for p in found if p != "/tmp"]
 
 
 def _limit(limits: Limits) -> None:

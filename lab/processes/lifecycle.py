@@ -43,7 +43,7 @@ class NodeProc:
     id: str
     data_dir: Path
     fsync: str
-    state: str = "stopped"  # running | paused | killed | exited | stopped
+    state: str = "stopped"  # starting | running | paused | killed | exited | stopping (by the supervisor) | stopped
     proc: subprocess.Popen | None = None
     pid: int | None = None
     port: int | None = None
@@ -126,10 +126,13 @@ class Lifecycle:
                 try:
                     if node.state == "paused":
                         os.kill(node.pid, signal.SIGCONT)
+                    # Stopped by us, not on its own: the reaper must not report it as exited (with its log's last
+                    # line for a reason, which a replay's lane then showed as "stopped: ... listening").
+                    node.state = "stopping"
                     node.proc.send_signal(signal.SIGTERM)
                     procs.append(node)
                 except ProcessLookupError:
-                    pass
+                    node.state = "stopped"
             deadline = time.monotonic() + STOP_SECONDS
             for node in procs:
                 try:

@@ -280,3 +280,16 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     assert any(note.startswith(f"not reproducible: run {unseeded}") for note in sub.left_out)
     assert sum(r.startswith("grader-") for r in kept) == 18  # 9 scenarios of 6 exercises, 2 seeds each
     assert {f[2] for f in cat.files} == kept
+
+
+def test_what_the_child_needs_under_tmp_is_bound_back_over_the_private_tmp(tmp_path):
+    """A checkout cloned under /tmp (CI's may be) keeps its Python: the sandbox's private /tmp would hide it."""
+    python = tmp_path / "clone" / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    argv = sandbox.command([str(python), "-c", "pass"], str(tmp_path / "work"), "bwrap")
+    after_tmpfs = argv[argv.index("--tmpfs") + 2:]
+    bound = [after_tmpfs[i + 1] for i, a in enumerate(after_tmpfs) if a == "--ro-bind"]
+    assert any(str(python) == p or str(python).startswith(p + "/") for p in bound)
+    assert all(p.startswith("/tmp/") for p in bound)  # nothing outside /tmp is bound twice
+    assert argv.index("--bind") > argv.index("--tmpfs")
