@@ -162,6 +162,18 @@ def _read_data(path: str, limit: int) -> bytes | None:
     return data if len(data) <= limit else None
 
 
+def _code_root(module, workdir: str) -> str:
+    """Where the child imports `module`'s package from. Shipped to a worker as the job's zip (a path Spark may give
+    relative), it is unpacked into the child's folder: the lab reads its scenario scripts as files."""
+    root = Path(os.path.abspath(module.__file__)).parents[1]
+    if root.is_dir():
+        return str(root)
+    unpacked = Path(workdir, "lab-code")
+    with zipfile.ZipFile(root) as z:
+        z.extractall(unpacked)
+    return str(unpacked)
+
+
 def execute(task: dict, limits_table: dict, unsandboxed: bool) -> list[dict]:
     """One submission in the sandbox, on an executor: one result per exercise. Everything the child wrote is read
     back as data and removed."""
@@ -184,7 +196,7 @@ def execute(task: dict, limits_table: dict, unsandboxed: bool) -> list[dict]:
             "exercises": task["exercises"],
             "limits": {"processes": limits.processes, "cpu_seconds": limits.cpu_seconds,
                        "wall_seconds": limits.wall_seconds}}))
-        roots = dict.fromkeys(str(Path(m.__file__).parents[1]) for m in (lab, solutions))
+        roots = dict.fromkeys(_code_root(m, workdir) for m in (lab, solutions))
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(roots), "HOME": workdir, "LANG": "C.UTF-8",
                "TMPDIR": "/tmp" if tool else os.path.join(workdir, "tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
         whole = dataclasses.replace(limits, wall_seconds=limits.wall_seconds * max(1, len(task["exercises"])) + 30)
