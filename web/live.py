@@ -17,6 +17,7 @@ from collections import Counter, deque
 
 from lab.processes.client import ControlClient, ControlError
 from web.fold import slim
+from web.frames import election_clock, frame, shaped_nodes, shown_links
 from web.narrate import Narrator
 
 # Routine, high-volume events: sampled (newest first) when a frame would carry too many.
@@ -25,7 +26,6 @@ ROUTINE = frozenset({
     "leader_append", "write_requested", "write_acked", "client_write", "generation_changed", "read_served",
     "client_read",
 })
-PAYLOAD_CHARS = 16
 # What a page that joins late must still see; everything else is summarised by type.
 STORY = frozenset({
     "cluster_started", "cluster_stopped", "node_started", "node_stopped", "node_killed", "node_restarted",
@@ -38,54 +38,6 @@ LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (he
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
 STORY_TAIL = 300
 ACKS_KEPT = 20
-
-
-def shape_node(node: dict, log_window: int) -> dict:
-    """A node as the page draws it: the newest `log_window` entries, payloads cut short."""
-    log = node.get("log") or []
-    log = log[-log_window:] if log_window else log
-    cells = [[e[0], e[1], e[2] if len(str(e[2])) <= PAYLOAD_CHARS else str(e[2])[:PAYLOAD_CHARS - 1] + "…"]
-             for e in log]
-    shaped = {k: node.get(k) for k in ("id", "state", "role", "generation", "leader", "log_end", "hwm", "pid")}
-    shaped["match_index"] = dict(node.get("match_index") or {})
-    shaped["next_index"] = dict(node.get("next_index") or {})
-    shaped["log"] = cells
-    shaped["log_start"] = cells[0][0] if cells else (node.get("log_end") or 0) + 1
-    if shaped["log_end"] is None:
-        shaped["log_end"] = log[-1][0] if log else 0
-    if shaped["state"] is None:
-        shaped["state"] = "running"
-    # The supervisor could not ask a running node (busy, or its clock held): these figures are its last known.
-    shaped["stale"] = shaped["state"] == "running" and bool(node.get("unresponsive") or node.get("stale"))
-    if shaped["state"] == "exited" and node.get("exit_reason"):
-        shaped["exit_reason"] = str(node["exit_reason"])  # why it stopped on its own: "fsync failed: ..."
-    if node.get("disk_full"):
-        shaped["disk_full"] = True  # the storage fault disk-full is on
-    return shaped
-
-
-def election_clock(node: dict) -> dict | None:
-    """A running node's election clock (ticks elapsed of its timeout), sent apart from the node: it changes
-    on every poll, and a frame should not resend a whole node for it."""
-    if node.get("state", "running") != "running" or node.get("election_timeout") is None:
-        return None
-    return {"elapsed": node.get("election_elapsed"), "timeout": node.get("election_timeout"),
-            "tick_ms": node.get("tick_ms"), "held": bool(node.get("hold_ticks"))}
-
-
-def shown_links(links: list[dict], delay_ms) -> list[dict]:
-    """The links a page draws: the cut ones, and those slower or faster than the cluster's slow motion."""
-    delay = delay_ms or 0
-    return [l for l in links if l.get("cut") or ("delay_ms" in l and (l["delay_ms"] or 0) != delay)]
-
-
-def cut_off(node_id: str, links: list[dict], ids: list[str]) -> bool:
-    """A node is cut off when every link to or from it is cut."""
-    others = [n for n in ids if n != node_id]
-    if not others:
-        return False
-    cut = {(l["src"], l["dst"]) for l in links if l.get("cut")}
-    return all((node_id, o) in cut and (o, node_id) in cut for o in others)
 
 
 def select_events(events: list[dict], cap: int) -> tuple[list[dict], Counter]:
@@ -178,7 +130,6 @@ class LiveFeed:
         if state.get("time") is not None:  # a state read late overstates the offset: keep the smallest seen
             offset = self.clock() - float(state["time"])
             self.run_offset = offset if self.run_offset is None else min(self.run_offset, offset)
-        changed = {}
         clocks = {}
         for node in state.get("nodes") or []:
             clock = election_clock(node)
@@ -186,11 +137,8 @@ class LiveFeed:
                 clocks[node["id"]] = clock
                 if clock["tick_ms"]:
                     self.narrator.tick_ms[node["id"]] = clock["tick_ms"]
-            shaped = shape_node(node, self.log_window)
-            if shaped["state"] == "running" and cut_off(shaped["id"], links, ids):
-                shaped["state"] = "cut off"
-            if self.nodes.get(shaped["id"]) != shaped:
-                changed[shaped["id"]] = shaped
+        changed = {shaped["id"]: shaped for shaped in shaped_nodes(state.get("nodes") or [], links, self.log_window)
+                   if self.nodes.get(shaped["id"]) != shaped}
         gone = [n for n in self.nodes if n not in ids]
         for name in gone:
             del self.nodes[name]
@@ -258,11 +206,9 @@ class LiveFeed:
     def _frame(self, nodes: dict, events: list[dict], skipped: Counter, gone: list[str] = ()) -> dict:
         self.seq += 1
         now = self.clock()
-        return {"kind": "delta", "seq": self.seq, "base": self.seq - 1, "sent": now,
-                "run_clock": self._run_clock(now), "nodes": list(nodes.values()), "gone": list(gone),
-                "cluster": self.cluster, "clocks": self.clocks,
-                "events": events, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped),
-                "events_next": self.after + 1, "rate": round(self.rate, 1)}
+        return frame("delta", self.seq, sent=now, run_clock=self._run_clock(now), nodes=list(nodes.values()),
+                     gone=gone, cluster=self.cluster, clocks=self.clocks, events=events, skipped=skipped,
+                     events_next=self.after + 1, rate=round(self.rate, 1))
 
     def last_seconds(self, seconds: float) -> list[dict]:
         """The events of the run's last `seconds` (as far as the feed keeps them), in trace order."""
@@ -281,8 +227,7 @@ class LiveFeed:
         """Everything a page needs to start drawing; the deltas that follow apply on top of it."""
         now = self.clock()
         events = self.story()
-        summarised = self.counts - Counter(e["type"] for e in events)
-        return {"kind": "snapshot", "seq": self.seq, "base": None, "sent": now, "run_clock": self._run_clock(now),
-                "nodes": [self.nodes[n] for n in sorted(self.nodes)], "gone": [], "cluster": self.cluster,
-                "clocks": self.clocks, "events": events, "skipped": sum(summarised.values()),
-                "skipped_by_type": dict(summarised), "events_next": self.after + 1, "rate": round(self.rate, 1)}
+        return frame("snapshot", self.seq, sent=now, run_clock=self._run_clock(now),
+                     nodes=[self.nodes[n] for n in sorted(self.nodes)], cluster=self.cluster, clocks=self.clocks,
+                     events=events, skipped=self.counts - Counter(e["type"] for e in events),
+                     events_next=self.after + 1, rate=round(self.rate, 1))

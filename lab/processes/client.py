@@ -124,7 +124,9 @@ class ControlClient:
 
     # -- clients --
     def write(self, payload: str, node: str | None = None, *, timeout: float = 5.0, wait: bool = True) -> dict:
-        body = {"payload": payload, "timeout": timeout, "wait": wait}
+        body = {"payload": payload, "timeout": timeout}
+        if not wait:
+            body["wait"] = False  # the control API waits for the answer unless told not to
         if node:
             body["node"] = node
         return self.call("POST", "/api/write", body, timeout=timeout + 5.0)[1]
@@ -137,7 +139,7 @@ class ControlClient:
 
     # -- faults --
     def kill(self, node: str, *, lose_unsynced: bool = False) -> dict:
-        return self._op("POST", f"/api/nodes/{node}/kill", {"lose_unsynced": lose_unsynced})
+        return self._op("POST", f"/api/nodes/{node}/kill", {"lose_unsynced": True} if lose_unsynced else {})
 
     def restart(self, node: str, *, repair: bool = False) -> dict:
         return self._op("POST", f"/api/nodes/{node}/restart", {"repair": True} if repair else {}, timeout=30.0)

@@ -545,7 +545,7 @@ def test_importing_the_dashboard_patches_nothing_and_never_imports_pyspark():
 
 
 def test_a_node_that_did_not_answer_is_shown_with_its_last_known_figures():
-    from web.live import shape_node
+    from web.frames import shape_node
 
     node = {"id": "A", "state": "running", "role": "leader", "generation": 1, "log_end": 3, "hwm": 3,
             "log": [[1, 1, "e1"], [2, 1, "e2"], [3, 1, "e3"]], "unresponsive": "timed out"}

@@ -89,7 +89,7 @@ def test_a_one_way_cut_reaches_the_page_as_one_link(live, fake):
 def test_clicking_a_message_drops_it_by_cutting_its_link_until_it_would_have_landed(live, fake):
     app, socketio, dashboard = live
     client = connect(socketio, app)
-    answer = control(client, "drop", src="A", dst="B", ms=300)
+    answer = control(client, "cut_in_flight", src="A", dst="B", ms=300)
     assert answer["ok"] and answer["ms"] == 300
     assert fake.posts[-1] == ("/api/links/cut", {"src": "A", "dst": "B", "one_way": True})
     assert ("A", "B") in fake.sim.cuts and ("B", "A") not in fake.sim.cuts
@@ -97,10 +97,10 @@ def test_clicking_a_message_drops_it_by_cutting_its_link_until_it_would_have_lan
     assert ("A", "B") not in fake.sim.cuts
     control(client, "cut", src="A", dst="C", one_way=True)
     dashboard.tick()
-    refused = control(client, "drop", src="A", dst="C", ms=300)
+    refused = control(client, "cut_in_flight", src="A", dst="C", ms=300)
     assert refused["ok"] is False and "already cut" in refused["error"]
-    assert control(client, "drop", src="A", dst="B", ms=-5)["ok"] is False
-    assert control(client, "drop", src="A", dst="Q", ms=100)["error"].startswith("no node 'Q'")
+    assert control(client, "cut_in_flight", src="A", dst="B", ms=-5)["ok"] is False
+    assert control(client, "cut_in_flight", src="A", dst="Q", ms=100)["error"].startswith("no node 'Q'")
 
 
 # ---- the room follows the instructor --------------------------------------------------------------------------

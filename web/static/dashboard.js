@@ -264,7 +264,7 @@
     const left = flight.t0 + flight.dur - performance.now();
     if (left <= 30) return;
     stage.dropFlight(flight);
-    control("drop", { src: flight.src, dst: flight.dst, ms: Math.round(left) }).then((a) => {
+    control("cut_in_flight", { src: flight.src, dst: flight.dst, ms: Math.round(left) }).then((a) => {
       if (a.ok) toast(T.dropped(flight.src, flight.dst, flight.label));
     });
   }
