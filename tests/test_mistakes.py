@@ -80,7 +80,7 @@ def test_every_mistake_costs_points_in_the_spark_grade_even_with_a_manifest_that
         if mistake is not None:
             claim_a_pass(zipped)
     code = StudentCode(tmp_path / "grader")
-    result = code.cli("grade", str(subs), "--out", str(tmp_path / "out"), cwd=tmp_path, timeout=1200)
+    result = code.cli("grade", str(subs), "--out", str(tmp_path / "out"), "--trust-traces", cwd=tmp_path, timeout=1200)
     assert result.returncode == 0, result.stdout + result.stderr
     grades = {row["student_id"]: row for row in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
     reference = grades["reference"]

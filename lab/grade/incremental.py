@@ -5,6 +5,7 @@ clears the previous run's files first (or is refused without --force), so that n
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from importlib import resources
@@ -13,7 +14,7 @@ STATE = "grade-state.json"
 PREVIOUS = "_previous"  # the previous grade's violations, while they are merged with the new ones
 # What a grade writes into --out; a folder holding only these (and the state) holds a previous grade.
 OUTPUTS = ("grades.csv", "violations.csv", "violations.parquet", "similarity.csv", "report.html", "feedback",
-           "gradescope", "lms", "spark.log", STATE, "_staging", PREVIOUS)
+           "gradescope", "lms", "spark.log", "reexec.csv", STATE, "_staging", PREVIOUS)
 
 
 class Refused(Exception):
@@ -41,8 +42,17 @@ def rubric_digest(rubric) -> str:
 
 def fingerprint(rubric, args) -> dict:
     """What a previous grade must share with this one for its results to be reused."""
-    return {"grader": grader_version(), "rubric": rubric_digest(rubric),
+    return {"grader": grader_version(), "rubric": rubric_digest(rubric), "runs": runs_source(args),
             "max_file_mb": float(args.max_file_mb), "max_submission_mb": float(args.max_submission_mb)}
+
+
+def runs_source(args) -> str:
+    """Where the graded runs come from: the submissions as sent, or the grader's re-execution with this course
+    secret (named by a keyed digest, never the secret itself: other seeds give other runs)."""
+    secret = getattr(args, "secret", None)
+    if secret is None:
+        return "submitted"
+    return "re-executed " + hmac.new(secret, b"hwm-lab-grade-state", hashlib.sha256).hexdigest()[:16]
 
 
 @dataclass
@@ -131,11 +141,18 @@ def reusable(previous: Previous | None, hashes: dict[str, str]) -> dict[str, dic
 
 # ---- results, kept and restored -----------------------------------------------------------------------------
 
-def record(r, sub, hash_: str, counts: dict, events: int) -> dict:
+def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
     """What the state keeps of one graded entry (its StudentResult r, its submissions.Submission sub): enough to
-    rebuild its result with the same rubric."""
+    rebuild its result with the same rubric. `graded`: what the grader's re-execution found (lab.grade.reexec's
+    Outcome), whose rules, probes and run weights then replace the submission's own word."""
+    rules = graded.rules.get(r.student) if graded else sub.rules
     return {"hash": hash_, "student": r.student, "status": r.status, "runs": [list(x) for x in r.runs],
-            "warnings": list(r.warnings), "rules": {str(k): list(v) for k, v in (sub.rules or {}).items()},
+            "warnings": list(r.warnings), "rules": {str(k): list(v) for k, v in (rules or {}).items()},
+            "reexecuted": graded is not None,
+            "probes": [[ex, probe, ok] for (ex, probe), ok in sorted((graded.probes.get(r.student) or {}).items())]
+            if graded else [],
+            "weights": dict(graded.weights.get(r.student) or {}) if graded else {},
+            "timings": [t for t in graded.timings if t["student"] == r.student] if graded else [],
             "version": sub.version, "events": events,
             "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
             "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())]}
@@ -150,8 +167,11 @@ def restore(entry: dict, source: str, rubric):
     score = None
     if entry["status"] == "ok":
         counts = {(run, check): n for run, check, n in entry["counts"]}
-        rules = {int(k): tuple(v) for k, v in entry["rules"].items()} if entry["version"] >= 2 else None
-        score = rubric_module.score(rubric, runs, counts, rules)
+        graded = entry.get("reexecuted", False)
+        rules = ({int(k): tuple(v) for k, v in entry["rules"].items()} if graded or entry["version"] >= 2
+                 else None)
+        probes = {(ex, probe): ok for ex, probe, ok in entry.get("probes", [])} if graded else None
+        score = rubric_module.score(rubric, runs, counts, rules, probes, entry.get("weights") if graded else None)
     first = {}
     for ex, check, v in entry["first"]:
         if "excerpt" in v:

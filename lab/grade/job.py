@@ -63,8 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="keep DIR/_staging (the extracted events and per-check results) for inspection")
     parser.add_argument("--course-secret", metavar="FILE",
                         help="the course secret, kept outside the repository (or $HWM_LAB_COURSE_SECRET_FILE, "
-                             "$HWM_LAB_COURSE_SECRET): with it the grader re-executes every submission's code in a "
-                             "sandbox, with seeds drawn per student; without it it grades the submitted traces only")
+                             "$HWM_LAB_COURSE_SECRET): the grader re-executes every submission's code in a sandbox, "
+                             "with seeds drawn per student; without it the grader refuses, unless --trust-traces")
+    parser.add_argument("--trust-traces", action="store_true",
+                        help="grade without a course secret: the submitted runs as sent, nothing re-executed (a "
+                             "student can send runs made from other code; for practice, or a class you trust)")
     parser.add_argument("--unsandboxed", action="store_true",
                         help="re-execute even where bubblewrap is missing, with rlimits only (docs/security.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -233,6 +236,11 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     except reexec_seeds.SecretError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    if args.secret is None and not getattr(args, "trust_traces", False):
+        print(f"grade: no course secret: the grader re-executes every submission's code with seeds drawn per student "
+              f"from it. Give --course-secret FILE (or ${reexec_seeds.SECRET_FILE_ENV}), or pass --trust-traces to "
+              f"grade the submitted runs as sent (docs/grading.md)", file=sys.stderr)
+        return 2
     if args.secret is not None and not getattr(args, "unsandboxed", False) and sandbox.bwrap() is None:
         print("grade: no working bubblewrap (bwrap) here to re-execute the submissions in: install Debian's "
               "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
@@ -298,14 +306,15 @@ def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> 
     return similarity.write(spark, storage, args.submissions, subs, limits, staging, out, say)
 
 
-def _state_of(cat, results, hashes, counts, per_run) -> dict[str, dict]:
+def _state_of(cat, results, hashes, counts, per_run, outcome=None) -> dict[str, dict]:
     """What a later grade may reuse of this one: per SUBMISSIONS entry graded now, its hash and results."""
     by_student = {r.student: r for r in results}
     events: dict[str, int] = {}
     for (student, _), n in per_run.items():
         events[student] = events.get(student, 0) + n
     return {s.source: incremental.record(by_student[s.student], s, hashes.get(s.source, ""),
-                                         counts.get(s.student, {}), events.get(s.student, 0) if s.ok else 0)
+                                         counts.get(s.student, {}), events.get(s.student, 0) if s.ok else 0,
+                                         outcome)
             for s in cat.submissions if s.student in by_student}
 
 
@@ -384,7 +393,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
 
         outcome = reexec.run_class(spark, storage, args, cat, rubric, staging, args.secret, say)
     else:
-        say("not re-executing (no course secret): the grades trust the submitted runs (docs/grading.md)")
+        say("not re-executing (--trust-traces): the grades trust the submitted runs (docs/grading.md)")
     found = Found()
     cached = events = None
     n_events = 0
@@ -418,16 +427,20 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
-        storage.write(join(out, "reexec.csv"), reexec.timings_csv(outcome))
     if cached is not None:
         cached.unpersist()
-    state = _state_of(cat, results, hashes, counts, per_run)
+    state = _state_of(cat, results, hashes, counts, per_run, outcome)
     if previous is not None:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
         state.update(reuse)
+    if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
+        outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
+        outcome.timings.sort(key=lambda t: (t["student"], t["exercise"]))
+        storage.write(join(out, "reexec.csv"), reexec.timings_csv(outcome))
 
     similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
-    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar)
+    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
+                     trusted=outcome is None)
     if getattr(args, "lms", None):
         from lab.grade import lms
 

@@ -26,7 +26,7 @@ class StudentResult:
 
 
 def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], common: list[dict],
-              check_totals: dict[str, int], n_events: int, similar: str = "") -> None:
+              check_totals: dict[str, int], n_events: int, similar: str = "", trusted: bool = False) -> None:
     from lab.grade.storage import join
 
     storage.write(join(out, "grades.csv"), grades_csv(rubric, results).encode("utf-8"))
@@ -36,7 +36,7 @@ def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], c
         storage.write(join(out, "gradescope", r.student, "results.json"),
                       (json.dumps(gradescope(rubric, r), indent=2) + "\n").encode("utf-8"))
     storage.write(join(out, "report.html"),
-                  class_report(rubric, results, common, check_totals, n_events, similar).encode("utf-8"))
+                  class_report(rubric, results, common, check_totals, n_events, similar, trusted).encode("utf-8"))
 
 
 # ---- grades.csv ---------------------------------------------------------------------------------------------
@@ -263,16 +263,24 @@ def _bars_svg(items: list[tuple[str, float]], label: str) -> str:
             f"aria-label=\"{html.escape(label)}\">{''.join(parts)}</svg>")
 
 
+REEXECUTED = ("Every submission's code was run again by the grader in its sandbox, with seeds drawn per student; "
+              "submitted runs count only where they were reproduced.")
+TRUSTED = ("Graded from the submitted runs as sent (--trust-traces): nothing was re-executed, so a run made from "
+           "other code than the student's would count.")
+
+
 def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict], check_totals: dict[str, int],
-                 n_events: int, similar: str = "") -> str:
-    """The class view; `similar` is the section on similar submissions (lab/grade/similarity.py), as HTML."""
+                 n_events: int, similar: str = "", trusted: bool = False) -> str:
+    """The class view; `similar` is the section on similar submissions (lab/grade/similarity.py), as HTML;
+    `trusted`: graded from the submitted runs as sent (--trust-traces), nothing re-executed."""
     e = html.escape
     graded = [r for r in results if r.score]
     totals = [r.score.total for r in graded]
     parts = [f"<h1>HWM Lab: class report</h1>",
              f"<p>{len(results)} students, {len(graded)} graded, {len(results) - len(graded)} not gradable; "
              f"{n_events:,} events checked. Mean total {sum(totals) / len(totals) if totals else 0:.2f} of "
-             f"{fmt(rubric.max_total)}.</p>", "<h2>Scores</h2>", _histogram_svg(totals, rubric.max_total)]
+             f"{fmt(rubric.max_total)}.</p>", f"<p class=\"mode\">{e(TRUSTED if trusted else REEXECUTED)}</p>",
+             "<h2>Scores</h2>", _histogram_svg(totals, rubric.max_total)]
 
     check_rates = []
     for rule in RULES:

@@ -153,7 +153,7 @@ def main(args) -> int:
         print(f"spark-cluster: {exc} (logs in {args.dir})", file=sys.stderr)
         return 1
     print(f"Spark master {state['master']} and one worker on loopback (logs in {args.dir}).\n"
-          f"Grade with: hwm-lab grade SUBMISSIONS --out DIR --master {state['master']}\n"
+          f"Grade with: hwm-lab grade SUBMISSIONS --out DIR --course-secret FILE --master {state['master']}\n"
           f"Stop with:  hwm-lab spark-cluster down" + ("" if args.dir == ".hwm-lab/spark-cluster"
                                                      else f" --dir {args.dir}"))
     return 0

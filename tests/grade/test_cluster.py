@@ -96,10 +96,10 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
     subs = small_class(tmp_path / "subs")
 
     local = tmp_path / "local"
-    assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local)]), spark) == 0
+    assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local), "--trust-traces"]), spark) == 0
 
     remote = tmp_path / "remote"
-    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(subs), "--out", str(remote), "--master", master,
+    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(subs), "--out", str(remote), "--master", master, "--trust-traces",
                            "--shuffle-partitions", "2", "--driver-memory", "1g"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -111,7 +111,8 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
 def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
     # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/job.py SUBMISSIONS --out DIR,
     # from a folder outside the checkout (the job file puts its checkout on the path itself). The executors'
-    # Python is `false`, which runs no Python: the job must need none there (docs/grading.md says so).
+    # Python is `false`, which runs no Python: grading the traces as sent must need none there (docs/grading.md says
+    # so).
     import pyspark
 
     master, env = standalone
@@ -120,7 +121,7 @@ def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     proc = subprocess.run([str(spark_submit), "--master", master, "--driver-memory", "1g",
                            str(ROOT / "lab" / "grade" / "job.py"),
-                           str(subs), "--out", str(out)],
+                           str(subs), "--out", str(out), "--trust-traces"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=420,
                           env={**env, "PYTHONPATH": "", "PYSPARK_DRIVER_PYTHON": sys.executable,
                                "PYSPARK_PYTHON": shutil.which("false")})

@@ -30,7 +30,7 @@ def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spar
     # rubric skips truncation-safe.
     synth.write_submission(subs, "kate", k2_runs(frozenset({"truncate-committed"})))
     synth.write_submission(subs, "alice", full_runs())
-    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1"])
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1", "--trust-traces"])
     assert job.run(args, spark) == 0
     out = tmp_path / "out"
     assert "kate,10,10,10,10,10,10,60,ok" in (out / "grades.csv").read_text()

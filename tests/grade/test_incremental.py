@@ -15,7 +15,8 @@ from .helpers import full_runs, make_class
 
 
 def grade(spark, subs, out, *extra, capsys=None) -> int:
-    args = job.build_parser().parse_args([str(subs), "--out", str(out), "--max-file-mb", "1", *extra])
+    args = job.build_parser().parse_args([str(subs), "--out", str(out), "--max-file-mb", "1", "--trust-traces",
+                                          *extra])
     return job.run(args, spark)
 
 
@@ -101,3 +102,18 @@ def test_the_fingerprint_is_the_same_in_every_process():
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
     assert len(seen) == 1 and len(incremental.grader_version()) == 16
+
+
+def test_a_grade_with_another_course_secret_or_none_reuses_nothing():
+    from types import SimpleNamespace
+
+    from lab.grade.rubric import load
+
+    def fp(secret):
+        return incremental.fingerprint(load(None), SimpleNamespace(secret=secret, max_file_mb=1, max_submission_mb=1))
+
+    trusted, one, other = fp(None), fp(b"a course secret, long enough"), fp(b"another secret, long enough")
+    assert trusted["runs"] == "submitted" and one["runs"].startswith("re-executed ")
+    assert len({str(trusted), str(one), str(other)}) == 3  # other seeds, other runs: nothing carries over
+    assert one == fp(b"a course secret, long enough")  # the same secret: the same grade, reusable
+    assert "course secret" not in str(one) and "a course" not in one["runs"]  # the secret itself is never kept

@@ -50,7 +50,8 @@ olga,10,0,0,10,0,0,20,ok
 
 
 def grade(spark, submissions, out, *extra) -> int:
-    args = job.build_parser().parse_args([str(submissions), "--out", str(out), "--max-file-mb", "1", *extra])
+    args = job.build_parser().parse_args([str(submissions), "--out", str(out), "--max-file-mb", "1", "--trust-traces",
+                                          *extra])
     return job.run(args, spark)
 
 
@@ -170,6 +171,27 @@ def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_without_a_course_secret_the_grader_refuses_unless_told_to_trust_the_traces(tmp_path, monkeypatch, capsys):
+    for name in ("HWM_LAB_COURSE_SECRET", "HWM_LAB_COURSE_SECRET_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "subs").mkdir()
+    args = job.build_parser().parse_args([str(tmp_path / "subs"), "--out", str(tmp_path / "out")])
+    assert job.run(args) == 2
+    err = capsys.readouterr().err
+    assert "no course secret" in err and "--course-secret" in err and "--trust-traces" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_class_report_says_where_its_runs_came_from():
+    from lab.grade import report
+    from lab.grade.rubric import load
+
+    trusted = report.class_report(load(None), [], [], {}, 0, trusted=True)
+    checked = report.class_report(load(None), [], [], {}, 0)
+    assert "--trust-traces" in trusted and "nothing was re-executed" in trusted
+    assert "run again by the grader in its sandbox" in checked and "--trust-traces" not in checked
+
+
 def test_a_large_class_gets_a_partition_per_128_mb_and_is_cached_on_disk(spark):
     cores = spark.sparkContext.defaultParallelism  # local mode: one partition per core for a small class
     assert job.partitions_for(spark, None, 0) == cores
@@ -189,7 +211,7 @@ def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, mon
     assert job.class_bytes(str(subs)) == 51_000
 
     def args(*extra):
-        return job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), *extra])
+        return job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--trust-traces", *extra])
 
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     assert job.quick_jit(args()) and job.quick_jit(args("--master", "local[2]"))

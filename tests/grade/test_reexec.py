@@ -124,7 +124,10 @@ def graded(spark, made, tmp_path_factory, monkeypatch_module):
     honest.mkdir()
     shutil.copy(made["article"], honest / "carl.zip")
     copy_as(made["article"], honest, "vic")
-    return {"first": first, "again": again, "honest": grade(spark, honest, root / "honest-out"), "root": root}
+    honest_out = grade(spark, honest, root / "honest-out")
+    # a re-grade into the first grade's folder: nothing changed, so every result is reused
+    return {"first": first, "again": again, "honest": honest_out, "root": root,
+            "regrade": grade(spark, subs, root / "out")}
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +178,17 @@ def test_two_grades_of_the_same_class_are_identical(graded):
     out = graded["root"]
     assert (out / "out" / "grades.csv").read_bytes() == (out / "again" / "grades.csv").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["again", "honest", "honest-out", "out", "subs"]
+
+
+def test_a_regrade_reuses_the_graders_own_findings_not_the_manifests(graded):
+    from lab.grade import incremental
+
+    assert graded["regrade"] == graded["first"]  # lena keeps the points her re-executed runs and probe cost her
+    state = json.loads((graded["root"] / "out" / incremental.STATE).read_text())
+    assert state["fingerprint"]["runs"].startswith("re-executed ")
+    lena = next(e for e in state["entries"].values() if e["student"] == "lena")
+    assert lena["reexecuted"] and [3, "match-acknowledged", False] in lena["probes"]
+    assert "match-acknowledged" in (graded["root"] / "out" / "feedback" / "lena.md").read_text()
 
 
 def test_each_student_gets_their_own_seeds(made, tmp_path):

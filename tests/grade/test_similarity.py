@@ -57,7 +57,7 @@ def test_copies_are_listed_and_independent_answers_are_not(spark, tmp_path):
     synth.write_submission(subs, "bea", run, version=2, files=styles.renamed(ann, seed=3))
     reference = {m: t.encode() for m, t in sim.reference_files().items()}
     synth.write_submission(subs, "sol", run, version=2, files=styles.renamed(reference, seed=5))
-    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1"])
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1", "--trust-traces"])
     assert job.run(args, spark) == 0
 
     with open(tmp_path / "out" / "similarity.csv", newline="") as f:

@@ -7,7 +7,7 @@ was before the checks were rewritten for speed (commit 8ffa999), with the rubric
 
     python tests/grade/data/make_baseline.py tests/grade/data/baseline/submissions
     python -m lab.grade tests/grade/data/baseline/submissions --out OUT --max-file-mb 1 \\
-        --rubric tests/grade/data/baseline/rubric.toml
+        --rubric tests/grade/data/baseline/rubric.toml --trust-traces
     cp OUT/grades.csv OUT/violations.csv tests/grade/data/baseline/
 """
 
