@@ -35,7 +35,7 @@ from lab.i18n import LANGUAGES, PSEUDO, Text, localize, say
 from lab.i18n.phrases import heard
 from lab.processes.client import ControlClient, ControlError
 from web.live import LiveFeed, cut_off, shape_node
-from web.narrate import humane
+from web.narrate import answer_error, humane
 
 DEFAULTS = {
     "CONTROL_URL": None,  # the supervisor's control API (live mode)
@@ -309,7 +309,7 @@ class Dashboard:
                 body["node"] = node
             answer = self._client().post("/api/write", body, timeout=self.config["WRITE_TIMEOUT"] + 2)
             if answer.get("error"):
-                answer["error"] = heard(humane(answer["error"]))
+                answer["error"] = answer_error(answer)
             return answer
         if action == "read":
             try:
@@ -320,7 +320,7 @@ class Dashboard:
                 raise ValueError(say("indexes start at 1"))
             answer = self._client().post("/api/read", {"index": index, "node": self._node_arg(args)})
             if answer.get("error"):
-                answer["error"] = heard(answer["error"])
+                answer["error"] = answer_error(answer)
             return answer
         if action == "settings":
             body = {}
@@ -512,7 +512,7 @@ def localize_tree(value, lang: str):
     """A payload with every Text in it said in `lang` (dicts and lists are copied; English is sent as it is)."""
     if lang == i18n.SOURCE:
         return value
-    if isinstance(value, Text):
+    if isinstance(value, i18n.SPOKEN):
         return localize(value, lang)
     if isinstance(value, dict):
         return {k: localize_tree(v, lang) for k, v in value.items()}
