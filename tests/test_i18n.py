@@ -374,7 +374,7 @@ def test_each_page_gets_the_feed_and_the_refusals_in_its_language(fake):
     assert "客户端向 A 写入 “e1”" in feeds["zh"] and "A 的高水位标记 0 → 1：索引 1 已提交" in feeds["zh"]
     refused = {lang: client.emit("control", {"action": "read", "args": {"index": 9, "node": "B"}}, callback=True)
                for lang, client in pages.items()}
-    assert refused["en"]["error"].startswith("not available: index 9")
+    assert refused["en"]["error"] == Reason(ABOVE_HWM, index=9, hwm=1)
     assert refused["es"]["error"].startswith("no disponible: el índice 9")
     assert refused["zh"]["error"].startswith("不可用：索引 9")
     nobody = pages["zh"].emit("control", {"action": "kill", "args": {"node": "Q"}}, callback=True)

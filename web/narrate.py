@@ -165,6 +165,14 @@ class Narrator:
         if kind == "delay_set":
             ms = g("ms") or 0
             return say("Slow motion: every message delayed {ms:g} ms", ms=ms) if ms else say("Slow motion off")
+        if kind == "drop_set":
+            percent = round(100 * (g("rate") or 0), 1)
+            if g("src"):
+                return say("Link {src} → {dst} drops {percent:g}% of its messages", src=g("src"), dst=g("dst"),
+                           percent=percent)
+            if percent:
+                return say("Every link drops {percent:g}% of its messages", percent=percent)
+            return say("Random message loss off")
         if kind == "settings_changed":
             changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
             return say("Settings: {changes}",
@@ -285,6 +293,9 @@ class Narrator:
         if kind == "replication_rejected":
             return say("{node} rejects {leader}'s entries after index {index}: {reason}", node=node,
                        leader=g("from"), index=g("prev_index"), reason=_why(g("reason")))
+        if kind == "response_ignored":
+            return say("{node} ignores {follower}'s answer: {reason}", node=node, follower=g("follower"),
+                       reason=_why(g("reason")))
         if kind == "match_index_updated":
             return say("{node}: {follower} matches up to index {index} (next {next})", node=node,
                        follower=g("follower"), index=g("match_index"), next=g("next_index"))

@@ -120,6 +120,8 @@ def answer_to_json(answer: Answer, node: str | None = None) -> dict:
 def answer_from_json(data: dict) -> Answer:
     """The Answer in a control API answer (its other fields, such as `node`, left out); MalformedFrame if bad."""
     fields = {k: v for k, v in data.items() if k in Answer._fields or k == "because"}
+    if isinstance(fields.get("error"), Reason):  # an answer of this process: its sentence, as the wire has it
+        fields["error"] = str(fields["error"])
     return _decode_answer({"type": "Answer", **fields})
 
 
