@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from lab.core.messages import ReplicationRequest  # noqa: E402
 from lab.explore.search import Config, Figures, bfs, search, walk  # noqa: E402
 from lab.explore.shrink import shrink  # noqa: E402
-from lab.explore.world import Bounds, World  # noqa: E402
+from lab.sim.world import Bounds, World  # noqa: E402
 
 VARIANTS = [("ex1_article_formula", 1), ("ex2_no_generation_check", 2), ("ex3_truncates_matching", 3),
             ("ex4_serves_above_hwm", 4), ("ex5_off_by_one", 5), ("ex6_keeps_everything", 6)]
@@ -83,7 +83,7 @@ def walk_rate(n: int, seconds: float) -> float:
 def hunt(name: str, impl: str, truncation: str, budget: float, rules=None) -> dict:
     from lab.explore.counterexample import script
     from lab.explore.counterexample import tell
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     configs = [Config(n, truncation, impl, 1.0, frozenset(rules) if rules else None) for n in (3, 4, 5)]
     t = time.monotonic()

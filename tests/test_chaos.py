@@ -1,4 +1,4 @@
-"""The nemesis (lab/processes/nemesis.py, hwm-lab chaos): its checker reports a planted lost write and a planted
+"""The nemesis (lab/harness/nemesis.py, hwm-lab chaos): its checker reports a planted lost write and a planted
 read above the high-water mark, and nothing in a clean history; a short seeded run against real processes checks clean; and against a
 replica that serves above the high-water mark, the same run catches it.
 
@@ -13,7 +13,7 @@ import pytest
 from procutil import track
 
 from lab import cli
-from lab.processes import nemesis as chaos
+from lab.harness import nemesis as chaos
 from lab.processes.client import pid_alive
 
 EXERCISES_NEEDED = (1, 2, 3, 4, 5)
@@ -159,7 +159,7 @@ def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys)
 def test_the_checker_applies_the_graders_rules_to_the_trace(tmp_path):
     """The article's n/2 on 4 nodes loses nothing a client sees in a short run, but its leader raises the mark
     over what only 2 of 4 nodes hold: the checker reports the rule (lab.core.monitor), given the cluster's size."""
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     simulate("n4", impl="tests.wrong_variants.ex1_article_formula", out=tmp_path / "article")
     simulate("n4", impl="solutions", out=tmp_path / "reference")

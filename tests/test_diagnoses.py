@@ -13,7 +13,7 @@ import pytest
 from lab.core.impl import load
 from lab.core.replica import majority, timeout_error
 from lab.ports.trace import read_trace
-from lab.sim import scenario as scenarios
+from lab.harness import scenario as scenarios
 from lab.student.checks import EXERCISES, _explain, check_rules
 from tests.studentcode import StudentCode
 from tests.test_mistakes import MISTAKES, Mistake

@@ -12,8 +12,8 @@ from lab.core.messages import (Answer, Entry, Envelope, Event, HardState, Replic
 from lab.core.replica import Ready
 from lab.ports.driver import Driver
 from lab.ports.wal import WriteAheadLog
-from lab.sim.realdriver import run_real
-from lab.sim.scenario import simulate
+from lab.harness.realdriver import run_real
+from lab.harness.scenario import simulate
 
 
 class Recorder:

@@ -15,9 +15,9 @@ import pytest
 from lab.cli import main
 from lab.explore.search import Config, Figures, bfs, run, search
 from lab.explore.shrink import shrink
-from lab.explore.world import Bounds, World
+from lab.sim.world import Bounds, World
 from lab.i18n import localize
-from lab.sim.scenario import parse
+from lab.harness.scenario import parse
 
 LOOSE_GATE = "tests.wrong_variants.ex4_serves_above_hwm"
 ARTICLE = "tests.wrong_variants.ex1_article_formula"
@@ -243,7 +243,7 @@ def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():
     where generation 1 ends (twice), appended index 2 of generation 2, which was committed, restarted again, and
     took the answer to its earlier question as the answer to its new one: it cut index 2. The replica now heeds only
     the answer to the question it asks."""
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     verdict = simulate(str(Path(__file__).with_name("explore_cases") / "leader_epoch_stale_answer.txt"))
     assert verdict.violation is None and verdict.passed, verdict.summary()

@@ -191,7 +191,7 @@ class PageText(HTMLParser):
 
 
 def test_the_page_in_the_pseudo_language_has_no_untranslated_text(tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
     from web.app import create_app
 
     assert simulate("s1", seed=0, out=tmp_path / "s1").passed
@@ -210,7 +210,7 @@ def test_the_page_in_the_pseudo_language_has_no_untranslated_text(tmp_path):
 
 
 def all_scenario_runs():
-    from lab.sim import scenario as scripts
+    from lab.harness import scenario as scripts
 
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
         for strategy in TRUNCATION_STRATEGIES:
@@ -221,7 +221,7 @@ def all_scenario_runs():
 def narrated_runs():
     """Every scenario under every truncation strategy on the simulator, and what the room is told about it."""
     from lab.sim.cluster import SimCluster
-    from lab.sim.scenario import SimDriver, Run, load
+    from lab.harness.scenario import SimDriver, Run, load
     from web.app import guide_for_pages
     from web.narrate import Narrator
 

@@ -13,14 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = (
     ("core", ("lab.core",)),  # the replica and its values: imports nothing of the lab but itself
     ("handout", ("exercises", "solutions")),  # the student's code: handed the core's contract, nothing more
-    ("ports", ("lab.ports", "lab.cluster")),  # the driver and its ports; the fault vocabulary
+    ("ports", ("lab.ports",)),  # the driver and its ports; the fault vocabulary
     ("processes", ("lab.processes",)),  # node process, supervisor, clients
-    # the simulator, the scenarios and their runner (also on processes); the explorer's world, a simulator whose
-    # network waits for a choice, and its replay of a counterexample script
-    ("sim", ("lab.sim", *(f"lab.explore.{m}" for m in ("world", "state", "choices", "calls", "replay")))),
-    ("i18n", ("lab.i18n", "lab.sequence")),  # the catalogues, the scenarios' own words, a trace drawn in them
+    ("sim", ("lab.sim",)),  # the simulator and its scenarios; the explorer's world, whose network waits for a choice
+    ("harness", ("lab.harness",)),  # the scenario runner (simulator, processes, world) and the nemesis
+    ("i18n", ("lab.i18n",)),  # the catalogues, the scenarios' own words, a trace drawn in them
     ("student", ("lab.student", "lab.explore")),  # exercise checks, submission, and the search over a student's code
-    ("edges", ("lab.commands", "lab.cli", "lab.grade", "web")),  # the hwm-lab command, the grader, the dashboard
+    # the hwm-lab command (lab/cli.py, its entry point, and its groups), the grader, the dashboard
+    ("edges", ("lab.commands", "lab.cli", "lab.grade", "web")),
 )
 SOURCES = ("lab", "web", "exercises", "solutions")
 

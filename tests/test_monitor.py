@@ -7,7 +7,7 @@ import pytest
 
 from lab.core.messages import digest
 from lab.core.monitor import Monitor, check_trace
-from lab.sim.scenario import ScenarioError, parse, simulate
+from lab.harness.scenario import ScenarioError, parse, simulate
 
 
 def ev(kind, node="A", boot=1, gen=1, **fields):

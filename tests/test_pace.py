@@ -9,7 +9,7 @@ from procutil import running_cluster, wait_until
 from lab.core.config import PACES, TIMING, pace_timing, wait_seconds
 from lab.ports.trace import read_trace
 from lab.sim.cluster import SimCluster
-from lab.sim.scenario import simulate
+from lab.harness.scenario import simulate
 
 CLASSROOM = pace_timing("classroom")
 

@@ -102,7 +102,7 @@ def test_leader_killed_during_a_stream_of_writes(tmp_path):
 
 
 def test_s1_as_real_processes(tmp_path):
-    from lab.sim.realdriver import run_real
+    from lab.harness.realdriver import run_real
 
     verdict, out = run_real("s1", out=tmp_path / "s1")
     assert verdict.passed, verdict.summary()

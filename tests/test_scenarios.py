@@ -2,7 +2,7 @@
 
 import pytest
 
-from lab.sim.scenario import ScenarioError, load, parse, simulate
+from lab.harness.scenario import ScenarioError, load, parse, simulate
 from lab.ports.trace import read_trace
 
 SAFE = ["generation", "leader-epoch"]

@@ -1,4 +1,4 @@
-"""The message-sequence diagram (lab.sequence): S1's story in order, lost messages as crosses, heartbeats only when
+"""The message-sequence diagram (lab.i18n.sequence): S1's story in order, lost messages as crosses, heartbeats only when
 asked, a cursor that leaves later messages in flight, labels in the page's language, valid SVG."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from lab.ports.trace import read_trace
-from lab.sequence import build, sequence_svg, write_sequence_svg
+from lab.i18n.sequence import build, sequence_svg, write_sequence_svg
 from lab.sim.cluster import SimCluster
-from lab.sim.scenario import simulate
+from lab.harness.scenario import simulate
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -124,7 +124,7 @@ def test_a_crash_and_a_restart_of_a_simulated_node_and_labels_in_spanish(tmp_pat
 
 
 def test_around_a_violation_and_the_command_line(s1, tmp_path, capsys):
-    from lab.sequence import around, main
+    from lab.i18n.sequence import around, main
 
     events = list(read_trace(s1).events)
     at = next(i for i, e in enumerate(events) if e["type"] == "truncated")

@@ -18,7 +18,7 @@ from lab.ports.state import FileState
 from lab.ports.trace import TraceFile
 from lab.ports.wal import WriteAheadLog
 from lab.sim.cluster import SimCluster
-from lab.sim.scenario import simulate
+from lab.harness.scenario import simulate
 
 EXERCISES_NEEDED = (5,)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab import cli
-from lab.processes import nemesis
+from lab.harness import nemesis
 from lab.processes.client import ControlClient
 from lab.processes.supervisor import Supervisor
 
@@ -184,8 +184,8 @@ def test_fsync_fail_on_the_leader_under_writes(tmp_path, capsys):
 
 
 def test_scenario_d1_as_processes_gives_the_simulators_verdict(tmp_path):
-    from lab.sim.realdriver import run_real
-    from lab.sim.scenario import simulate
+    from lab.harness.realdriver import run_real
+    from lab.harness.scenario import simulate
 
     real = run_real("d1", out=tmp_path / "real")[0]
     sim = simulate("d1")

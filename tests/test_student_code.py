@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lab.sim.realdriver import run_real
-from lab.sim.scenario import simulate
+from lab.harness.realdriver import run_real
+from lab.harness.scenario import simulate
 from lab.student.checks import EXERCISES
 from tests.spy_impl import calls
 

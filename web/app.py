@@ -29,7 +29,7 @@ from flask_babel import Babel, Domain
 from flask_socketio import SocketIO, join_room, leave_room
 
 from lab import i18n
-from lab.cluster import MAX_DELAY_MS
+from lab.ports.cluster import MAX_DELAY_MS
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import LANGUAGES, PSEUDO, Text, localize, say
 from lab.i18n.phrases import heard
@@ -469,7 +469,7 @@ class Dashboard:
 
     def sequence(self, mode: str | None, position: int | None, seconds: float, heartbeats: bool, lang: str) -> str:
         """The sequence view's SVG: the replay up to its cursor, or the live cluster's last seconds."""
-        from lab.sequence import sequence_svg
+        from lab.i18n.sequence import sequence_svg
 
         replay = self.replay
         if mode == "replay" and replay is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from lab.core.config import node_names
 from lab.processes.client import CLUSTER_FILE, ControlClient, ControlError, cluster_info
 from lab.processes.daemon import launch
-from lab.sim.realdriver import RealDriver
+from lab.harness.realdriver import RealDriver
 
 START_SECONDS = 60.0  # node processes are Python: slow to start on a busy two-core machine
 STOP_SECONDS = 10.0
@@ -61,7 +61,7 @@ class ClusterHost:
         if settings.get("delay_ms"):
             options["delay_ms"] = float(settings["delay_ms"])
         if scenario is not None:
-            # As lab.sim.realdriver does: clocks held until the script's first command, no background writeback,
+            # As lab.harness.realdriver does: clocks held until the script's first command, no background writeback,
             # so that every run of a guided scenario unfolds the same way.
             options.update(truncation=scenario.truncation, hold_ticks=True, writeback_ms=0.0,
                            fsync={n: scenario.fsync.get(n, "always") for n in node_names(nodes)},

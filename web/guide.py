@@ -11,7 +11,7 @@ from typing import Callable
 
 from lab.i18n import say
 from lab.i18n import scenarios as words
-from lab.sim import scenario as scripts
+from lab.harness import scenario as scripts
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
 

@@ -1,11 +1,11 @@
-"""`hwm-lab chaos`: the nemesis (lab/processes/nemesis.py: random kills, pauses, cuts and delays under writes and
+"""`hwm-lab chaos`: the nemesis (lab/harness/nemesis.py: random kills, pauses, cuts and delays under writes and
 reads, then a check of every acknowledged write and every read) against a cluster it starts, on any `--impl`."""
 
 from __future__ import annotations
 
 import sys
 
-from lab.processes import nemesis
+from lab.harness import nemesis
 from lab.processes.errors import SupervisorError
 
 

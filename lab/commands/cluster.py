@@ -18,16 +18,16 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from lab.cluster import check_delay
+from lab.ports.cluster import check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
-from lab.sim import scenario
-from lab.sim.realdriver import run_real
-from lab.sim.scenario import ScenarioError
+from lab.harness import scenario
+from lab.harness.realdriver import run_real
+from lab.harness.scenario import ScenarioError
 
 DEFAULT_DIR = ".hwm-lab"
 

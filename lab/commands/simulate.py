@@ -8,7 +8,7 @@ import sys
 from lab.core.config import TRUNCATION_STRATEGIES
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
-from lab.sim.scenario import ScenarioError, available, simulate
+from lab.harness.scenario import ScenarioError, available, simulate
 
 
 def register(subparsers) -> None:

@@ -11,7 +11,7 @@ from lab.core.monitor import Violation
 from lab.explore.explain import explanation, narrate
 from lab.explore.search import Config, Figures, Found, search
 from lab.explore.shrink import shrink
-from lab.explore.world import SEGMENT_BYTES
+from lab.sim.world import SEGMENT_BYTES
 from lab.i18n import Joined, Text
 
 SCRIPT = "counterexample.txt"
@@ -85,7 +85,7 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
     steps, calls = tell(found)
     files = []
     if out is not None:
-        from lab.sim.scenario import simulate
+        from lab.harness.scenario import simulate
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from lab.core.monitor import Violation
-from lab.explore.world import WALK_KINDS, Bounds, World
+from lab.sim.world import WALK_KINDS, Bounds, World
 
 
 @dataclass(frozen=True)

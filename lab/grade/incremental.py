@@ -55,7 +55,7 @@ class Previous:
 
 def prepare(storage, out: str, rubric, args, say) -> Previous | None:
     """Make --out ready: read a previous grade that can be reused, and clear every file of the previous run."""
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     kind = storage.kind(out)
     if kind is None:
@@ -85,7 +85,7 @@ def prepare(storage, out: str, rubric, args, say) -> Previous | None:
 
 def entry_hashes(storage, submissions: str, out: str) -> dict[str, str]:
     """sha256 of every zip or submission folder in SUBMISSIONS (a folder: over its files' paths and contents)."""
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     hashes = {}
     for name, kind, _ in storage.listdir(submissions):
@@ -103,7 +103,7 @@ def entry_hashes(storage, submissions: str, out: str) -> dict[str, str]:
 
 
 def _walk(storage, root: str, rel: str) -> list[str]:
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     out = []
     for name, kind, _ in storage.listdir(join(root, rel) if rel else root):
@@ -132,7 +132,7 @@ def reusable(previous: Previous | None, hashes: dict[str, str]) -> dict[str, dic
 # ---- results, kept and restored -----------------------------------------------------------------------------
 
 def record(r, sub, hash_: str, counts: dict, events: int) -> dict:
-    """What the state keeps of one graded entry (its StudentResult r, its loader.Submission sub): enough to
+    """What the state keeps of one graded entry (its StudentResult r, its submissions.Submission sub): enough to
     rebuild its result with the same rubric."""
     return {"hash": hash_, "student": r.student, "status": r.status, "runs": [list(x) for x in r.runs],
             "warnings": list(r.warnings), "rules": {str(k): list(v) for k, v in (sub.rules or {}).items()},
@@ -163,7 +163,7 @@ def restore(entry: dict, source: str, rubric):
 
 
 def save(storage, out: str, fp: dict, entries: dict[str, dict]) -> None:
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     storage.write(join(out, STATE), (json.dumps({"fingerprint": fp, "entries": entries}, indent=1, default=str)
                                      + "\n").encode("utf-8"))
@@ -174,7 +174,7 @@ def merge_violations(spark, storage, previous: Previous, students: set[str], out
     whose results are reused; returns the merged DataFrame, written at DIR/violations.parquet."""
     from pyspark.sql import functions as F
 
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     old = spark.read.parquet(storage.for_spark(previous.violations)).filter(F.col("submission").isin(sorted(students)))
     new_path = join(out, "violations.parquet")

@@ -24,7 +24,10 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` p
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from lab.grade import edges, incremental
-from lab.grade import load as loader
+from lab.grade.archive import Limits
+from lab.grade.parse import read_events, small_table
+from lab.grade.storage import HadoopStorage, LocalStorage, MiB, is_uri, join
+from lab.grade.submissions import catalog
 from lab.grade import rubric as rubric_module
 from lab.grade import sandbox
 from lab.grade import seeds as reexec_seeds
@@ -108,7 +111,7 @@ def class_bytes(folder: str) -> int:
 def quick_jit(args: argparse.Namespace) -> bool:
     """Whether the job's own local JVM should compile with C1 only: a small class, read from a local folder."""
     local = (args.master or "local").startswith("local") and "PYSPARK_GATEWAY_PORT" not in os.environ
-    return local and not loader.is_uri(args.submissions) and class_bytes(args.submissions) <= QUICK_JIT_BYTES
+    return local and not is_uri(args.submissions) and class_bytes(args.submissions) <= QUICK_JIT_BYTES
 
 
 def session_conf(*, driver_memory: str | None = None, local_dir: str | None = None,
@@ -213,7 +216,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     """Run the job; returns the exit code. Uses `spark` when given (and leaves it running)."""
     say = (lambda msg: None) if getattr(args, "quiet", False) else _say
     try:
-        rubric = rubric_module.load(args.rubric) if args.rubric and not loader.is_uri(args.rubric) else None
+        rubric = rubric_module.load(args.rubric) if args.rubric and not is_uri(args.rubric) else None
     except (OSError, rubric_module.RubricError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
@@ -222,7 +225,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
-    if not loader.is_uri(args.submissions) and not os.path.isdir(args.submissions):
+    if not is_uri(args.submissions) and not os.path.isdir(args.submissions):
         print(f"grade: {args.submissions} is not a folder of submissions", file=sys.stderr)
         return 2
     try:
@@ -239,12 +242,12 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     try:
         if rubric is None and not args.rubric:
             rubric = rubric_module.load(None)
-        if rubric is not None and not loader.is_uri(args.out):  # before Spark writes its log into DIR
-            args.previous = _prepare_out(loader.LocalStorage(), args, rubric, say)
+        if rubric is not None and not is_uri(args.out):  # before Spark writes its log into DIR
+            args.previous = _prepare_out(LocalStorage(), args, rubric, say)
         if own:
             spark = _start(args, say)
-        uri = loader.is_uri(args.submissions) or loader.is_uri(args.out)
-        storage = loader.HadoopStorage(spark) if uri else loader.LocalStorage()
+        uri = is_uri(args.submissions) or is_uri(args.out)
+        storage = HadoopStorage(spark) if uri else LocalStorage()
         if rubric is None:
             rubric = rubric_module.load(args.rubric, storage.read) if args.rubric else rubric_module.load(None)
         if not hasattr(args, "previous"):
@@ -254,8 +257,8 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        edges.interrupted_aside(loader.join(args.out, incremental.PREVIOUS), storage)
-        return edges.interrupted(loader.join(args.out, "_staging"), storage)
+        edges.interrupted_aside(join(args.out, incremental.PREVIOUS), storage)
+        return edges.interrupted(join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
@@ -279,7 +282,7 @@ def _start(args, say) -> "SparkSession":
     quick = quick_jit(args)
     small = "; a small class: the JVM compiles with C1 only" if quick else ""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
-    log = None if loader.is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
+    log = None if is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
     say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
@@ -318,7 +321,7 @@ def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric
     results.sort(key=lambda r: r.student)
     merged = incremental.merge_violations(spark, storage, previous, {e["student"] for e in reuse.values()},
                                           out, staging)
-    _write_single_csv(merged, storage, staging, loader.join(out, "violations.csv"))
+    _write_single_csv(merged, storage, staging, join(out, "violations.csv"))
     found.common = common_messages(merged)
     found.check_totals = {r["check"]: r["n"] for r in merged.filter("graded").groupBy("check")
                           .agg(F.count(F.lit(1)).alias("n")).collect()}
@@ -355,21 +358,21 @@ def _grade(spark, storage, args, rubric, say) -> int:
 
     started = time.monotonic()
     out = args.out
-    staging = loader.join(out, "_staging")
+    staging = join(out, "_staging")
     storage.makedirs(out)
     storage.remove(staging)
     storage.makedirs(staging)
-    limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
-                           max_submission_bytes=int(args.max_submission_mb * loader.MiB))
+    limits = Limits(max_file_bytes=int(args.max_file_mb * MiB),
+                           max_submission_bytes=int(args.max_submission_mb * MiB))
     previous = getattr(args, "previous", None)
     hashes = incremental.entry_hashes(storage, args.submissions, out)  # kept, for the next grade to reuse
     reuse = incremental.reusable(previous, hashes)
-    cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    cat = catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
     clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
     if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
         reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
         storage.remove(staging)
-        cat = loader.catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+        cat = catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
     if previous is not None:
         say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
     for name in cat.skipped:
@@ -415,7 +418,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
-        storage.write(loader.join(out, "reexec.csv"), reexec.timings_csv(outcome))
+        storage.write(join(out, "reexec.csv"), reexec.timings_csv(outcome))
     if cached is not None:
         cached.unpersist()
     state = _state_of(cat, results, hashes, counts, per_run)
@@ -470,7 +473,7 @@ def _parse(spark, storage, cat, partitions: int):
 
     subs = {s.student: s for s in cat.submissions}
     paths = {file_id: rel for file_id, _, _, _, rel in cat.files}
-    cached = loader.read_events(spark, cat, storage, partitions).persist(
+    cached = read_events(spark, cat, storage, partitions).persist(
         StorageLevel.DISK_ONLY if on_disk(cat.events_bytes) else StorageLevel.MEMORY_AND_DISK)
     valid = F.col("problem").isNull() & F.col("edited").isNull()
     # One pass fills the cache and brings back, per run, its number of events and the lines that have something
@@ -506,7 +509,7 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
 
     found = Found()
     t0 = time.monotonic()
-    staged = storage.for_spark(loader.join(staging, "violations"))
+    staged = storage.for_spark(join(staging, "violations"))
     jobs = write_violations(spark, events, staged)
     violations = spark.read.parquet(staged)
     say(f"checks done in {time.monotonic() - t0:.1f} s "
@@ -526,7 +529,7 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
         say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
 
     runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
-    runs_df = loader.small_table(spark, storage, loader.join(staging, "runs.jsonl"), runs_rows, T.StructType([
+    runs_df = small_table(spark, storage, join(staging, "runs.jsonl"), runs_rows, T.StructType([
         T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
     marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
@@ -534,9 +537,9 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
     found.common = common_messages(marked)
     ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
-    ordered.write.mode("overwrite").parquet(storage.for_spark(loader.join(out, "violations.parquet")))
-    _write_single_csv(spark.read.parquet(storage.for_spark(loader.join(out, "violations.parquet"))), storage, staging,
-                      loader.join(out, "violations.csv"))
+    ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
+    _write_single_csv(spark.read.parquet(storage.for_spark(join(out, "violations.parquet"))), storage, staging,
+                      join(out, "violations.csv"))
     return found
 
 
@@ -584,11 +587,11 @@ def _jobs_of(sc, group: str) -> dict:
 
 def _write_single_csv(df, storage, staging, dest) -> None:
     """One CSV file (not Spark's folder of parts), for people and spreadsheets."""
-    tmp = loader.join(staging, "csv")
+    tmp = join(staging, "csv")
     df.coalesce(1).write.mode("overwrite").option("header", True).option("escape", '"').csv(storage.for_spark(tmp))
     part = [name for name, kind, _ in storage.listdir(tmp) if name.startswith("part-") and name.endswith(".csv")]
     if part:
-        storage.rename(loader.join(tmp, part[0]), dest)
+        storage.rename(join(tmp, part[0]), dest)
     else:  # no rows: Spark may write no part file
         storage.write(dest, (",".join(df.columns) + "\n").encode())
     storage.remove(tmp)
@@ -597,7 +600,7 @@ def _write_single_csv(df, storage, staging, dest) -> None:
 def _attach_first_violations(storage, cat, results, firsts) -> None:
     """For every failed (exercise, check) of a student: its first violation and the lines of its events file
     around it, as written (line N of a file is its event with seq N)."""
-    staged = {(student, run, node): loader.join(cat.events_dir, f"f{file_id:07d}.jsonl")
+    staged = {(student, run, node): join(cat.events_dir, f"f{file_id:07d}.jsonl")
               for file_id, student, run, node, _ in cat.files}
     for r in results:
         if not r.score:

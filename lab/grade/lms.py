@@ -84,7 +84,7 @@ def moodle_csv(rubric: Rubric, results, mapping=None) -> tuple[str, list[str]]:
 
 
 def write(storage, out: str, kind: str, rubric: Rubric, results, mapping, say) -> None:
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     text, unmapped = (canvas_csv if kind == "canvas" else moodle_csv)(rubric, results, mapping)
     storage.write(join(out, "lms", f"{kind}.csv"), text.encode("utf-8"))

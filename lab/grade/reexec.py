@@ -19,7 +19,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.grade import load as loader
+from lab.grade.archive import EVENTS_FILE, Folder, Limits, Zip
+from lab.grade.storage import MiB, Rejected, is_uri, join
+from lab.grade.submissions import FILES_DIR, RunInfo
 from lab.grade import sandbox
 from lab.grade.seeds import seeds
 
@@ -41,14 +43,14 @@ class Outcome:
 
 # ---- the driver: plan -----------------------------------------------------------------------------------------
 
-def _box(storage, submissions_dir: str, sub, limits: loader.Limits):
-    path = loader.join(submissions_dir, sub.source)
+def _box(storage, submissions_dir: str, sub, limits: Limits):
+    path = join(submissions_dir, sub.source)
     if sub.source.lower().endswith(".zip"):
-        return loader._Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
-    return loader._Folder(storage, path, limits)
+        return Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
+    return Folder(storage, path, limits)
 
 
-def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: loader.Limits) -> tuple[list, dict]:
+def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limits) -> tuple[list, dict]:
     """The tasks of a class, one per submission (plain dicts, files included), and, per (student, run), the
     submitted run's trace.json."""
     from lab.student.checks import EXERCISES
@@ -58,12 +60,12 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: load
     tasks, metas = [], {}
     for sub in sorted((s for s in cat.submissions if s.ok), key=lambda s: s.student):
         box = _box(storage, submissions_dir, sub, limits)
-        files = {rel[len(loader.FILES_DIR) + 1:]: box.read(rel, limits.max_meta_bytes)
-                 for rel in box.files_under(loader.FILES_DIR)}
+        files = {rel[len(FILES_DIR) + 1:]: box.read(rel, limits.max_meta_bytes)
+                 for rel in box.files_under(FILES_DIR)}
         for run in sub.runs:
             try:
                 metas[(sub.student, run.run)] = json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
-            except (ValueError, loader.Rejected):
+            except (ValueError, Rejected):
                 metas[(sub.student, run.run)] = {}
         parts = []
         for ex in rubric.exercises:
@@ -234,7 +236,7 @@ def _trace(folder: str, limits: sandbox.Limits) -> dict:
     """A trace directory the child wrote: trace.json and events files, compressed, read as data."""
     files = {}
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        if name == "trace.json" or loader.EVENTS_FILE.match(name):
+        if name == "trace.json" or EVENTS_FILE.match(name):
             data = _read_data(os.path.join(folder, name), limits.file_mb * 1024 * 1024)
             if data is not None:
                 files[name] = zlib.compress(data, 3)
@@ -263,7 +265,7 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
     out = Outcome()
     subs = {s.student: s for s in cat.submissions if s.ok}
     next_id = max((f[0] for f in cat.files), default=-1) + 1
-    staged = {(f[1], f[2], f[3]): loader.join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
+    staged = {(f[1], f[2], f[3]): join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
     kept: set[tuple[str, str]] = set()  # (student, run): reproduced, weighed as a real run, or the grader's own
     for sub in subs.values():
         out.rules[sub.student] = {ex.number: (0, 0) for ex in rubric.exercises}
@@ -348,14 +350,14 @@ def _drop(storage, cat, sub, run, staged: dict, note: str | None) -> None:
 def _stage(storage, cat, sub, number: int, run: dict, files: dict, next_id: int) -> int:
     meta = json.loads(zlib.decompress(files["trace.json"])) if "trace.json" in files else {}
     nodes = [n for n in meta.get("nodes", []) if isinstance(n, str)]
-    info = loader.RunInfo(run=run["run"], exercise=number, scenario=run["scenario"], dir="(the grader's run)",
+    info = RunInfo(run=run["run"], exercise=number, scenario=run["scenario"], dir="(the grader's run)",
                           nodes=nodes, liveness_bound=meta.get("liveness_bound"))
     for name, data in sorted(files.items()):
-        found = loader.EVENTS_FILE.match(name)
+        found = EVENTS_FILE.match(name)
         if not found:
             continue
         body = zlib.decompress(data)
-        dst = loader.join(cat.events_dir, f"f{next_id:07d}.jsonl")
+        dst = join(cat.events_dir, f"f{next_id:07d}.jsonl")
         storage.write(dst, body)
         cat.events_bytes += len(body)
         info.files.append((next_id, found.group(1), f"{run['run']}/{name}"))
@@ -391,11 +393,11 @@ def elapsed(t0: float) -> float:
 def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, say) -> Outcome:
     """Re-execute a whole class (the job calls this between reading the submissions and parsing the events)."""
     t0 = time.monotonic()
-    limits = loader.Limits(max_file_bytes=int(args.max_file_mb * loader.MiB),
-                           max_submission_bytes=int(args.max_submission_mb * loader.MiB))
+    limits = Limits(max_file_bytes=int(args.max_file_mb * MiB),
+                           max_submission_bytes=int(args.max_submission_mb * MiB))
     tasks, metas = plan(storage, args.submissions, cat, rubric, secret, limits)
     # The zip goes to a local folder of the driver's (Spark ships it from there); under --out when that is local.
-    local = None if loader.is_uri(staging) else staging
+    local = None if is_uri(staging) else staging
     folder = tempfile.mkdtemp(prefix="hwm-lab-zip-", dir=local)
     try:
         results = execute_all(spark, tasks, rubric.sandbox, getattr(args, "unsandboxed", False),

@@ -27,7 +27,7 @@ class StudentResult:
 
 def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], common: list[dict],
               check_totals: dict[str, int], n_events: int, similar: str = "") -> None:
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     storage.write(join(out, "grades.csv"), grades_csv(rubric, results).encode("utf-8"))
     for r in results:

@@ -141,7 +141,7 @@ def events_sha256(folder: Path) -> dict[str, str]:
 
 def simulate(run: dict, task: dict, out: Path, faults: Faults) -> tuple[dict, float]:
     from lab.core.guard import fault_of
-    from lab.sim import scenario
+    from lab.harness import scenario
 
     t0 = time.perf_counter()
     record = {"run": run["run"], "scenario": run["scenario"], "truncation": run["truncation"], "seed": run["seed"],
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
     _limit_processes(task["limits"]["processes"])
     import lab.grade.probes  # noqa: F401 - the lab is imported once, before the children fork
-    import lab.sim.scenario  # noqa: F401
+    import lab.harness.scenario  # noqa: F401
     import lab.student.checks  # noqa: F401
 
     for exercise_task in task["exercises"]:

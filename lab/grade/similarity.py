@@ -235,20 +235,22 @@ def section_html(pairs: list[Pair], compared: int) -> str:
 def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, dict[str, str]]:
     """student -> module path -> text of the exercise files (files/exercises/*.py) of the given gradable version 2
     submissions, (student, source) pairs, read through the loader's checked archive and folder views."""
-    from lab.grade import load as loader
+    from lab.grade.archive import Folder, Zip
+    from lab.grade.storage import Rejected, join
+    from lab.grade.submissions import FILES_DIR
 
     out: dict[str, dict[str, str]] = {}
     for student, source in subs:
-        path = loader.join(submissions_dir, source)
+        path = join(submissions_dir, source)
         try:
-            box = (loader._Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
-                   if source.lower().endswith(".zip") else loader._Folder(storage, path, limits))
+            box = (Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
+                   if source.lower().endswith(".zip") else Folder(storage, path, limits))
             mods = {}
-            for rel in box.files_under(loader.FILES_DIR):
-                module = rel[len(loader.FILES_DIR) + 1:]
+            for rel in box.files_under(FILES_DIR):
+                module = rel[len(FILES_DIR) + 1:]
                 if module.endswith(".py"):
                     mods[module] = box.read(rel, limits.max_meta_bytes).decode("utf-8", errors="replace")
-        except (OSError, loader.Rejected, ValueError):
+        except (OSError, Rejected, ValueError):
             continue  # graded already; only its similarity is not computed
         if mods:
             out[student] = mods
@@ -257,7 +259,7 @@ def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, d
 
 def write(spark, storage, submissions_dir: str, subs, limits, staging: str, out: str, say) -> str:
     """similarity.csv and report.html's section (returned); subs: (student, source) of the submissions to compare."""
-    from lab.grade.load import join
+    from lab.grade.storage import join
 
     files = submission_files(storage, submissions_dir, subs, limits)
     pairs = find(spark, storage, files, join(staging, "shingles.libsvm")) if files else []

@@ -87,7 +87,7 @@ TEMPLATES = [
     phrase("node {node} stopped: {why}"),
     phrase("node {node} did not take the fault: {error}"),
     phrase("node {node} is paused: resume it first (a paused node takes no requests)"),
-    # lab/sim/scenario.py: what an expectation found, why a step stopped
+    # lab/harness/scenario.py: what an expectation found, why a step stopped
     phrase("leader is {leader}"),
     phrase("{node} removed {entries} ({reason})"),
     phrase("{node} removed from {index} ({reason})"),

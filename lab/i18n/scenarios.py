@@ -49,7 +49,7 @@ def steps(scenario) -> list[Text]:
 
 @lru_cache(maxsize=1)
 def _by_text() -> dict[str, Text]:
-    from lab.sim import scenario as scripts
+    from lab.harness import scenario as scripts
 
     found = {}
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
@@ -71,7 +71,7 @@ def step_text(text) -> Text | str:
 
 def extract(fileobj, keywords, comment_tags, options):
     """Babel's extractor for scenario scripts: (line, "pgettext", (context, text), comments) per text."""
-    from lab.sim.scenario import parse
+    from lab.harness.scenario import parse
 
     raw = fileobj.read().decode("utf-8")
     name = options.get("name") or getattr(fileobj, "name", "scenario").rsplit("/", 1)[-1].removesuffix(".txt")

@@ -21,7 +21,7 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from lab.cluster import check_delay, check_rate
+from lab.ports.cluster import check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 

@@ -328,7 +328,7 @@ class Node:
                 result = {}
             elif op == "ping":
                 result = {"node": self.id, "boot": self.boot}
-            elif op == "disk":  # storage faults (lab.cluster): disk-full, disk-ok, fsync-fail
+            elif op == "disk":  # storage faults (lab.ports.cluster): disk-full, disk-ok, fsync-fail
                 if "full" in args:
                     self.disks.full = bool(args["full"])
                     self.disks.fsync_fail = self.disks.fsync_fail and self.disks.full  # disk-ok: a sound disk

@@ -1,4 +1,4 @@
-"""The supervisor: one process per node, the faults of lab.cluster's vocabulary, and the control API
+"""The supervisor: one process per node, the faults of lab.ports.cluster's vocabulary, and the control API
 (docs/control-api.md, lab.processes.control_api) that the CLI, the dashboard and the scenario driver use.
 
 `Supervisor` holds the cluster's state; its jobs are mixins, one module each: lifecycle (the node processes),
@@ -15,7 +15,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from lab.cluster import check_delay
+from lab.ports.cluster import check_delay
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
 from lab.core.guard import DEFAULT_LIMIT

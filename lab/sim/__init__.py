@@ -1,1 +1,2 @@
-"""The seeded simulator and the teaching scenarios, which run on it and on real processes alike."""
+"""The seeded simulator, its teaching scenarios (scenarios/*.txt, run by lab.harness), and the explorer's world: the
+same cluster whose network waits for a choice."""

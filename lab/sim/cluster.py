@@ -3,7 +3,7 @@
 Each node is a replica and the same driver as a node process (lab.ports.driver), with in-memory twins for its
 ports: a MemoryLog (the write-ahead log's segments, and what a power cut loses), a MemoryState, a transport onto
 the simulated network, and the trace kept in memory (and written to a trace directory when asked).
-Faults (lab.cluster): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and two-way
+Faults (lab.ports.cluster): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and two-way
 cuts, delay and drop per link; and, the simulator's own, duplicate, reorder and drop the Nth message of a type.
 A node whose step raises (a student's function, a truncation plan that leaves entries) stops, as a node process
 would. Same seed, same run, byte for byte (trace files included).
@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab.cluster import check_delay, check_rate
+from lab.ports.cluster import check_delay, check_rate
 from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names

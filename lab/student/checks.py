@@ -27,8 +27,8 @@ from lab.core.interface import AppendResult, SegmentInfo
 from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
-from lab.sim import scenario as scenario_module
-from lab.sim.realdriver import run_real
+from lab.harness import scenario as scenario_module
+from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
 from lab.core.events import ABOVE_HWM, Reason
 

@@ -54,10 +54,10 @@ def wait_until(predicate, timeout=10.0, step=0.02):
 
 
 class LockedDriver:
-    """lab.sim.scenario.SimDriver on the fake's simulator, holding the fake's lock (its HTTP threads read the sim)."""
+    """lab.harness.scenario.SimDriver on the fake's simulator, holding the fake's lock (its HTTP threads read it)."""
 
     def __init__(self, fake: FakeControl):
-        from lab.sim.scenario import SimDriver
+        from lab.harness.scenario import SimDriver
 
         self._driver = SimDriver(fake.sim)
         self._lock = fake.lock

@@ -418,7 +418,7 @@ def test_guided_scenario_next_and_back_with_progress():
 
 @pytest.fixture
 def sim_trace(tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     out = tmp_path / "s1"
     verdict = simulate("s1", seed=3, out=out)

@@ -19,7 +19,7 @@ def test_guided_s1_and_replays_followed_by_the_room(tmp_path):
     from playwright.sync_api import expect
 
     from lab.sim.cluster import SimCluster
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     k1 = tmp_path / "k1-trace"
     assert simulate("k1", seed=0, out=k1).passed

@@ -68,7 +68,7 @@ class Served:
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     out = tmp_path_factory.mktemp("trace") / "s1"
     assert simulate("s1", seed=1, out=out).passed

@@ -149,7 +149,7 @@ def test_a_long_log_stays_on_screen_uncut_at_every_projector_size(tmp_path, node
 
 
 def test_replay_at_event_0_and_the_sequence_view_in_step_with_the_cursor(tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     trace = tmp_path / "s1"
     assert simulate("s1", seed=3, out=trace).passed

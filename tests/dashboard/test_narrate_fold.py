@@ -7,7 +7,7 @@ import random
 import pytest
 
 from lab.sim.cluster import SimCluster
-from lab.sim.scenario import simulate
+from lab.harness.scenario import simulate
 from tests.studentcode import StudentCode
 from web.fold import Replay, slim
 from web.narrate import Narrator

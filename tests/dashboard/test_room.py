@@ -107,7 +107,7 @@ def test_clicking_a_message_drops_it_by_cutting_its_link_until_it_would_have_lan
 
 
 def test_watchers_follow_the_instructor_through_a_replay_until_they_leave(fake, tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     trace = tmp_path / "k1"
     assert simulate("k1", seed=0, out=trace).passed
@@ -153,7 +153,7 @@ def test_watchers_follow_the_instructor_through_a_replay_until_they_leave(fake, 
 
 
 def test_a_simulated_trace_plays_one_moment_per_tick_with_its_steps_marked(tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     trace = tmp_path / "k1"
     assert simulate("k1", seed=0, out=trace).passed

@@ -10,7 +10,7 @@ import pytest
 
 from lab.i18n import localize
 from lab.i18n import scenarios as words
-from lab.sim import scenario as scripts
+from lab.harness import scenario as scripts
 from tests.dashboard.conftest import FakeHost, make_app, wait_until
 from tests.dashboard.test_app import connect, control
 from web.fold import Replay

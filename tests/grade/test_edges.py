@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import load as loader
+from lab.grade.storage import LocalStorage
+from lab.grade.submissions import catalog
 from lab.grade import report
 from lab.grade.rubric import load, score
 
@@ -94,6 +95,6 @@ def test_a_manifest_without_a_format_is_said_so_in_words(tmp_path):
     sub = tmp_path / "subs" / "amy"
     sub.mkdir(parents=True)
     (sub / "manifest.json").write_text(json.dumps({"version": 1, "student": "amy", "runs": []}))
-    cat = loader.catalog(loader.LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "staging"))
+    cat = catalog(LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "staging"))
     status = cat.submissions[0].status
     assert status.startswith("malformed: manifest.json has no format") and "None" not in status

@@ -139,7 +139,7 @@ def test_the_same_class_through_spark_file_systems(spark, graded, tmp_path):
 
 
 def test_real_simulator_traces_of_the_reference_solution_get_full_marks(spark, tmp_path):
-    from lab.sim.scenario import simulate
+    from lab.harness.scenario import simulate
 
     student = tmp_path / "subs" / "ref"
     runs = []

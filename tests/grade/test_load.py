@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from lab.grade import load
+from lab.grade import archive, storage, submissions
 from . import synth
 
 from .helpers import full_runs, rewrite_zip
@@ -16,7 +16,7 @@ from .helpers import full_runs, rewrite_zip
 
 def catalog(tmp_path, **limits):
     staging = tmp_path / "out" / "_staging"
-    return load.catalog(load.LocalStorage(), str(tmp_path / "subs"), str(staging), load.Limits(**limits))
+    return submissions.catalog(storage.LocalStorage(), str(tmp_path / "subs"), str(staging), archive.Limits(**limits))
 
 
 def status_of(tmp_path, **limits) -> dict:

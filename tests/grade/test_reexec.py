@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from lab.grade import job, reexec, sandbox
-from lab.grade import load as loader
+from lab.grade.archive import Limits
+from lab.grade.storage import LocalStorage
+from lab.grade.submissions import catalog
 from lab.grade import rubric as rubric_module
 from tests.studentcode import StudentCode
 
@@ -180,12 +182,12 @@ def test_each_student_gets_their_own_seeds(made, tmp_path):
     subs.mkdir()
     shutil.copy(made["honest"], subs / "alice.zip")
     copy_as(made["honest"], subs, "bob")
-    storage = loader.LocalStorage()
-    cat = loader.catalog(storage, str(subs), str(tmp_path / "staging"))
+    storage = LocalStorage()
+    cat = catalog(storage, str(subs), str(tmp_path / "staging"))
     rubric = rubric_module.load(None)
 
     def drawn():
-        tasks, _ = reexec.plan(storage, str(subs), cat, rubric, SECRET.encode(), loader.Limits())
+        tasks, _ = reexec.plan(storage, str(subs), cat, rubric, SECRET.encode(), Limits())
         return {(t["student"], p["exercise"]): [r["seed"] for r in p["runs"]] for t in tasks for p in t["exercises"]}
     seeds = drawn()
     assert seeds == drawn()

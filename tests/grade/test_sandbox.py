@@ -246,7 +246,9 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     import json
     import zipfile
 
-    from lab.grade import load as loader
+    from lab.grade.archive import Limits
+    from lab.grade.storage import LocalStorage
+    from lab.grade.submissions import catalog
     from tests.studentcode import StudentCode
 
     from .helpers import rewrite_zip
@@ -267,10 +269,10 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
         return json.dumps(meta).encode()
     rewrite_zip(subs / "s1.zip", drop_seed)
 
-    storage = loader.LocalStorage()
-    cat = loader.catalog(storage, str(subs), str(tmp_path / "staging"))
+    storage = LocalStorage()
+    cat = catalog(storage, str(subs), str(tmp_path / "staging"))
     rubric = rubric_module.load(None)
-    tasks, metas = reexec.plan(storage, str(subs), cat, rubric, SECRET, loader.Limits())
+    tasks, metas = reexec.plan(storage, str(subs), cat, rubric, SECRET, Limits())
     results = [r for t in tasks for r in reexec.execute(t, rubric.sandbox, unsandboxed=False)]
     assert [r["status"] for r in results] == ["ok"] * 6
     reexec.apply(storage, cat, rubric, results, metas)

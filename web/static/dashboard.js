@@ -460,7 +460,7 @@
     });
   }
 
-  // ---- the message-sequence view: drawn by the server (lab/sequence.py), the same picture it exports ------
+  // ---- the message-sequence view: drawn by the server (lab/i18n/sequence.py), the same picture it exports ------
   // A replay's view is of the events up to its cursor, and is fetched again whenever the cursor moves; a live
   // cluster's is of its last seconds, fetched at most once a second.
   const seq = { on: false, pending: false, again: false, shownKey: null, at: 0 };
@@ -481,7 +481,7 @@
     $("#seq-export").href = sequenceUrl(true);
     fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
       const box = $("#sequence");
-      box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/sequence.py)
+      box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/i18n/sequence.py)
       box.dataset.position = S.mode === "replay" ? String(position) : "";
       box.scrollTop = box.scrollHeight;  // the newest rows (the cursor's) in view
     }).catch(() => { seq.shownKey = null; }).finally(() => {

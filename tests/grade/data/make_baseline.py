@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from lab.sim.scenario import simulate  # noqa: E402  (lab.scenario at commit 8ffa999)
+from lab.harness.scenario import simulate  # noqa: E402  (lab.scenario at commit 8ffa999)
 from tests.grade import synth  # noqa: E402
 from tests.grade.helpers import full_runs, make_class  # noqa: E402
 

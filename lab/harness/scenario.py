@@ -2,7 +2,7 @@
 
 A script (lab/sim/scenarios/*.txt) has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then
 steps: `step "narration"` followed by commands. The same script drives any `Driver` (SimDriver below,
-lab.sim.realdriver.RealDriver for processes). See docs/scenarios.md for the command reference.
+lab.harness.realdriver.RealDriver for processes). See docs/scenarios.md for the command reference.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from lab.cluster import Cluster
+from lab.ports.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
 from lab.core.events import NODE_SAYS, SERVED, Reason, Reasons
 from lab.core.guard import DEFAULT_LIMIT, Fault
@@ -24,7 +24,7 @@ from lab.core.messages import TIMEOUT, Answer, digest
 from lab.ports.wal import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
 
-SCENARIO_DIR = Path(__file__).with_name("scenarios")
+SCENARIO_DIR = Path(__file__).parent.parent / "sim" / "scenarios"  # data of the simulator's folder
 
 
 class ScenarioError(Exception):
@@ -150,7 +150,7 @@ def load(name_or_path: str) -> Scenario:
 
 
 class Driver(Protocol):
-    """What a scenario runs on: a cluster for the faults (lab.cluster), plus clients and the passing of time."""
+    """What a scenario runs on: a cluster for the faults (lab.ports.cluster), plus clients and the passing of time."""
 
     names: list[str]
     cluster: Cluster
@@ -592,7 +592,7 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
-# The explorer's choices (lab.explore.world), run by the world itself under `network manual`.
+# The explorer's choices (lab.sim.world), run by the world itself under `network manual`.
 CHOICES = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill", "restart",
                      "pause", "resume", "cut", "heal"})
 
@@ -609,7 +609,7 @@ def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: 
     timing = pace_timing(pace)
     strategy = truncation or scenario.truncation
     if scenario.network == "manual":
-        from lab.explore.replay import replay
+        from lab.harness.replay import replay
 
         return replay(scenario, impl=impl, out=out, truncation=strategy, nodes=nodes, meta=meta)
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lab.core.messages import Answer
-from lab.explore.world import SEGMENT_BYTES, World
-from lab.sim.scenario import Run, Scenario, SimDriver, Verdict, _fsync, write_verdict
+from lab.sim.world import SEGMENT_BYTES, World
+from lab.harness.scenario import Run, Scenario, SimDriver, Verdict, _fsync, write_verdict
 
 
 class ManualDriver(SimDriver):

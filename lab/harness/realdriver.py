@@ -1,8 +1,8 @@
-"""The scenario Driver (lab.sim.scenario.Driver) for real processes: every step goes through the control API.
+"""The scenario Driver (lab.harness.scenario.Driver) for real processes: every step goes through the control API.
 
 `RealDriver(...)` starts its own supervisor in a trace directory (or attaches to a running cluster with
 `control_url=`); `run_real(name)` runs a teaching scenario on it and writes verdict.json, like
-`lab.sim.scenario.simulate` does on the simulator.
+`lab.harness.scenario.simulate` does on the simulator.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from lab.core.messages import Answer
 from lab.ports import codec
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.processes.supervisor import Supervisor
-from lab.sim import scenario as scenarios
+from lab.harness import scenario as scenarios
 
 
 class RealDriver:

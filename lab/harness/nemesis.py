@@ -1,7 +1,7 @@
 """The nemesis: a seeded run of random faults against a cluster of real node processes under concurrent writes and
 reads, then a check of what the clients were told against the nodes' final logs and the trace.
 
-Faults, from the vocabulary of lab/cluster.py and sent through the control API (ControlClient) of a supervisor
+Faults, from the vocabulary of lab/ports/cluster.py and sent through the control API (ControlClient) of a supervisor
 this module starts: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation,
 heal, delays and drops; with --storage also a full disk and a failed fsync (disk-full, fsync-fail: the node
 stops, and is restarted after disk-ok). The checker below is written from the trace format and the clients' own

@@ -2,7 +2,7 @@
 holds every message until a choice delivers, drops or duplicates it, whose state can be copied and hashed, and
 whose every step is checked against the grader's rules (lab.core.monitor).
 
-A choice is a command of the scenario language (lab.sim.scenario, header `network manual`), as words:
+A choice is a command of the scenario language (lab.harness.scenario, header `network manual`), as words:
 `deliver A->B ReplicationRequest [K]`, `drop ...`, `duplicate ...`, `campaign A`, `heartbeat A`, `write v1 to A
 nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resume A`, `cut A->B`, `heal A<->B`.
 """
@@ -14,9 +14,9 @@ import traceback
 from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
 from lab.core.monitor import Monitor, Violation
-from lab.explore.calls import recording
-from lab.explore.choices import WALK_KINDS, Bounds, enumerate_choices
-from lab.explore.state import _copy, _copy_log, _copy_replica
+from lab.sim.calls import recording
+from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
+from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
@@ -252,7 +252,7 @@ class World(SimCluster):
         return None
 
     def choices(self, bounds: Bounds = Bounds()) -> list[tuple[str, ...]]:
-        """Every choice in this state, in a fixed order (lab.explore.choices)."""
+        """Every choice in this state, in a fixed order (lab.sim.choices)."""
         return enumerate_choices(self, bounds)
 
     # ---- the rules --------------------------------------------------------------------------------------------

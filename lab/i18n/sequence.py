@@ -374,7 +374,7 @@ def write_sequence_svg(trace_dir, out, *, heartbeats: bool = False, lang: str | 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m lab.sequence", description="Draw a trace directory's messages as "
+    p = argparse.ArgumentParser(prog="python -m lab.i18n.sequence", description="Draw a trace directory's messages as "
                                 "a message-sequence diagram (SVG).")
     p.add_argument("trace_dir")
     p.add_argument("out", help="the SVG file to write")
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         path = write_sequence_svg(args.trace_dir, args.out, heartbeats=args.heartbeats, lang=args.lang,
                                   start=args.start, end=args.end)
     except (TraceError, OSError) as exc:
-        print(f"lab.sequence: {exc}", file=sys.stderr)
+        print(f"lab.i18n.sequence: {exc}", file=sys.stderr)
         return 2
     print(path)
     return 0
