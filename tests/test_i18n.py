@@ -13,6 +13,7 @@ import pytest
 
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.events import ABOVE_HWM, TIMEOUT_MAJORITY, TIMEOUT_MINORITY_LATER, Reason, reason_from_record
 from lab.i18n import PSEUDO, localize, say
 from lab.i18n.phrases import heard, recognise
 from tests.studentcode import StudentCode
@@ -71,7 +72,7 @@ def test_a_message_without_translation_is_found(sources, tmp_path, monkeypatch):
 @pytest.mark.parametrize("lang", TRANSLATED)
 def test_translations_keep_every_placeholder_and_no_markup(lang):
     for (context, msgid), m in po(lang).items():
-        assert i18n.fields(m.string) == i18n.fields(msgid), (context, msgid, m.string)
+        assert i18n.fields(m.string) == i18n.fields(i18n.source_text(context, msgid)), (context, msgid, m.string)
         if any(path.endswith(".html") for path, _ in m.locations):  # the template inserts them as they are
             assert not re.search(r'[<>&"]', m.string), (msgid, m.string)
 
@@ -116,7 +117,7 @@ def test_each_glossary_term_is_used_consistently(lang):
     assert len(rows) >= 10
     wrong = []
     for (context, msgid), m in po(lang).items():
-        english, said = prose(msgid), prose(m.string).lower()
+        english, said = prose(i18n.source_text(context, msgid)), prose(m.string).lower()
         for term, accepted, never in rows:
             if not forms(term).search(english):
                 continue
@@ -254,12 +255,21 @@ def test_every_sentence_of_every_scenario_is_in_the_catalogue(narrated_runs):
     assert left == {}, f"{len(left)} sentences skip the catalogue, e.g. {list(left.items())[:5]}"
 
 
+@pytest.mark.parametrize("reason, spanish", [
+    (Reason(ABOVE_HWM, index=4, hwm=3), "no disponible: el índice 4 está por encima de la marca de agua alta 3"),
+    (Reason(TIMEOUT_MINORITY_LATER, index=4, nodes=["A"], hwm=3),
+     "tiempo agotado: el índice 4 está solo en A, no en una mayoría; la marca de agua alta se quedó en 3 (la "
+     "escritura todavía puede confirmarse más tarde)"),
+    (Reason(TIMEOUT_MAJORITY, index=4, nodes=("A", "B", "C"), count=3, size=5, hwm=3),
+     "tiempo agotado: el índice 4 está en A, B y C (3 de 5, una mayoría), y aun así la marca de agua alta se quedó "
+     "en 3"),
+])
+def test_the_nodes_reasons_are_said_by_their_kind(reason, spanish):
+    assert localize(reason, "es") == spanish
+    assert localize(reason, "en") is reason and reason_from_record(reason.as_record()) == reason
+
+
 @pytest.mark.parametrize("english, spanish", [
-    ("not available: index 4 is above the high-water mark 3",
-     "no disponible: el índice 4 está por encima de la marca de agua alta 3"),
-    ("timeout: index 4 is on A only, not on a majority; the high-water mark stayed at 3 (the write may still be "
-     "committed later)", "tiempo agotado: el índice 4 está solo en A, no en una mayoría; la marca de agua alta se "
-                         "quedó en 3 (la escritura todavía puede confirmarse más tarde)"),
     ("timeout: the write was not acknowledged within 5s (node A is killed)",
      "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
     ("3 acknowledged writes: A lacks index 2; C lacks index 2",
@@ -364,7 +374,7 @@ def test_each_page_gets_the_feed_and_the_refusals_in_its_language(fake):
     assert "客户端向 A 写入 “e1”" in feeds["zh"] and "A 的高水位标记 0 → 1：索引 1 已提交" in feeds["zh"]
     refused = {lang: client.emit("control", {"action": "read", "args": {"index": 9, "node": "B"}}, callback=True)
                for lang, client in pages.items()}
-    assert refused["en"]["error"].startswith("not available: index 9")
+    assert refused["en"]["error"] == Reason(ABOVE_HWM, index=9, hwm=1)
     assert refused["es"]["error"].startswith("no disponible: el índice 9")
     assert refused["zh"]["error"].startswith("不可用：索引 9")
     nobody = pages["zh"].emit("control", {"action": "kill", "args": {"node": "Q"}}, callback=True)

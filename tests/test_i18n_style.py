@@ -12,6 +12,7 @@ import pytest
 
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.events import Reason
 from lab.i18n import Text, say, word
 from lab.i18n.phrases import WORDS
 
@@ -67,16 +68,19 @@ def forbidden(lang: str, sentence: str) -> list[str]:
 
 def templates(lang: str) -> list[tuple[str | None, str]]:
     """The catalogue's templates that embed a state, a node list or a count."""
-    return sorted((key for key in i18n.catalogue(lang).messages if i18n.fields(key[1]) & VALUES.keys()),
+    return sorted((key for key in i18n.catalogue(lang).messages if i18n.fields(i18n.source_text(*key)) & VALUES.keys()),
                   key=lambda k: (k[0] or "", k[1]))
 
 
 def renderings(lang: str, context: str | None, msgid: str):
-    """The template said in `lang` with every combination of its values (others fixed)."""
-    names = sorted(i18n.fields(msgid) & VALUES.keys())
-    for combo in itertools.product(*(VALUES[n] for n in names)):
-        args = {name: SAMPLE.get(name, 7) for name in i18n.fields(msgid)} | dict(zip(names, combo))
-        yield Text(msgid, args, context).say(lang)
+    """The template said in `lang` with every combination of its values (others fixed); a reason (its msgid is its
+    kind) as a Reason, whose node lists are lists."""
+    fields = i18n.fields(i18n.source_text(context, msgid))
+    names = sorted(fields & VALUES.keys())
+    values = {**VALUES, "nodes": [("A",), ("A", "B", "C")]} if context == i18n.REASON else VALUES
+    for combo in itertools.product(*(values[n] for n in names)):
+        args = {name: SAMPLE.get(name, 7) for name in fields} | dict(zip(names, combo))
+        yield i18n.localize(Reason(msgid, **args), lang) if context == i18n.REASON else Text(msgid, args, context).say(lang)
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)
@@ -277,8 +281,8 @@ def test_each_term_has_one_rendering_in_the_catalogue(lang):
     提交 is commit: handing in is 上交)."""
     rows = glossary(lang)
     wrong = []
-    for (_, msgid), said in i18n.catalogue(lang).messages.items():
-        english, text = prose(msgid), prose(said)
+    for (context, msgid), said in i18n.catalogue(lang).messages.items():
+        english, text = prose(i18n.source_text(context, msgid)), prose(said)
         for row in rows:
             names = english_forms(row["term"]).search(english)
             if names and not any(a.lower() in text for a in row["accepted"]):

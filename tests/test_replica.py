@@ -9,6 +9,7 @@ from lab.core.messages import (ClientRead, ClientWrite, Entry, HardState, Replic
                           VoteRequest)
 from lab.core.replica import Replica
 from lab.sim.cluster import SimCluster
+from lab.core.events import ABOVE_HWM, ALREADY_VOTED, Reason
 
 EXERCISES_NEEDED = (1, 2, 3, 4)  # with --impl exercises, skipped until these are started
 
@@ -52,7 +53,7 @@ def test_one_vote_per_generation(impl):
     second = replica.receive("C", VoteRequest(generation=2, candidate="C", last_index=0, last_generation=0))
     assert first.messages[0].message.granted and first.hard_state.voted_for == "A"
     assert not second.messages[0].message.granted
-    assert "already voted for A" in second.events[-1].fields["reason"]
+    assert second.events[-1].fields["reason"] == Reason(ALREADY_VOTED, candidate="A", generation=2)
 
 
 def test_vote_refused_to_a_candidate_with_an_older_log(impl):
@@ -138,7 +139,8 @@ def test_reads_are_served_only_up_to_the_hwm(impl):
     served = replica.read(ClientRead(request="r1", index=1)).answers[0]
     refused = replica.read(ClientRead(request="r2", index=2)).answers[0]
     assert served.ok and served.payload == "a"
-    assert not refused.ok and refused.error == "not available: index 2 is above the high-water mark 1"
+    assert not refused.ok and refused.error == Reason(ABOVE_HWM, index=2, hwm=1)
+    assert refused.error.kind == ABOVE_HWM and refused.refusal == ABOVE_HWM
 
 
 def test_follower_redirects_writes_to_the_leader(impl):

@@ -7,7 +7,7 @@ from lab.i18n import Text, say
 from lab.i18n.phrases import heard
 from lab.ports.cluster import MAX_DELAY_MS
 from lab.processes.client import ControlClient, ControlError
-from web.narrate import humane
+from web.narrate import answer_error, humane
 
 NODE_FAULTS = ("kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail")
 IN_FLIGHT_MS = 10_000  # a message in flight arrives within this
@@ -115,7 +115,7 @@ def write(dash, client: ControlClient, args: dict) -> dict:
     timeout = min(dash.config["WRITE_TIMEOUT"], max(5.0, 3 * delay + 3))
     answer = client.write(payload, node_arg(dash, args, optional=True), timeout=timeout)
     if answer.get("error"):
-        answer["error"] = heard(humane(answer["error"]))
+        answer["error"] = answer_error(answer)
     return answer
 
 
@@ -128,7 +128,7 @@ def read(dash, client: ControlClient, args: dict) -> dict:
         raise ValueError(say("indexes start at 1"))
     answer = client.read(index, node_arg(dash, args))
     if answer.get("error"):
-        answer["error"] = heard(answer["error"])
+        answer["error"] = answer_error(answer)
     return answer
 
 

@@ -102,7 +102,7 @@ def localize_tree(value, lang: str):
     """A payload with every Text in it said in `lang` (dicts and lists are copied; English is sent as it is)."""
     if lang == i18n.SOURCE:
         return value
-    if isinstance(value, Text):
+    if isinstance(value, i18n.SPOKEN):
         return localize(value, lang)
     if isinstance(value, dict):
         return {k: localize_tree(v, lang) for k, v in value.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from lab.core.config import TIMING
+from lab.core.events import Reason, Reasons, reason_from_record
 from lab.i18n import say
 from lab.i18n.phrases import heard
 from lab.student.faults import fault_text
@@ -20,11 +21,23 @@ _ENTRY = re.compile(r"\[(\d+), (\d+), '[0-9a-f]{16}'\]")
 
 def humane(text, tick_ms: float | None = None) -> str:
     """A message from the nodes or the scripts as a room reads it: seconds rather than ticks, entries by index
-    and generation rather than by digest."""
+    and generation rather than by digest. The lab's own reasons (lab.core.events) are said by their kind."""
+    if isinstance(text, (Reason, Reasons)):
+        return text
     text = str(text)
     text = _TICKS.sub(lambda m: f"within {int(m.group(1)) * (tick_ms or TICK_MS) / 1000:g} s", text)
     return _ENTRIES.sub(lambda m: ", ".join(f"index {i} (generation {g})" for i, g in _ENTRY.findall(m.group(0))),
                         text)
+
+
+def answer_error(answer: dict):
+    """A control API answer's error: its Reason when the answer says which (`because`), else its sentence."""
+    return reason_from_record(answer.get("because")) or heard(humane(answer["error"]))
+
+
+def _why(reason, tick_ms: float | None = None):
+    """A reason as the feed says it: the lab's own (lab.core.events) by its kind, in the room's language."""
+    return reason if isinstance(reason, Reason) else heard(humane(reason, tick_ms))
 
 
 def _entries(first: int, last: int):
@@ -152,6 +165,14 @@ class Narrator:
         if kind == "delay_set":
             ms = g("ms") or 0
             return say("Slow motion: every message delayed {ms:g} ms", ms=ms) if ms else say("Slow motion off")
+        if kind == "drop_set":
+            percent = round(100 * (g("rate") or 0), 1)
+            if g("src"):
+                return say("Link {src} → {dst} drops {percent:g}% of its messages", src=g("src"), dst=g("dst"),
+                           percent=percent)
+            if percent:
+                return say("Every link drops {percent:g}% of its messages", percent=percent)
+            return say("Random message loss off")
         if kind == "settings_changed":
             changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
             return say("Settings: {changes}",
@@ -207,7 +228,7 @@ class Narrator:
                        candidate=g("candidate"), generation=g("generation"))
         if kind == "prevote_denied":
             return say("{node} would not vote for {candidate} in generation {generation}: {reason}", node=node,
-                       candidate=g("candidate"), generation=g("generation"), reason=heard(g("reason")))
+                       candidate=g("candidate"), generation=g("generation"), reason=_why(g("reason")))
         if kind == "truncation_refused":
             return say("{node} refuses to truncate from index {index}: at or below its high-water mark {hwm}, a "
                        "committed entry would change", node=node, index=g("from_index"), hwm=g("hwm"))
@@ -237,7 +258,7 @@ class Narrator:
                        generation=g("generation"))
         if kind == "vote_denied":
             return say("{node} refuses {candidate} its vote in generation {generation}: {reason}", node=node,
-                       candidate=g("candidate"), generation=g("generation"), reason=heard(g("reason")))
+                       candidate=g("candidate"), generation=g("generation"), reason=_why(g("reason")))
         if kind == "became_leader":
             return say("{node} is leader of generation {generation} (votes {votes})", node=node,
                        generation=g("generation"), votes=", ".join(g("votes") or []))
@@ -271,7 +292,10 @@ class Narrator:
                        hwm=g("hwm"))
         if kind == "replication_rejected":
             return say("{node} rejects {leader}'s entries after index {index}: {reason}", node=node,
-                       leader=g("from"), index=g("prev_index"), reason=heard(g("reason")))
+                       leader=g("from"), index=g("prev_index"), reason=_why(g("reason")))
+        if kind == "response_ignored":
+            return say("{node} ignores {follower}'s answer: {reason}", node=node, follower=g("follower"),
+                       reason=_why(g("reason")))
         if kind == "match_index_updated":
             return say("{node}: {follower} matches up to index {index} (next {next})", node=node,
                        follower=g("follower"), index=g("match_index"), next=g("next_index"))
@@ -302,13 +326,13 @@ class Narrator:
                        index=g("index"), generation=g("generation"))
         if kind == "write_failed":
             return say("{node}: write failed: {reason}", node=node,
-                       reason=heard(humane(g("reason"), self.tick_ms.get(node))))
+                       reason=_why(g("reason"), self.tick_ms.get(node)))
         if kind == "read_served":
             return say("{node} serves index {index} ({payload}), high-water mark {hwm}", node=node, index=g("index"),
                        payload=_quote(g("payload")), hwm=g("hwm"))
         if kind == "read_refused":
             return say("{node} refuses to read index {index}: {reason}", node=node, index=g("index"),
-                       reason=heard(g("reason")))
+                       reason=_why(g("reason")))
         if kind == "log_snapshot":
             return say("{node}'s final log: {log_end} entries, high-water mark {hwm}", node=node,
                        log_end=g("log_end"), hwm=g("hwm"))

@@ -2,9 +2,9 @@
 typed refusals, control requests, and trace events. No I/O.
 
 Nobody changes a value after it is made. Wire messages are frozen dataclasses; the records a busy leader makes
-once per entry (Entry, Answer, the per-entry events) are NamedTuples, about three times cheaper to build.
-The wire codec (`lab.ports.codec`) is the only place that turns these into bytes, and the trace
-(`lab.ports.trace`) the only place that turns events into trace lines.
+once per entry (Entry, Answer) are NamedTuples, about three times cheaper to build. Event kinds, refusal kinds
+and reasons are declared in lab.core.events (imported here too). The wire codec (`lab.ports.codec`) is the only
+place that turns these into bytes, and the trace (`lab.ports.trace`) the only place that turns events into lines.
 """
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
+
+from lab.core.events import (  # the refusal kinds and the trace events, declared with the others there
+    ABOVE_HWM, ENTRY_EVENTS, LEADERSHIP_LOST, NO_SUCH_INDEX, NODE_DOWN, NOT_LEADER, READ_REFUSED, REFUSALS, TIMEOUT,
+    UNREACHABLE, Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields,
+)
 
 frozen = dataclass(frozen=True, slots=True, kw_only=True)
 
@@ -160,20 +165,9 @@ class ClientRead:
     index: int
 
 
-# Why an answer is a refusal. Callers branch on these; the `error` sentence is for people.
-NOT_LEADER = "not_leader"  # `leader` holds the hint (None while an election is under way)
-ABOVE_HWM = "above_hwm"  # a read above the node's high-water mark; `high_water_mark` holds it
-NO_SUCH_INDEX = "no_such_index"  # a read of an index below 1 or beyond the log end
-READ_REFUSED = "read_refused"  # exercise 4 refused a read for another reason
-TIMEOUT = "timeout"  # a write not acknowledged within the write timeout; `index` and `high_water_mark` say where
-LEADERSHIP_LOST = "leadership_lost"  # the leader stepped down before the write was committed: it may or may not survive
-NODE_DOWN = "node_down"  # (supervisor, simulator) the node asked is not running
-UNREACHABLE = "unreachable"  # (supervisor) no answer from the node: the write may or may not be committed
-REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE)
-
-
 class Answer(NamedTuple):
-    """The reply to a client request. `ok` False carries a `refusal` kind (above) and a readable `error`.
+    """The reply to a client request. `ok` False carries a `refusal` kind (lab.core.events) and an `error`: a
+    Reason (lab.core.events) from the lab, or a sentence from a student's check_read.
 
     holders: with TIMEOUT, the nodes the leader knew to hold the index (so the client can be told where it is).
     """
@@ -220,57 +214,3 @@ class HardState:
     generation: int
     voted_for: str | None
 
-
-# ---- trace events ---------------------------------------------------------------------------------------------
-# An event is a value; lab.ports.trace writes it as one line of docs/trace-format.md. `gen` is the node's
-# generation when it happened. The four kinds a busy node makes once per entry have fixed fields (and a class
-# attribute `type`); every other kind is an `Event` with a dict of fields in the order they are written.
-
-
-class Event(NamedTuple):
-    type: str
-    fields: dict  # includes "gen" when the event is a node's
-
-
-class WriteRequested(NamedTuple):
-    gen: int
-    request: str
-    digest: str
-    payload: str
-    type = "write_requested"
-
-
-class LeaderAppend(NamedTuple):
-    gen: int
-    index: int
-    generation: int
-    digest: str
-    payload: str
-    request: str
-    type = "leader_append"
-
-
-class WriteAcked(NamedTuple):
-    gen: int
-    request: str
-    index: int
-    generation: int
-    digest: str
-    type = "write_acked"
-
-
-class FollowerAppend(NamedTuple):
-    gen: int
-    index: int
-    generation: int
-    digest: str
-    payload: str
-    type = "follower_append"
-
-
-ENTRY_EVENTS = (WriteRequested, LeaderAppend, WriteAcked, FollowerAppend)
-
-
-def event_fields(event) -> dict:
-    """An event's fields, "gen" included, in the order they are written."""
-    return event.fields if type(event) is Event else event._asdict()

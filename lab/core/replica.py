@@ -15,6 +15,8 @@ from lab.core.config import PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choic
 from lab.core.impl import Impl
 from lab.core.interface import AppendResult
 from lab.core.progress import MatchIndex, Progress, progress_of
+from lab.core import events as ev
+from lab.core.events import Reason
 from lab.core.messages import (
     ABOVE_HWM,
     LEADERSHIP_LOST,
@@ -223,7 +225,7 @@ class Replica:
     def start(self) -> Ready:
         """First step after construction: report the recovered state, apply the restart truncation strategy."""
         out = Ready()
-        self._event(out, "node_started", log_end=self.log.log_end, last_generation=self.log.last_generation,
+        self._event(out, ev.NODE_STARTED, log_end=self.log.log_end, last_generation=self.log.last_generation,
                     hwm=self.high_water_mark, truncation=self.truncation)
         if self.truncation == "high-water-mark" and self.log.log_end > self.high_water_mark:
             # Kafka before 0.11: whatever lies above our own high-water mark is thrown away and fetched again.
@@ -297,12 +299,11 @@ class Replica:
 
     def _redirect(self, out: Ready, writes: Sequence[ClientWrite]) -> None:
         """A node that is not the leader refuses writes, naming the leader it knows."""
-        where = f"the leader is {self.leader}" if self.leader else "no leader is known yet"
+        error = Reason(ev.NOT_LEADER, leader=self.leader) if self.leader else Reason(ev.NO_LEADER)
         for write in writes:
-            error = f"not the leader: {where}"
             out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
                                       refusal=NOT_LEADER))
-            self._event(out, "write_failed", request=write.request, reason=error)
+            self._event(out, ev.WRITE_FAILED, request=write.request, reason=error)
 
     def read(self, request: ClientRead) -> Ready:
         """Serve an entry only if it lies at or below this node's high-water mark."""
@@ -311,18 +312,22 @@ class Replica:
         refusal = self.impl.check_read(index, hwm)
         kind = ABOVE_HWM if index > hwm else NO_SUCH_INDEX if index < 1 else READ_REFUSED
         if refusal is None and index > self.log.log_end:
-            refusal, kind = f"not available: index {index} is beyond this node's log end {self.log.log_end}", \
-                NO_SUCH_INDEX
+            refusal, kind = Reason(ev.BEYOND_LOG_END, index=index, end=self.log.log_end), NO_SUCH_INDEX
+        elif refusal is not None and kind != READ_REFUSED:
+            # exercise 4's sentence is the student's; said in the lab's words (typed) when it is those words
+            said = Reason(ev.ABOVE_HWM, index=index, hwm=hwm) if kind == ABOVE_HWM else Reason(ev.BELOW_ONE,
+                                                                                                 index=index)
+            refusal = said if said == refusal else refusal
         if refusal is not None:
             out.answers.append(Answer(request=request.request, ok=False, index=index, high_water_mark=hwm,
                                       error=refusal, refusal=kind))
-            self._event(out, "read_refused", index=request.index, hwm=self.high_water_mark, reason=refusal)
+            self._event(out, ev.READ_REFUSED, index=request.index, hwm=self.high_water_mark, reason=refusal)
         else:
             entry = self.log.entry_at(request.index)
             out.answers.append(Answer(request=request.request, ok=True, index=entry.index,
                                       generation=entry.generation, payload=entry.payload,
                                       high_water_mark=self.high_water_mark))
-            self._event(out, "read_served", index=entry.index, hwm=self.high_water_mark, entry=entry.as_trace(),
+            self._event(out, ev.READ_SERVED, index=entry.index, hwm=self.high_water_mark, entry=entry.as_trace(),
                         payload=entry.payload)
         return out.done()
 
@@ -343,27 +348,26 @@ class Replica:
     def on_vote_request(self, out: Ready, src: str, req: VoteRequest) -> None:
         up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
         if req.generation < self.generation:
-            reason = f"candidate's generation {req.generation} is older than {self.generation}"
+            reason = Reason(ev.OLDER_GENERATION, generation=req.generation, current=self.generation)
         elif self._leader_is_alive(req):
-            reason = f"a leader ({self.leader}) is alive in generation {self.generation}"
+            reason = Reason(ev.LEADER_ALIVE, leader=self.leader, generation=self.generation)
         elif self._catching_up():
-            reason = f"this node was repaired and holds its log up to index {self.catching_up_to} no more"
+            reason = Reason(ev.CATCHING_UP, index=self.catching_up_to)
         elif self.voted_for not in (None, req.candidate):
-            reason = f"already voted for {self.voted_for} in generation {self.generation}"
+            reason = Reason(ev.ALREADY_VOTED, candidate=self.voted_for, generation=self.generation)
         elif not up_to_date:
-            reason = (f"candidate's log (last generation {req.last_generation}, index {req.last_index}) is behind "
-                      f"this node's (last generation {self.log.last_generation}, index {self.log.log_end})")
+            reason = self._log_behind(req)
         else:
             reason = ""
         if reason:
-            self._event(out, "vote_denied", candidate=req.candidate, generation=req.generation, reason=reason)
+            self._event(out, ev.VOTE_DENIED, candidate=req.candidate, generation=req.generation, reason=reason)
             out.messages.append(Envelope(src=self.node_id, dst=src, message=VoteResponse(
                 generation=self.generation, voter=self.node_id, granted=False)))
             return
         self.voted_for = req.candidate
         out.hard_state = HardState(generation=self.generation, voted_for=self.voted_for)
         self.election_elapsed = 0
-        self._event(out, "vote_granted", candidate=req.candidate, generation=req.generation)
+        self._event(out, ev.VOTE_GRANTED, candidate=req.candidate, generation=req.generation)
         out.messages.append(Envelope(src=self.node_id, dst=src, message=VoteResponse(
             generation=self.generation, voter=self.node_id, granted=True)))
 
@@ -371,17 +375,16 @@ class Replica:
         """Would this node vote for the candidate in req.generation? It answers, and changes nothing."""
         up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
         if req.generation <= self.generation:
-            reason = f"generation {req.generation} is not above this node's {self.generation}"
+            reason = Reason(ev.NOT_ABOVE, generation=req.generation, current=self.generation)
         elif self.leader_contact < self.election_ticks and self.leader is not None:
-            reason = f"a leader ({self.leader}) is alive in generation {self.generation}"
+            reason = Reason(ev.LEADER_ALIVE, leader=self.leader, generation=self.generation)
         elif self._catching_up():
-            reason = f"this node was repaired and holds its log up to index {self.catching_up_to} no more"
+            reason = Reason(ev.CATCHING_UP, index=self.catching_up_to)
         elif not up_to_date:
-            reason = (f"candidate's log (last generation {req.last_generation}, index {req.last_index}) is behind "
-                      f"this node's (last generation {self.log.last_generation}, index {self.log.log_end})")
+            reason = self._log_behind(req)
         else:
             reason = ""
-        self._event(out, "prevote_denied" if reason else "prevote_granted", candidate=req.candidate,
+        self._event(out, ev.PREVOTE_DENIED if reason else "prevote_granted", candidate=req.candidate,
                     generation=req.generation, **({"reason": reason} if reason else {}))
         out.messages.append(Envelope(self.node_id, src, PreVoteResponse(
             generation=req.generation, voter=self.node_id, granted=not reason)))
@@ -412,16 +415,16 @@ class Replica:
         self.leader_contact = 0
         self.prevotes = None
         first, last = req.prev_index + 1, req.prev_index + len(req.entries)
-        self._event(out, "replication_received", **{"from": src}, prev_index=req.prev_index,
+        self._event(out, ev.REPLICATION_RECEIVED, **{"from": src}, prev_index=req.prev_index,
                     prev_generation=req.prev_generation, first=first, last=last, hwm=req.high_water_mark)
         beyond = next((e for e in req.entries if e.generation > req.generation), None)
         if beyond is not None:
             # No leader sends an entry of a generation after its own: the request is forged or broken.
-            self._refuse_replication(out, src, req, f"entry {beyond.index} is of generation {beyond.generation}, "
-                                                    f"after the request's own generation {req.generation}")
+            self._refuse_replication(out, src, req, Reason(ev.ENTRY_FROM_THE_FUTURE, index=beyond.index,
+                                                           generation=beyond.generation, current=req.generation))
             return
         if self.awaiting_epoch_answer:
-            self._event(out, "epoch_query", generation=self.log.last_generation, end_index=None)
+            self._event(out, ev.EPOCH_QUERY, generation=self.log.last_generation, end_index=None)
             out.messages.append(Envelope(src=self.node_id, dst=src, message=EpochQuery(
                 generation=self.generation, follower=self.node_id, of_generation=self.log.last_generation)))
             return
@@ -431,7 +434,7 @@ class Replica:
         else:
             result = self.impl.follower_append(self.log, req.prev_index, req.prev_generation, req.entries)
         if not result.success:
-            self._event(out, "replication_rejected", **{"from": src}, prev_index=req.prev_index,
+            self._event(out, ev.REPLICATION_REJECTED, **{"from": src}, prev_index=req.prev_index,
                         reason=self._rejection_reason(req), conflict_index=result.conflict_index)
             out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
                 generation=self.generation, follower=self.node_id, success=False, log_end=self.log.log_end,
@@ -440,11 +443,10 @@ class Replica:
         if result.truncate_from is not None and result.truncate_from <= self.confirmed_hwm:
             # Never below what this node has seen committed: whoever asks it (a forged leader, broken code), a
             # committed entry does not change.
-            self._event(out, "truncation_refused", from_index=result.truncate_from, hwm=self.confirmed_hwm,
-                        reason="a committed entry would be removed")
-            self._refuse_replication(out, src, req, f"truncating from index {result.truncate_from} would remove "
-                                                    f"entries at or below this node's high-water mark "
-                                                    f"{self.confirmed_hwm}")
+            self._event(out, ev.TRUNCATION_REFUSED, from_index=result.truncate_from, hwm=self.confirmed_hwm,
+                        reason=Reason(ev.COMMITTED_WOULD_GO))
+            self._refuse_replication(out, src, req, Reason(ev.TRUNCATION_BELOW_HWM, index=result.truncate_from,
+                                                           hwm=self.confirmed_hwm))
             return
         if result.truncate_from is not None and result.truncate_from <= self.log.log_end:
             leaders = {e.index: e.generation for e in req.entries}
@@ -468,8 +470,8 @@ class Replica:
             return
         follower = resp.follower
         if resp.success and resp.match_index > self.log.log_end:
-            self._event(out, "response_ignored", follower=follower, match_index=resp.match_index,
-                        reason=f"a match index beyond this leader's log end {self.log.log_end}")
+            self._event(out, ev.RESPONSE_IGNORED, follower=follower, match_index=resp.match_index,
+                        reason=Reason(ev.MATCH_BEYOND_LOG_END, end=self.log.log_end))
             return
         if resp.success and not resp.counts:  # a repaired follower catching up: send on, but do not count it
             record = self._progress(follower)
@@ -483,7 +485,7 @@ class Replica:
             record = self.progress[follower]
             # The trace shows the cause (a follower's match index) before its effect (the mark moving).
             if record.match != before:
-                self._event(out, "match_index_updated", follower=follower, match_index=record.match,
+                self._event(out, ev.MATCH_INDEX_UPDATED, follower=follower, match_index=record.match,
                             next_index=record.next)
             self._set_high_water_mark(out, new_hwm)
             if record.next <= self.log.log_end and resp.match_index >= record.next - 1:
@@ -493,7 +495,7 @@ class Replica:
         record = self._progress(follower)
         if retry_from < record.next:
             record.next = retry_from
-            self._event(out, "next_index_backed_up", follower=follower, next_index=retry_from,
+            self._event(out, ev.NEXT_INDEX_BACKED_UP, follower=follower, next_index=retry_from,
                         refused_after=resp.prev_index)
             self._send_replication(out, follower)
 
@@ -505,7 +507,7 @@ class Replica:
         log = self.log
         end_generation = log.generation_at(end) if 0 <= end <= log.log_end else None
         next_generation = log.generation_at(end + 1) if 0 <= end < log.log_end else None
-        self._event(out, "epoch_answer", generation=query.of_generation, end_index=end, log_end=log.log_end,
+        self._event(out, ev.EPOCH_ANSWER, generation=query.of_generation, end_index=end, log_end=log.log_end,
                     end_generation=end_generation, next_generation=next_generation)
         out.messages.append(Envelope(src=self.node_id, dst=src, message=EpochAnswer(
             generation=self.generation, leader=self.node_id, of_generation=query.of_generation, end_index=end)))
@@ -518,7 +520,7 @@ class Replica:
             return
         self.awaiting_epoch_answer = False
         cut = self.impl.epoch_truncation_point(self.log, answer.end_index)
-        self._event(out, "epoch_truncation", end_index=answer.end_index, log_end=self.log.log_end, cut=cut)
+        self._event(out, ev.EPOCH_TRUNCATION, end_index=answer.end_index, log_end=self.log.log_end, cut=cut)
         if cut is not None and cut <= self.log.log_end:
             self._truncate(out, cut, reason="leader-epoch", conflicting_generation=None)
 
@@ -526,7 +528,7 @@ class Replica:
 
     def _become_follower(self, out: Ready, generation: int, leader: str | None) -> None:
         if generation != self.generation:
-            self._event(out, "generation_changed", from_generation=self.generation, generation=generation)
+            self._event(out, ev.GENERATION_CHANGED, from_generation=self.generation, generation=generation)
             self.generation = generation
             self.voted_for = None
             out.hard_state = HardState(generation=generation, voted_for=None)
@@ -536,15 +538,15 @@ class Replica:
         self.election_elapsed = 0
         self.election_timeout = self._new_election_timeout()
         if was == LEADER:
-            self._fail_pending(out, "leadership lost before the entry was committed; it may or may not survive")
-        self._event(out, "became_follower", generation=generation, leader=leader)
+            self._fail_pending(out, Reason(ev.LEADERSHIP_LOST))
+        self._event(out, ev.BECAME_FOLLOWER, generation=generation, leader=leader)
 
     def _start_prevote(self, out: Ready) -> None:
         """Ask the others whether they would vote for us in the next generation, before raising ours."""
         self.prevotes = {self.node_id}
         self.election_elapsed = 0
         self.election_timeout = self._new_election_timeout()
-        self._event(out, "prevote_started", generation=self.generation + 1)
+        self._event(out, ev.PREVOTE_STARTED, generation=self.generation + 1)
         request = PreVoteRequest(generation=self.generation + 1, candidate=self.node_id,
                                  last_index=self.log.log_end, last_generation=self.log.last_generation)
         for peer in self.peers:
@@ -553,8 +555,8 @@ class Replica:
     def _become_candidate(self, out: Ready, *, force: bool) -> None:
         self.prevotes = None
         if self.role == LEADER:
-            self._fail_pending(out, "leadership given up for a new election; the entry may or may not survive")
-        self._event(out, "generation_changed", from_generation=self.generation, generation=self.generation + 1)
+            self._fail_pending(out, Reason(ev.LEADERSHIP_GIVEN_UP))
+        self._event(out, ev.GENERATION_CHANGED, from_generation=self.generation, generation=self.generation + 1)
         self.generation += 1
         self.role = CANDIDATE
         self.leader = None
@@ -563,7 +565,7 @@ class Replica:
         out.hard_state = HardState(generation=self.generation, voted_for=self.node_id)
         self.election_elapsed = 0
         self.election_timeout = self._new_election_timeout()
-        self._event(out, "election_started", generation=self.generation)
+        self._event(out, ev.ELECTION_STARTED, generation=self.generation)
         if len(self.votes) >= self._majority():
             self._become_leader(out)
             return
@@ -581,7 +583,7 @@ class Replica:
         self.progress = progress_of(self.nodes, self.node_id, self.log.log_end)
         self.match_index = MatchIndex(self.progress)
         self.awaiting_epoch_answer = False
-        self._event(out, "became_leader", generation=self.generation, votes=sorted(self.votes))
+        self._event(out, ev.BECAME_LEADER, generation=self.generation, votes=sorted(self.votes))
         for peer in self.peers:
             self._send_replication(out, peer)
 
@@ -605,7 +607,7 @@ class Replica:
         # Optimistic: pipeline the next request after this one; a refusal backs next_index up again.
         record.next = last + 1
         out.messages.append(Envelope(src=self.node_id, dst=peer, message=request))
-        self._event(out, "replication_sent", to=peer, prev_index=prev_index, prev_generation=request.prev_generation,
+        self._event(out, ev.REPLICATION_SENT, to=peer, prev_index=prev_index, prev_generation=request.prev_generation,
                     first=next_index, last=last, hwm=self.high_water_mark)
 
     def _acknowledge(self, out: Ready, node: str, acknowledged: int) -> None:
@@ -634,14 +636,14 @@ class Replica:
     def _set_high_water_mark(self, out: Ready, new: int) -> None:
         self.confirmed_hwm = max(self.confirmed_hwm, new)
         if self.catching_up_to and self.log.log_end >= self.catching_up_to:
-            self._event(out, "caught_up", index=self.catching_up_to)
+            self._event(out, ev.CAUGHT_UP, index=self.catching_up_to)
             self.catching_up_to = 0
         if new <= self.high_water_mark:
             return
         old, self.high_water_mark = self.high_water_mark, new
         out.high_water_mark = new
         committed = self.log.slice(old + 1, new)
-        self._event(out, "hwm_changed", from_hwm=old, hwm=new, role=self.role,
+        self._event(out, ev.HWM_CHANGED, from_hwm=old, hwm=new, role=self.role,
                     entry_generation=self.log.generation_at(new),
                     committed=[[index, generation, digest(payload)] for index, generation, payload in committed])
         pending = self.pending_writes
@@ -662,7 +664,7 @@ class Replica:
         removed = self.log.truncate_from(index)
         out.truncate(index)
         self.high_water_mark = min(self.high_water_mark, self.log.log_end)
-        self._event(out, "truncated", from_index=index, removed=[e.as_trace() for e in removed], reason=reason,
+        self._event(out, ev.TRUNCATED, from_index=index, removed=[e.as_trace() for e in removed], reason=reason,
                     conflicting_generation=conflicting_generation, hwm=self.high_water_mark)
 
     def _append_without_generation_check(self, req: ReplicationRequest):
@@ -672,8 +674,8 @@ class Replica:
         new = tuple(e for e in req.entries if e.index > self.log.log_end)
         return AppendResult(success=True, append=new, match_index=req.prev_index + len(req.entries))
 
-    def _refuse_replication(self, out: Ready, src: str, req: ReplicationRequest, reason: str) -> None:
-        self._event(out, "replication_rejected", **{"from": src}, prev_index=req.prev_index, reason=reason,
+    def _refuse_replication(self, out: Ready, src: str, req: ReplicationRequest, reason: Reason) -> None:
+        self._event(out, ev.REPLICATION_REJECTED, **{"from": src}, prev_index=req.prev_index, reason=reason,
                     conflict_index=req.prev_index)
         out.messages.append(Envelope(src=self.node_id, dst=src, message=ReplicationResponse(
             generation=self.generation, follower=self.node_id, success=False, log_end=self.log.log_end,
@@ -682,11 +684,15 @@ class Replica:
     def _catching_up(self) -> bool:
         return self.log.log_end < self.catching_up_to
 
-    def _rejection_reason(self, req: ReplicationRequest) -> str:
+    def _rejection_reason(self, req: ReplicationRequest) -> Reason:
         if req.prev_index > self.log.log_end:
-            return f"missing entries: the log ends at {self.log.log_end}, before index {req.prev_index}"
-        return (f"index {req.prev_index} holds generation {self.log.generation_at(req.prev_index)}, "
-                f"the leader's holds generation {req.prev_generation}")
+            return Reason(ev.MISSING_ENTRIES, end=self.log.log_end, index=req.prev_index)
+        return Reason(ev.GENERATION_MISMATCH, index=req.prev_index, generation=self.log.generation_at(req.prev_index),
+                      theirs=req.prev_generation)
+
+    def _log_behind(self, req) -> Reason:
+        return Reason(ev.LOG_BEHIND, last_generation=req.last_generation, last_index=req.last_index,
+                      own_generation=self.log.last_generation, own_index=self.log.log_end)
 
     def _leader_is_alive(self, req: VoteRequest) -> bool:
         # A node that heard from a live leader within the minimum election timeout ignores vote requests,
@@ -706,13 +712,13 @@ class Replica:
             error = timeout_error(index, holders, len(self.nodes), self.high_water_mark)
             out.answers.append(Answer(request=request, ok=False, index=index, high_water_mark=self.high_water_mark,
                                       leader=self.node_id, error=error, refusal=TIMEOUT, holders=holders))
-            self._event(out, "write_failed", request=request, reason=error)
+            self._event(out, ev.WRITE_FAILED, request=request, reason=error)
 
-    def _fail_pending(self, out: Ready, error: str) -> None:
+    def _fail_pending(self, out: Ready, error: Reason) -> None:
         pending, self.pending_writes, self.write_deadlines = self.pending_writes, deque(), deque()
         for index, request, _ in pending:
             out.answers.append(Answer(request=request, ok=False, index=index, error=error, refusal=LEADERSHIP_LOST))
-            self._event(out, "write_failed", request=request, reason=error)
+            self._event(out, ev.WRITE_FAILED, request=request, reason=error)
 
     def _majority(self) -> int:
         return majority(len(self.nodes))
@@ -747,19 +753,14 @@ def majority(cluster_size: int) -> int:
     return cluster_size // 2 + 1
 
 
-def timeout_error(index: int, holders: Sequence[str], cluster_size: int, hwm: int, later: bool = False) -> str:
+def timeout_error(index: int, holders: Sequence[str], cluster_size: int, hwm: int, later: bool = False) -> Reason:
     """Why a write timed out, counted by the lab's own majority rule: the index on too few nodes, or on a majority
     that the leader's high-water mark rule (the student's code, maybe) did not count."""
-    tail = " (the write may still be committed later)" if later else ""
+    holders = tuple(holders)
     if len(holders) >= majority(cluster_size):
-        return (f"timeout: index {index} is on {_names(holders)} ({len(holders)} of {cluster_size}, a majority), "
-                f"yet the high-water mark stayed at {hwm}{tail}")
-    return (f"timeout: index {index} is on {_names(holders)} only, not on a majority; the high-water mark stayed at "
-            f"{hwm}{tail}")
-
-
-def _names(nodes: Sequence[str]) -> str:
-    return " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes) or "no node"
+        return Reason(ev.TIMEOUT_MAJORITY_LATER if later else ev.TIMEOUT_MAJORITY, index=index, nodes=holders,
+                      count=len(holders), size=cluster_size, hwm=hwm)
+    return Reason(ev.TIMEOUT_MINORITY_LATER if later else ev.TIMEOUT_MINORITY, index=index, nodes=holders, hwm=hwm)
 
 
 _HANDLERS = {

@@ -1,5 +1,5 @@
 """Explicit Spark schemas: one trace event line (docs/trace-format.md), the events DataFrame the checks read,
-and the violations they return."""
+and the violations they return. Field types, required fields and the graded kinds come from lab.core.events."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pyspark.sql.types import (
     StructField,
     StructType,
 )
+
+from lab.core import events
 
 # Entries are JSON arrays [index, generation, digest]; Spark reads any JSON value into a string field,
 # so an entry is an array of strings and the checks cast index and generation back to int.
@@ -29,39 +31,29 @@ COMMON_FIELDS: tuple[StructField, ...] = (
     StructField("type", StringType()),
 )
 
-# The extra fields the checks read. Other fields (replication details, votes, narration, ...) are skipped by the
-# parser, as the format allows for fields a reader does not know: parsing fewer fields is most of the job's speed.
-EXTRA_FIELDS: tuple[StructField, ...] = (
-    StructField("log_end", IntegerType()),
-    StructField("hwm", IntegerType()),
-    StructField("generation", IntegerType()),
-    StructField("index", IntegerType()),
-    StructField("digest", StringType()),
-    StructField("payload", StringType()),
-    StructField("request", StringType()),
-    StructField("follower", StringType()),
-    StructField("match_index", IntegerType()),
-    StructField("from_hwm", IntegerType()),
-    StructField("role", StringType()),
-    StructField("entry_generation", IntegerType()),
-    StructField("committed", ENTRIES),
-    StructField("from_index", IntegerType()),
-    StructField("removed", ENTRIES),
-    StructField("reason", StringType()),
-    StructField("conflicting_generation", IntegerType()),
-    StructField("entry", ENTRY),
-    StructField("entries", ENTRIES),
-    StructField("target", StringType()),
-    StructField("name", StringType()),
-    StructField("ok", BooleanType()),
-    StructField("detail", StringType()),
-    StructField("segments", ArrayType(IntegerType())),
-    StructField("deleted", ArrayType(IntegerType())),
-    StructField("end_index", IntegerType()),
-    StructField("end_generation", IntegerType()),
-    StructField("next_generation", IntegerType()),
-    StructField("cut", IntegerType()),
-)
+# Spark's type for each field type of lab.core.events. A reason is its English sentence on a trace line.
+SPARK_TYPES = {
+    events.INT: IntegerType(), events.STR: StringType(), events.BOOL: BooleanType(), events.REASON: StringType(),
+    events.ENTRY: ENTRY, events.ENTRIES: ENTRIES, events.INTS: ArrayType(IntegerType()),
+}
+
+
+def declared_type(name: str):
+    """The Spark type of a field, from its declarations in lab.core.events (one type for every kind that has it)."""
+    types = {repr(SPARK_TYPES[kind.fields[name]]) for kind in events.KINDS.values() if name in kind.fields}
+    if len(types) != 1:
+        raise TypeError(f"field {name!r} is declared with {len(types) or 'no'} Spark types: {sorted(types)}")
+    return next(SPARK_TYPES[kind.fields[name]] for kind in events.KINDS.values() if name in kind.fields)
+
+
+# The extra fields the checks read, typed as declared. Other fields (replication details, votes, narration, ...) are
+# skipped by the parser, as the format allows for fields a reader does not know: parsing fewer fields is most of
+# the job's speed.
+READ_FIELDS = ("log_end", "hwm", "generation", "index", "digest", "payload", "request", "follower", "match_index",
+               "from_hwm", "role", "entry_generation", "committed", "from_index", "removed", "reason",
+               "conflicting_generation", "entry", "entries", "target", "name", "ok", "detail", "segments", "deleted",
+               "end_index", "end_generation", "next_generation", "cut")
+EXTRA_FIELDS: tuple[StructField, ...] = tuple(StructField(name, declared_type(name)) for name in READ_FIELDS)
 
 CORRUPT = "_corrupt_record"
 
@@ -93,33 +85,11 @@ VIOLATIONS = StructType([
     StructField("time", DoubleType()),
 ])
 
-# Required extra fields per event type: a line without them is malformed for the checks that read it.
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "node_started": ("hwm",),
-    "leader_append": ("index", "generation", "digest"),
-    "follower_append": ("index", "generation", "digest"),
-    "match_index_updated": ("follower", "match_index"),
-    "hwm_changed": ("from_hwm", "hwm", "role", "committed"),
-    "truncated": ("from_index", "removed"),
-    "write_acked": ("index", "digest"),
-    "read_served": ("index", "hwm"),
-    "log_snapshot": ("hwm", "log_end", "entries"),
-    "node_killed": ("target",),
-    "node_restarted": ("target",),
-    "node_paused": ("target",),
-    "node_resumed": ("target",),
-    "expectation": ("name", "ok"),
-    "read_refused": ("index", "hwm"),
-    "wal_truncated": ("from_index", "log_end"),
-    "epoch_answer": ("generation", "end_index"),
-    "epoch_truncation": ("end_index", "log_end"),
-}
+# Required extra fields per event type (declared in lab.core.events): a line without them is malformed for the
+# checks that read it.
+REQUIRED: dict[str, tuple[str, ...]] = {kind.name: kind.required for kind in events.KINDS.values() if kind.required}
 
-# The event types the checks read. The loader keeps only these (and lines with something wrong), so the checks
-# work on about half of a trace's lines; replication messages, votes and client requests are validated and dropped.
-CHECKED_TYPES: tuple[str, ...] = (
-    "node_started", "leader_append", "follower_append", "match_index_updated", "hwm_changed", "truncated",
-    "write_acked", "read_served", "client_write", "log_snapshot", "node_killed", "node_restarted", "node_paused",
-    "node_resumed", "link_cut", "link_healed", "expectation", "read_refused", "wal_truncated", "epoch_answer",
-    "epoch_truncation",
-)
+# The event types the checks read (declared as graded). The loader keeps only these (and lines with something
+# wrong), so the checks work on about half of a trace's lines; replication messages, votes and client requests are
+# validated and dropped.
+CHECKED_TYPES: tuple[str, ...] = tuple(kind.name for kind in events.KINDS.values() if kind.graded)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Protocol
 
 from lab.ports.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
+from lab.core.events import NODE_SAYS, SERVED, Reason, Reasons
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
@@ -499,11 +500,12 @@ def cmd_expect(run: Run, command, step, args):
             answer = run.driver.read(int(index), name)
             if want == ["refused"]:
                 ok &= not answer.ok
-                details.append(f"{name}: {answer.error or 'served ' + answer.payload}")
+                details.append(Reason(NODE_SAYS, node=name, answer=answer.error or Reason(SERVED,
+                                                                                         payload=answer.payload)))
             else:
                 ok &= answer.ok and answer.payload == want[-1]
-                details.append(f"{name}: {answer.payload if answer.ok else answer.error}")
-        detail = "; ".join(details)
+                details.append(Reason(NODE_SAYS, node=name, answer=answer.payload if answer.ok else answer.error))
+        detail = Reasons(details)
     elif what == "leader":
         among = run._nodes(rest[-1])
         ok = status.get("leader") in among

@@ -4,6 +4,8 @@
 A sentence is made once, in English, as a `Text`: a str (so English callers and tests see plain English) that
 also keeps its catalogue key and values, so that `localize(text, lang)` can say it later in any language.
 Values (numbers, node names, payloads, digests) are never translated; a value that is itself a Text is.
+A `Reason` of the lab (lab.core.events) is said by its kind: its translation is the catalogue's entry of context
+"because" keyed by that kind, never by its English sentence.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import re
 import threading
 import unicodedata
 from pathlib import Path
+
+from lab.core.events import REASONS, Reason, Reasons
 
 SOURCE = "en"
 LANGUAGES = {"en": "English", "es": "Español", "zh": "中文"}  # each named in its own language
@@ -72,11 +76,47 @@ def word(context: str, msgid: str) -> Text:
     return Text(msgid, None, context)
 
 
+SPOKEN = (Text, Reason, Reasons)  # what localize says in a language (anything else is a value)
+REASON = "because"  # the catalogue's context of the reasons (lab.core.events), keyed by kind
+
+
 def localize(value, lang: str | None):
-    """`value` in `lang` if it is a Text; any other value unchanged."""
-    if not lang or lang == SOURCE or not isinstance(value, Text):
+    """`value` in `lang` if it is a Text or a Reason; any other value unchanged."""
+    if not lang or lang == SOURCE:
         return value
-    return value.say(lang)
+    if isinstance(value, Text):
+        return value.say(lang)
+    if isinstance(value, Reason):
+        return say_reason(value, lang)
+    if isinstance(value, Reasons):
+        sep = SEPARATORS.get(lang, {}).get(value.sep, value.sep)
+        return sep.join(str(localize(item, lang)) for item in value.items)
+    return value
+
+
+def say_reason(reason: Reason, lang: str) -> str:
+    """A Reason in `lang`: the translation of its kind, formatted with its values (each said in `lang` too)."""
+    template = catalogue(lang).messages.get((REASON, reason.kind)) if lang != SOURCE else None
+    if template is None:
+        return str(reason)
+    said = template.format(**{k: localize(node_list(v) if isinstance(v, (list, tuple)) else v, lang)
+                              for k, v in reason.values.items()})
+    return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
+
+
+def node_list(nodes):
+    """Node names as a sentence says them ("A", "A and B", "A, B and C", "no node"), in any language."""
+    nodes = [str(n) for n in nodes]
+    if not nodes:
+        return say("no node")
+    if len(nodes) == 1:
+        return nodes[0]
+    return say("{nodes} and {node}", nodes=", ".join(nodes[:-1]), node=nodes[-1])
+
+
+def source_text(context: str | None, msgid: str) -> str:
+    """The English a catalogue entry translates: a reason's template (its msgid is its kind), else the msgid."""
+    return REASONS.get(msgid, msgid) if context == REASON else msgid
 
 
 def supported(lang: str | None) -> str | None:
@@ -154,7 +194,7 @@ def _load(lang: str) -> Catalogue:
         catalog = Catalog(locale="en", domain=DOMAIN)
         for m in source:
             if m.id:
-                catalog.add(m.id, pseudo(m.id), locations=m.locations, context=m.context)
+                catalog.add(m.id, pseudo(source_text(m.context, m.id)), locations=m.locations, context=m.context)
         return Catalogue(lang, catalog)
     if lang == SOURCE:
         return Catalogue(lang, Catalog(locale="en", domain=DOMAIN))

@@ -2,7 +2,8 @@
 Spanish and Chinese catalogues up to date with them (new messages arrive untranslated, stale ones go).
 
 Marked messages: `say("...")`, `phrase("...")` and `word(context, "...")` in Python, `t("...")` in
-web/static/text.js, `_("...")` in the Jinja templates, and the scenario scripts' titles, descriptions and steps.
+web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
+reasons declared in lab/core/events.py (context "because", keyed by kind: rewording their English changes no key).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lab.i18n import DOMAIN, LANGUAGES, SOURCE, po_path
+from lab.core.events import REASONS
+from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {  # folder -> [(files, extractor)]
@@ -35,6 +37,8 @@ def extract():
         found = extract_from_dir(str(base), method_map, {}, keywords=KEYWORDS, strip_comment_tags=True)
         for filename, lineno, message, comments, context in found:
             catalog.add(message, None, [(f"{folder}/{filename}", lineno)], auto_comments=comments, context=context)
+    for kind in REASONS:
+        catalog.add(kind, None, [("lab/core/events.py", None)], context=REASON)
     return catalog
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from lab.core.events import Reason, Reasons
 from lab.i18n import Joined, Text, say, word
 
 
@@ -45,33 +46,6 @@ _CONTEXT_WORDS = [word("spec", "all"), word("spec", "leader"), word("spec", "las
                   word("reason", "lost-tail")]
 
 TEMPLATES = [
-    # lab/core/replica.py and the reference check_read: refusals of reads and writes
-    phrase("not available: index {index} is above the high-water mark {hwm}"),
-    phrase("not available: index {index} does not exist (the log starts at index 1)"),
-    phrase("not available: index {index} is beyond this node's log end {end}"),
-    phrase("not the leader: the leader is {leader}"),
-    phrase("not the leader: no leader is known yet"),
-    phrase("timeout: index {index} is on {nodes} only, not on a majority; the high-water mark stayed at {hwm}"),
-    phrase("timeout: index {index} is on {nodes} only, not on a majority; the high-water mark stayed at {hwm} "
-           "(the write may still be committed later)"),
-    phrase("timeout: index {index} is on {nodes} ({count} of {size}, a majority), yet the high-water mark stayed at "
-           "{hwm}"),
-    phrase("timeout: index {index} is on {nodes} ({count} of {size}, a majority), yet the high-water mark stayed at "
-           "{hwm} (the write may still be committed later)"),
-    phrase("leadership lost before the entry was committed; it may or may not survive"),
-    phrase("leadership given up for a new election; the entry may or may not survive"),
-    # votes, pre-votes, replication
-    phrase("candidate's generation {generation} is older than {current}"),
-    phrase("a leader ({leader}) is alive in generation {generation}"),
-    phrase("this node was repaired and holds its log up to index {index} no more"),
-    phrase("already voted for {candidate} in generation {generation}"),
-    phrase("candidate's log (last generation {last_generation}, index {last_index}) is behind this node's "
-           "(last generation {own_generation}, index {own_index})"),
-    phrase("generation {generation} is not above this node's {current}"),
-    phrase("missing entries: the log ends at {end}, before index {index}"),
-    phrase("index {index} holds generation {generation}, the leader's holds generation {theirs}"),
-    phrase("a committed entry would be removed"),
-    phrase("a match index beyond this leader's log end {end}"),
     # lab/processes/routing.py: writes and reads through the supervisor
     phrase("timeout: the write was not acknowledged within {seconds}s ({why})"),
     phrase("timeout: node {node} did not answer within {seconds}s; the write may or may not be committed"),
@@ -122,7 +96,6 @@ TEMPLATES = [
     phrase("{count} acknowledged writes"),
     phrase("{count} acknowledged writes: {missing}"),
     phrase("{node} lacks index {index}"),
-    phrase("served {payload}"),
     phrase("waited {seconds}s for {what}; it did not happen"),
     phrase("waited {seconds}s for {what}; it did not happen; {why}"),
     phrase("a leader"),
@@ -238,4 +211,4 @@ class Heard(Text):
 
 def heard(text) -> Text:
     """A sentence written in English elsewhere, to be said in the reader's language when it is known."""
-    return text if isinstance(text, Text) else Heard("" if text is None else str(text))
+    return text if isinstance(text, (Text, Reason, Reasons)) else Heard("" if text is None else str(text))

@@ -17,6 +17,7 @@ import re
 import struct
 from typing import Any, Callable
 
+from lab.core.events import Reason, reason_from_record
 from lab.core.messages import (
     REFUSALS,
     Answer,
@@ -100,9 +101,12 @@ def _encode_control(m: Control) -> dict:
 
 
 def _encode_answer(m: Answer) -> dict:
-    return {"type": "Answer", "request": m.request, "ok": m.ok, "index": m.index, "generation": m.generation,
+    data = {"type": "Answer", "request": m.request, "ok": m.ok, "index": m.index, "generation": m.generation,
             "payload": m.payload, "high_water_mark": m.high_water_mark, "leader": m.leader, "error": m.error,
             "refusal": m.refusal, "holders": list(m.holders)}
+    if isinstance(m.error, Reason):  # the error's kind and values travel beside its sentence
+        data["because"] = m.error.as_record()
+    return data
 
 
 def answer_to_json(answer: Answer, node: str | None = None) -> dict:
@@ -115,7 +119,22 @@ def answer_to_json(answer: Answer, node: str | None = None) -> dict:
 
 def answer_from_json(data: dict) -> Answer:
     """The Answer in a control API answer (its other fields, such as `node`, left out); MalformedFrame if bad."""
-    return _decode_generic("Answer", {"type": "Answer", **{k: v for k, v in data.items() if k in Answer._fields}})
+    fields = {k: v for k, v in data.items() if k in Answer._fields or k == "because"}
+    if isinstance(fields.get("error"), Reason):  # an answer of this process: its sentence, as the wire has it
+        fields["error"] = str(fields["error"])
+    return _decode_answer({"type": "Answer", **fields})
+
+
+def _decode_answer(data: dict) -> Answer:
+    """An Answer; its error a Reason again when the frame says which (`because`) and the sentence agrees."""
+    because = data.pop("because", None) if "because" in data else None
+    answer = _decode_generic("Answer", data)
+    if because is not None:
+        reason = reason_from_record(because)
+        if reason is None or reason != answer.error:
+            raise MalformedFrame(f"Answer.because does not describe its error: {_short(because)}")
+        answer = answer._replace(error=reason)
+    return answer
 
 
 def _encode_client_write(m: ClientWrite) -> dict:
@@ -182,7 +201,7 @@ def encode_answer(answer: Answer, max_frame: int = MAX_FRAME) -> bytes:
         if len(body) <= max_frame:
             return _pack_length(len(body)) + body
         return encode(answer, max_frame)
-    if holders:
+    if holders or type(error) is not str:
         return encode(answer, max_frame)
     try:
         body = (_ANSWER % (_escape(request), "true" if ok is True else "false", index, generation, _escape(payload),
@@ -415,6 +434,7 @@ _DECODERS: dict[str, Callable[[dict], Any]] = {
 }
 for _kind in _SCHEMAS:
     _DECODERS[_kind] = (lambda kind: lambda data: _decode_generic(kind, data))(_kind)
+_DECODERS["Answer"] = _decode_answer
 
 KNOWN_TYPES = tuple(sorted(_DECODERS))
 

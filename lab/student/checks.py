@@ -30,6 +30,7 @@ from lab.ports.wal import WriteAheadLog
 from lab.harness import scenario as scenario_module
 from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
+from lab.core.events import ABOVE_HWM, Reason
 
 
 class NotStarted(Exception):
@@ -348,7 +349,7 @@ EXERCISES: tuple[Exercise, ...] = (
         Rule(say("serve entries at or below the HWM"), lambda impl: _read_case(3, 3, None)(impl) or
              _read_case(1, 3, None)(impl)),
         Rule(say("refuse above the HWM, naming the index and the HWM"),
-             _read_case(4, 3, "not available: index 4 is above the high-water mark 3")),
+             _read_case(4, 3, str(Reason(ABOVE_HWM, index=4, hwm=3)))),  # the lab's own sentence
         Rule(say("refuse an index below 1"), _read_case(0, 3, "not available")),
     ), (("s1", "generation"),), ("check_read",)),
     Exercise(5, say("write-ahead log truncation across segments"), "exercises/wal_truncation.py",

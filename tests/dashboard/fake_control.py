@@ -13,7 +13,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from lab.ports import codec
 from lab.sim.cluster import SimCluster
+
+
+def refused(answer) -> dict:
+    """A refusal as the supervisor's control API gives it: the error, and its reason's kind and values."""
+    data = codec.answer_to_json(answer)
+    return {"ok": False, "error": data["error"], **({"because": data["because"]} if "because" in data else {})}
 
 
 class FakeControl:
@@ -104,7 +111,7 @@ class FakeControl:
                     if answer.ok:
                         return 200, {"ok": True, "index": answer.index, "generation": answer.generation,
                                      "payload": answer.payload, "high_water_mark": hwm}
-                    return 409, {"ok": False, "error": answer.error, "high_water_mark": hwm}
+                    return 409, {**refused(answer), "high_water_mark": hwm}
                 if path == "/api/write":
                     request = sim.write(body["payload"], body.get("node"))
                     if not self.auto_tick:
@@ -119,7 +126,7 @@ class FakeControl:
             if answer is None:
                 return 504, {"ok": False, "error": "timeout: the high-water mark did not cover the entry"}
             if not answer.ok:
-                return 409, {"ok": False, "error": answer.error}
+                return 409, refused(answer)
             return 200, {"ok": True, "index": answer.index, "generation": answer.generation,
                          "node": answer.leader}
         if path == "/api/shutdown":

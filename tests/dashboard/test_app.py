@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from lab.core.events import ABOVE_HWM, Reason
 
 from tests.dashboard.conftest import FakeHost, frames, make_app, received, wait_until
 from web.app import localized_frame
@@ -295,7 +296,7 @@ def test_a_read_above_the_hwm_is_refused_with_the_reason(live, fake):
         fake.sim.run(5)
     answer = control(client, "read", index=2, node="A")
     assert answer["ok"] is False
-    assert answer["error"] == "not available: index 2 is above the high-water mark 1"
+    assert answer["error"] == Reason(ABOVE_HWM, index=2, hwm=1)
 
 
 def test_settings_reach_the_control_api(live, fake):
@@ -341,7 +342,7 @@ def test_controls_also_arrive_as_http_posts(live, fake):
     assert answer.status_code == 200 and answer.get_json()["ok"]
     assert fake.posts[-1] == ("/api/nodes/C/pause", {})
     refused = http.post("/api/dashboard/control/read", json={"index": 9, "node": "B"})
-    assert refused.status_code == 400 and refused.get_json()["error"].startswith("not available: index 9")
+    assert refused.status_code == 400 and refused.get_json()["error"] == Reason(ABOVE_HWM, index=9, hwm=0)
 
 
 def test_start_cluster_of_one_to_seven_nodes_on_an_owned_cluster():
