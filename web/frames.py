@@ -6,7 +6,7 @@ import time
 from collections import Counter
 
 from lab import i18n
-from lab.i18n import Text, localize
+from lab.i18n import localize
 from lab.i18n.phrases import heard
 
 PAYLOAD_CHARS = 16
