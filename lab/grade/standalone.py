@@ -63,16 +63,27 @@ def _alive(pid: int, name: str) -> bool:
         return False
 
 
-def up(folder: str, port: int = 0, cores: int = 1, memory: str = "1g") -> dict:
+def environment(folder: str, extra: dict | None = None) -> dict:
+    """The environment the master and workers run in (and a job run against them may use): Spark on loopback,
+    pyspark's own Spark, this Python for the executors; `extra` adds to it or overrides."""
     import pyspark
 
+    return {**os.environ, "SPARK_HOME": os.path.dirname(pyspark.__file__), "SPARK_LOCAL_IP": HOST,
+            "SPARK_LOCAL_DIRS": os.path.abspath(folder),
+            "SPARK_WORKER_DIR": os.path.abspath(os.path.join(folder, "work")),
+            "PYSPARK_PYTHON": sys.executable, **(extra or {})}
+
+
+def up(folder: str, port: int = 0, cores: int = 1, memory: str = "1g", workers: int = 1,
+       env: dict | None = None) -> dict:
+    """Start a master and `workers` workers from `folder` (its state, logs and work folders); `env`: extra
+    environment for them. Returns the state (the master's URL and the processes)."""
     state_path = os.path.join(folder, STATE)
     if os.path.exists(state_path) and any(_alive(p["pid"], p["class"]) for p in _read(state_path)["processes"]):
         raise RuntimeError(f"a cluster from {folder} is running already: `hwm-lab spark-cluster down` first")
     os.makedirs(os.path.join(folder, "work"), exist_ok=True)
-    home = os.path.dirname(pyspark.__file__)
-    env = {**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": HOST, "SPARK_LOCAL_DIRS": os.path.abspath(folder),
-           "SPARK_WORKER_DIR": os.path.abspath(os.path.join(folder, "work")), "PYSPARK_PYTHON": sys.executable}
+    env = environment(folder, env)
+    home = env["SPARK_HOME"]
     port = port or free_port()
     spark_class = os.path.join(home, "bin", "spark-class")
     state = {"master": f"spark://{HOST}:{port}", "processes": []}
@@ -87,10 +98,14 @@ def up(folder: str, port: int = 0, cores: int = 1, memory: str = "1g") -> dict:
     try:
         start(MASTER, "--host", HOST, "--port", str(port), "--webui-port", str(free_port()), log="master.log")
         _wait(lambda: _listening(port), "the master listening")
-        start(WORKER, state["master"], "--host", HOST, "--cores", str(cores), "--memory", memory,
-              "--webui-port", str(free_port()), log="worker.log")
-        _wait(lambda: b"Successfully registered with master" in _bytes(os.path.join(folder, "worker.log")),
-              "the worker registering with the master")
+        logs = ["worker.log"] if workers == 1 else [f"worker{n}.log" for n in range(workers)]
+        for n, log in enumerate(logs):
+            own = [] if workers == 1 else ["--work-dir", os.path.abspath(os.path.join(folder, "work", str(n)))]
+            start(WORKER, state["master"], "--host", HOST, "--cores", str(cores), "--memory", memory,
+                  "--webui-port", str(free_port()), *own, log=log)
+        for log in logs:
+            _wait(lambda: b"Successfully registered with master" in _bytes(os.path.join(folder, log)),
+                  f"the worker of {log} registering with the master")
     except BaseException:
         down(folder)
         raise

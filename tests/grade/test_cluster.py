@@ -1,12 +1,9 @@
 """The same job on a real Spark standalone cluster on loopback (a master and one worker started from pyspark's
 own bin/spark-class) gives the same grades as local mode."""
 
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,62 +17,16 @@ pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise TimeoutError(f"{what} did not happen within {timeout:.0f} s")
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def standalone(tmp_path_factory):
-    import pyspark
+    """A master and one worker started as `hwm-lab spark-cluster up` starts them, stopped also when a test fails."""
+    from lab.grade import standalone as cluster
 
-    spark_home = Path(pyspark.__file__).parent
-    spark_class = spark_home / "bin" / "spark-class"
-    logs = tmp_path_factory.mktemp("spark-cluster")
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": str(logs), "SPARK_WORKER_DIR": str(logs / "work")}
-    port, ui, worker_ui = free_port(), free_port(), free_port()
-    procs = []
+    folder = str(tmp_path_factory.mktemp("spark-cluster"))
     try:
-        procs.append(subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(ui)], env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True))
-        wait_for(lambda: listening(port), 90, "the Spark master listening")
-        procs.append(subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-             "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui)],
-            env=env, stdout=open(logs / "worker.log", "wb"), stderr=subprocess.STDOUT, start_new_session=True))
-        wait_for(lambda: b"Successfully registered with master" in (logs / "worker.log").read_bytes(), 90,
-                 "the worker registering")
-        yield f"spark://127.0.0.1:{port}", env
+        yield cluster.up(folder)["master"], cluster.environment(folder)
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in reversed(procs):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
+        cluster.down(folder)
 
 
 EXPECTED = ["alice,10,10,0,0,0,0,20,ok", "bob,0,10,0,0,0,0,10,ok", "hank,0,0,0,0,0,0,0,missing manifest"]
@@ -99,8 +50,8 @@ def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standal
     assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local), "--trust-traces"]), spark) == 0
 
     remote = tmp_path / "remote"
-    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(subs), "--out", str(remote), "--master", master, "--trust-traces",
-                           "--shuffle-partitions", "2", "--driver-memory", "1g"],
+    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(subs), "--out", str(remote), "--master", master,
+                           "--trust-traces", "--shuffle-partitions", "2", "--driver-memory", "1g"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "[grade] check 13/13 epoch-truncation" in proc.stderr

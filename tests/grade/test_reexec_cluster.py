@@ -3,16 +3,14 @@ bin/spark-class) gives the same grades as local mode: the executors run the sand
 job ships them, not from a checkout."""
 
 import csv
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
+from lab.grade import job, sandbox, standalone
 
-from .test_cluster import free_port, listening, wait_for
 from .test_reexec import LOG_END, SECRET, submit
 
 pytestmark = [pytest.mark.spark,
@@ -23,43 +21,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory):
-    import pyspark
-
-    spark_home = Path(pyspark.__file__).parent
-    spark_class = spark_home / "bin" / "spark-class"
-    logs = tmp_path_factory.mktemp("spark-2workers")
-    # The workers' Python: the tests' interpreter, started in their own work folders, without this checkout on
-    # the path (PYTHONPATH empty): the lab reaches them as the job's zip.
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": "",
-           "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_DIRS": str(logs), "SPARK_WORKER_DIR": str(logs / "work")}
-    port, ui = free_port(), free_port()
-    procs = []
+    """A master and two workers (`hwm-lab spark-cluster`'s own start), stopped also when a test fails. The workers'
+    Python is the tests' interpreter, without this checkout on the path (PYTHONPATH empty): the lab reaches them
+    as the job's zip."""
+    folder = str(tmp_path_factory.mktemp("spark-2workers"))
     try:
-        procs.append(subprocess.Popen(
-            [str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(ui)], env=env, stdout=open(logs / "master.log", "wb"), stderr=subprocess.STDOUT,
-            start_new_session=True))
-        wait_for(lambda: listening(port), 90, "the Spark master listening")
-        for n in range(2):
-            log = logs / f"worker{n}.log"
-            procs.append(subprocess.Popen(
-                [str(spark_class), "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-                 "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
-                 "--work-dir", str(logs / f"work{n}")],
-                env=env, stdout=open(log, "wb"), stderr=subprocess.STDOUT, start_new_session=True))
-        for n in range(2):
-            wait_for(lambda: b"Successfully registered with master" in (logs / f"worker{n}.log").read_bytes(), 90,
-                     f"worker {n} registering")
-        yield f"spark://127.0.0.1:{port}", env
+        state = standalone.up(folder, workers=2, env={"PYTHONPATH": ""})
+        yield state["master"], standalone.environment(folder, {"PYTHONPATH": ""})
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in reversed(procs):
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
+        standalone.down(folder)
 
 
 def test_two_workers_give_the_same_grades_as_local_mode(spark, two_workers, tmp_path, monkeypatch):
