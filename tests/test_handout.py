@@ -3,10 +3,19 @@ each reference function's body), has a fresh git history, its README's two comma
 (an exercise not started is shown as such), and a class graded from it gets the grades of the full repository."""
 
 import ast
+import contextlib
 import json
+import os
+import queue
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import sysconfig
+import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,6 +30,18 @@ LAUNCH = ("import sys, runpy\n"
           "sys.path_hooks[:] = [h for h in sys.path_hooks if 'editable' not in repr(h).lower()]\n"
           "sys.argv = sys.argv[1:]\n"
           "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n")
+
+
+def handout_python(folder, tmp_path) -> Path:
+    """A Python that imports the lab from the handout only, as its own install would, in this process's children
+    too (the demo's nodes): a venv that sees this one's packages but not its editable install of the course."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "handout.pth").write_text(f"{folder}\n{sysconfig.get_paths()['purelib']}\n")
+    return python
 
 
 def in_handout(folder, *argv, timeout=300):
@@ -100,6 +121,23 @@ def test_the_tests_run_against_the_students_code(made):
     assert sorted(failed) == ["1", "2", "3", "4", "5", "6"], run.stdout[-3000:]
     assert "not started" in run.stdout
     assert len(re.findall(r"^FAILED", run.stdout, re.M)) == 6  # nothing else fails
+    # The tests that need an exercise not started are skipped, naming it (the README says so).
+    waiting = re.findall(r"^SKIPPED \[\d+\] tests/test_(?:high_water_mark|replica|wal)\.py.*needs exercise", run.stdout,
+                         re.M)
+    assert len(waiting) >= 3, run.stdout[-3000:]
+
+
+def test_the_tests_all_pass_once_every_exercise_is_done(made, tmp_path):
+    # The README's promise for the end: the handout's tests, with the reference answers written into exercises/.
+    done = tmp_path / "done"
+    shutil.copytree(made, done, ignore=shutil.ignore_patterns(".git", ".venv", "runs", ".hwm-lab"))
+    for path in (ROOT / "solutions").glob("*.py"):
+        shutil.copy(path, done / "exercises" / path.name)
+    run = in_handout(done, "pytest", "--impl", "exercises", "-q", "-p", "no:cacheprovider", timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    summary = run.stdout.splitlines()[-1]
+    assert re.search(r"\d{2,} passed", summary) and "failed" not in summary and "error" not in summary, summary
+    assert "needs exercise" not in run.stdout
 
 
 @pytest.mark.spark
@@ -115,3 +153,53 @@ def test_a_class_graded_from_the_handout_gets_the_same_grades(made, tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "handout" / "grades.csv").read_text() == (tmp_path / "full" / "grades.csv").read_text()
     assert "alice,10,10,10,10,10,10,60,ok" in (tmp_path / "handout" / "grades.csv").read_text()
+
+
+@pytest.mark.processes
+def test_the_demo_serves_the_dashboard_where_a_node_stops_at_an_exercise_not_started(made, tmp_path):
+    # The README's first command, after the set-up: the cluster and the dashboard come up on the stubs; a node that
+    # needs an exercise not started is shown stopped, naming it; Ctrl-C stops every process the demo started.
+    proc = subprocess.Popen([str(handout_python(made, tmp_path)), "-m", "lab.cli", "demo", "--port", "0",
+                             "--dir", str(tmp_path / "demo")], cwd=made, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    said = []
+    try:
+        deadline = time.monotonic() + 90
+        while not any("Ctrl-C stops" in line for line in said) and time.monotonic() < deadline:
+            with contextlib.suppress(queue.Empty):
+                said.append(lines.get(timeout=1))
+        url = next((m.group(1) for line in said if (m := re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)", line))),
+                   None)
+        assert url, "".join(said)
+        assert sum("NOT STARTED" in line for line in said) == 6
+        with urllib.request.urlopen(url, timeout=10) as page:
+            assert page.status == 200 and b"socket.io.min.js" in page.read()
+        stopped = []
+        while not stopped and time.monotonic() < deadline:
+            with urllib.request.urlopen(url + "api/dashboard/state", timeout=10) as answer:
+                nodes = json.loads(answer.read())["nodes"]
+            stopped = [n for n in nodes if n["state"] == "exited"]
+            time.sleep(0.5)
+        assert stopped and all(n["exit_reason"].startswith("NotImplementedError: exercise ") for n in stopped), nodes
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+        # Nothing it started is left: the cluster's daemon and nodes were in its process group.
+        gone = time.monotonic() + 10
+        while time.monotonic() < gone and _group_alive(proc.pid):
+            time.sleep(0.2)
+        assert not _group_alive(proc.pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        shutil.rmtree(made / ".hwm-lab", ignore_errors=True)  # the demo's pointer to its cluster
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True

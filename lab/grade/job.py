@@ -93,11 +93,15 @@ QUICK_JIT_BYTES = 64 * 1024 * 1024
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def class_bytes(folder: str) -> int:
+def class_bytes(folder: str, skip: frozenset[str] | set[str] = frozenset()) -> int:
     """Bytes the submissions in a local folder hold, a zip counted by what it says it unpacks to (nothing is
-    unpacked here); an unreadable file counts for nothing (the job says what is wrong with it)."""
+    unpacked here); an unreadable file counts for nothing (the job says what is wrong with it). The entries named
+    in `skip` (unchanged since a previous grade, whose results are reused) are left out."""
     total = 0
-    for root, _, names in os.walk(folder):
+    for root, dirs, names in os.walk(folder):
+        if root == folder:
+            dirs[:] = [d for d in dirs if d not in skip]
+            names = [n for n in names if n not in skip]
         for name in names:
             path = os.path.join(root, name)
             try:
@@ -111,10 +115,12 @@ def class_bytes(folder: str) -> int:
     return total
 
 
-def quick_jit(args: argparse.Namespace) -> bool:
-    """Whether the job's own local JVM should compile with C1 only: a small class, read from a local folder."""
+def quick_jit(args: argparse.Namespace, reused: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether the job's own local JVM should compile with C1 only: a small part to grade, read from a local folder
+    (a small class, or a re-grade where only a few submissions changed: `reused` names the others)."""
     local = (args.master or "local").startswith("local") and "PYSPARK_GATEWAY_PORT" not in os.environ
-    return local and not is_uri(args.submissions) and class_bytes(args.submissions) <= QUICK_JIT_BYTES
+    return (local and not is_uri(args.submissions)
+            and class_bytes(args.submissions, reused) <= QUICK_JIT_BYTES)
 
 
 def session_conf(*, driver_memory: str | None = None, local_dir: str | None = None,
@@ -252,6 +258,8 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
             rubric = rubric_module.load(None)
         if rubric is not None and not is_uri(args.out):  # before Spark writes its log into DIR
             args.previous = _prepare_out(LocalStorage(), args, rubric, say)
+            if not is_uri(args.submissions):  # before the JVM starts: its JIT depends on what changed
+                args.hashes = _hashes(LocalStorage(), args, say)
         if own:
             spark = _start(args, say)
         uri = is_uri(args.submissions) or is_uri(args.out)
@@ -284,11 +292,21 @@ def _prepare_out(storage, args, rubric, say):
     return previous
 
 
+def _hashes(storage, args, say) -> dict[str, str]:
+    """The content hash of every SUBMISSIONS entry, by which a later grade, or this one, finds what changed."""
+    t0 = time.monotonic()
+    hashes = incremental.entry_hashes(storage, args.submissions, args.out)
+    say(f"hashed {len(hashes)} submissions in {time.monotonic() - t0:.1f} s")
+    return hashes
+
+
 def _start(args, say) -> "SparkSession":
     """The job's own session: its JVM's output goes to DIR/spark.log (a local --out), and in local mode it binds
-    to loopback."""
-    quick = quick_jit(args)
-    small = "; a small class: the JVM compiles with C1 only" if quick else ""
+    to loopback; it compiles with C1 only when the part to grade is small (in a re-grade, the changed part)."""
+    reused = set(incremental.reusable(getattr(args, "previous", None), getattr(args, "hashes", None) or {}))
+    quick = quick_jit(args, reused)
+    small = (f"; {'the part to grade' if reused else 'the class'} is small: the JVM compiles with C1 only"
+             if quick else "")
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
     log = None if is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
     say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
@@ -371,10 +389,11 @@ def _grade(spark, storage, args, rubric, say) -> int:
     storage.makedirs(out)
     storage.remove(staging)
     storage.makedirs(staging)
-    limits = Limits(max_file_bytes=int(args.max_file_mb * MiB),
-                           max_submission_bytes=int(args.max_submission_mb * MiB))
+    limits = Limits(max_file_bytes=int(args.max_file_mb * MiB), max_submission_bytes=int(args.max_submission_mb * MiB))
     previous = getattr(args, "previous", None)
-    hashes = incremental.entry_hashes(storage, args.submissions, out)  # kept, for the next grade to reuse
+    hashes = getattr(args, "hashes", None)  # kept, for the next grade to reuse
+    if hashes is None:
+        hashes = _hashes(storage, args, say)
     reuse = incremental.reusable(previous, hashes)
     cat = catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
     clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}

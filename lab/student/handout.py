@@ -111,8 +111,8 @@ It first lists your exercises; one not started yet stops the node that needs it,
 bash .ci/setup && .venv/bin/hwm-lab demo
 ```
 
-Run the tests against your code (an exercise not started gives one clear failure, and the tests that need it
-wait for it):
+Run the tests against your code. Each exercise not started yet is one failure that says so (six at first), and
+the tests that need it are skipped, naming it; once all six are done, every test passes:
 
 ```
 bash .ci/setup && .venv/bin/python -m pytest --impl exercises

@@ -117,3 +117,29 @@ def test_a_grade_with_another_course_secret_or_none_reuses_nothing():
     assert len({str(trusted), str(one), str(other)}) == 3  # other seeds, other runs: nothing carries over
     assert one == fp(b"a course secret, long enough")  # the same secret: the same grade, reusable
     assert "course secret" not in str(one) and "a course" not in one["runs"]  # the secret itself is never kept
+
+
+def test_a_re_grade_of_a_few_changed_submissions_gets_a_jvm_that_compiles_with_c1_only(tmp_path, monkeypatch):
+    """The JIT is chosen from the part to grade, not from the whole class: hashes come before the JVM starts."""
+    import zipfile
+
+    from lab.grade.storage import LocalStorage
+
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    (subs / "ann" / "runs").mkdir(parents=True)
+    (subs / "ann" / "runs" / "events-A.jsonl").write_bytes(b"x" * 1000)
+    with zipfile.ZipFile(subs / "bob.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("runs/r1/events-A.jsonl", b"y" * 50_000)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(job, "QUICK_JIT_BYTES", 10_000)
+    quick, said = [], []
+    monkeypatch.setattr(job, "spark_session", lambda *a, **k: quick.append(k["quick"]))
+    args = job.build_parser().parse_args([str(subs), "--out", str(out)])
+    args.hashes = incremental.entry_hashes(LocalStorage(), str(subs), str(out))
+    job._start(args, said.append)  # no previous grade: the whole class, large
+    args.previous = incremental.Previous(entries={"bob.zip": {"hash": args.hashes["bob.zip"], "student": "bob"}})
+    job._start(args, said.append)  # bob's zip is unchanged: only ann's folder is graded
+    args.previous.entries["bob.zip"]["hash"] = "0" * 64
+    job._start(args, said.append)  # bob's zip changed
+    assert quick == [False, True, False]
+    assert "the part to grade is small: the JVM compiles with C1 only" in said[1]

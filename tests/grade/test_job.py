@@ -218,5 +218,9 @@ def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, mon
     assert not job.quick_jit(args("--master", "spark://127.0.0.1:7077"))  # a cluster's executors: their own JVMs
     monkeypatch.setattr(job, "QUICK_JIT_BYTES", 50_999)
     assert not job.quick_jit(args())  # a large class: C2's compilations pay off
+    # A re-grade where bob's zip is unchanged grades ann's folder only: a small part, C1 again.
+    assert job.class_bytes(str(subs), {"bob.zip"}) == 1000 and job.class_bytes(str(subs), {"ann"}) == 50_000
+    monkeypatch.setattr(job, "QUICK_JIT_BYTES", 49_999)
+    assert job.quick_jit(args(), {"bob.zip"}) and not job.quick_jit(args(), {"ann"})
     assert job.session_conf(quick=True)["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
     assert "spark.driver.extraJavaOptions" not in job.session_conf()
