@@ -6,6 +6,7 @@ Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab e
 from __future__ import annotations
 
 from lab.core.messages import digest
+from lab.core.events import BECAME_LEADER, HWM_CHANGED, READ_SERVED, TRUNCATED
 
 
 def safety_violations(events: list[dict], status: dict | None = None) -> list[str]:
@@ -15,20 +16,20 @@ def safety_violations(events: list[dict], status: dict | None = None) -> list[st
     leaders: dict[int, str] = {}
     for event in events:
         kind = event["type"]
-        if kind == "hwm_changed":
+        if kind == HWM_CHANGED:
             for index, generation, entry_digest in event["committed"]:
                 known = committed.setdefault(index, (generation, entry_digest, event["node"]))
                 if known[:2] != (generation, entry_digest):
                     problems.append(
                         f"committed entry at index {index} changed: {known[2]} committed generation {known[0]} "
                         f"({known[1]}), {event['node']} later committed generation {generation} ({entry_digest})")
-        elif kind == "became_leader":
+        elif kind == BECAME_LEADER:
             other = leaders.setdefault(event["generation"], event["node"])
             if other != event["node"]:
                 problems.append(f"two leaders in generation {event['generation']}: {other} and {event['node']}")
-        elif kind == "read_served" and event["index"] > event["hwm"]:
+        elif kind == READ_SERVED and event["index"] > event["hwm"]:
             problems.append(f"{event['node']} served index {event['index']} above its high-water mark {event['hwm']}")
-        elif kind == "truncated":
+        elif kind == TRUNCATED:
             for index, generation, entry_digest in event["removed"]:
                 if committed.get(index, (None, None))[:2] == (generation, entry_digest):
                     problems.append(f"{event['node']} truncated committed index {index} (generation {generation})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from lab.core import events as ev
 from lab.core.messages import digest
 from lab.core.rules import RULE_BY_ID
 
@@ -230,18 +231,18 @@ def _digest(payload: str) -> str:
 
 
 _HANDLERS = {
-    "node_started": Monitor._started,
-    "match_index_updated": Monitor._match,
-    "hwm_changed": Monitor._hwm_changed,
-    "leader_append": Monitor._append,
-    "follower_append": Monitor._append,
-    "write_acked": Monitor._acked,
-    "read_served": Monitor._read_served,
-    "read_refused": Monitor._read_refused,
-    "truncated": Monitor._truncated,
-    "wal_truncated": Monitor._wal_truncated,
-    "epoch_answer": Monitor._epoch_answer,
-    "epoch_truncation": Monitor._epoch_truncation,
+    ev.NODE_STARTED: Monitor._started,
+    ev.MATCH_INDEX_UPDATED: Monitor._match,
+    ev.HWM_CHANGED: Monitor._hwm_changed,
+    ev.LEADER_APPEND: Monitor._append,
+    ev.FOLLOWER_APPEND: Monitor._append,
+    ev.WRITE_ACKED: Monitor._acked,
+    ev.READ_SERVED: Monitor._read_served,
+    ev.READ_REFUSED: Monitor._read_refused,
+    ev.TRUNCATED: Monitor._truncated,
+    ev.WAL_TRUNCATED: Monitor._wal_truncated,
+    ev.EPOCH_ANSWER: Monitor._epoch_answer,
+    ev.EPOCH_TRUNCATION: Monitor._epoch_truncation,
 }
 
 

@@ -7,6 +7,7 @@ from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteR
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.i18n import Joined, Text, say
+from lab.core.events import FOLLOWER_APPEND
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),
@@ -26,10 +27,10 @@ TITLES = {
 
 # The functions whose wrong answer can break each rule, the likeliest first.
 SUSPECTS = {
-    "hwm-majority": ("follower_append", "on_replication_response", "high_water_mark"),
+    "hwm-majority": (FOLLOWER_APPEND, "on_replication_response", "high_water_mark"),
     "read-above-hwm": ("check_read",),
     "read-gate-strict": ("check_read",),
-    "truncation-safe": ("follower_append", "epoch_truncation_point", "leader_epoch_end"),
+    "truncation-safe": (FOLLOWER_APPEND, "epoch_truncation_point", "leader_epoch_end"),
     "wal-truncation": ("plan_truncation",),
     "epoch-end": ("leader_epoch_end",),
     "epoch-truncation": ("epoch_truncation_point", "leader_epoch_end"),

@@ -13,6 +13,7 @@ from lab.core.config import MAX_NODES
 from lab.grade.archive import EVENTS_FILE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, join
 from lab.student.ids import valid_student_id
+from lab.core.events import NODE_EXITED
 
 MANIFEST = "manifest.json"
 VERSIONS = (1, 2)  # submission format versions this grader reads
@@ -150,7 +151,7 @@ def _never_started(box, rel: str, node: str, limits: Limits) -> bool:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("type") == "node_exited" and event.get("target") == node:
+        if isinstance(event, dict) and event.get("type") == NODE_EXITED and event.get("target") == node:
             return True
     return False
 

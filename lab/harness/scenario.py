@@ -16,7 +16,9 @@ from typing import Any, Callable, Protocol
 
 from lab.ports.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
-from lab.core.events import NODE_SAYS, SERVED, Reason, Reasons
+from lab.core.events import (
+    DISK_FULL, DISK_OK, EXPECTATION, FSYNC_FAIL, NODE_SAYS, READ_SERVED, RULE_BROKEN, Reason, Reasons, SERVED, STEP,
+    TRUNCATED, WRITE_ACKED)
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
@@ -91,7 +93,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         except ValueError as exc:
             raise ScenarioError(f"{name} line {number}: {exc}") from exc
         head = words[0]
-        if head == "step":
+        if head == STEP:
             if len(words) != 2:
                 raise ScenarioError(f'{name} line {number}: write a step as: step "what happens and why"')
             if current:
@@ -279,7 +281,7 @@ class Run:
     def run_step(self, index: int | None = None) -> list[Outcome]:
         index = self.next_step if index is None else index
         step = self.scenario.steps[index]
-        self.driver.note("step", text=step.text, index=index)
+        self.driver.note(STEP, text=step.text, index=index)
         before = len(self.verdict.outcomes)
         for command in step.commands:
             try:
@@ -314,7 +316,7 @@ class Run:
                  or v.check in (*self.scenario.rules, "student-fault", "node-exited")]
         if found:
             violation = self.verdict.violation = found[0]
-            self.driver.note("rule_broken", check=violation.check, target=violation.node, index=violation.index,
+            self.driver.note(RULE_BROKEN, check=violation.check, target=violation.node, index=violation.index,
                              detail=violation.detail, step=index)
             self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
                                                  self.scenario.steps[index].commands[-1].line
@@ -360,7 +362,7 @@ class Run:
     def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)
         self.verdict.outcomes.append(outcome)
-        self.driver.note("expectation", name=str(command), ok=ok, detail=detail)
+        self.driver.note(EXPECTATION, name=str(command), ok=ok, detail=detail)
 
 
 class WaitTimeout(Exception):
@@ -515,25 +517,25 @@ def cmd_expect(run: Run, command, step, args):
         got = {n: _node(status, n)["generation"] for n in run._nodes(spec)}
         ok = all(v >= int(value) for v in got.values())
         detail = ", ".join(f"{n}: {v}" for n, v in got.items())
-    elif what == "truncated":
+    elif what == TRUNCATED:
         (index,), spec = _on(rest)
         names = run._nodes(spec)
-        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names
+        hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names
                 and e["from_index"] == int(index)]
         ok = len(hits) > 0
         detail = "; ".join(f"{e['node']} removed {e['removed']} ({e['reason']})" for e in hits) or "no truncation"
     elif what == "not-truncated":
         names = run._nodes(_on(rest)[1])
-        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names]
+        hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names]
         ok = not hits
         detail = "; ".join(f"{e['node']} removed from {e['from_index']} ({e['reason']})" for e in hits)
     elif what == "never-served":
         target = digest(rest[0])
-        hits = [e for e in run.driver.events() if e["type"] == "read_served" and e["entry"][2] == target]
+        hits = [e for e in run.driver.events() if e["type"] == READ_SERVED and e["entry"][2] == target]
         ok = not hits
         detail = "; ".join(f"{e['node']} served it at index {e['index']}" for e in hits)
     elif what == "acked-survive":
-        acked = {e["digest"]: e for e in run.driver.events() if e["type"] == "write_acked"}
+        acked = {e["digest"]: e for e in run.driver.events() if e["type"] == WRITE_ACKED}
         missing = []
         for node in status["nodes"]:
             if node["state"] != "running":
@@ -556,7 +558,7 @@ def cmd_expect(run: Run, command, step, args):
         detail = "; ".join(f"{n} stopped: {reason}" if state == "exited" and reason else f"node {n} is {state}"
                            for n, (state, reason) in got.items())
     elif what == "not-acked":  # expect not-acked d2: no node acknowledged that write
-        hits = [e for e in run.driver.events() if e["type"] == "write_acked" and e["digest"] == digest(rest[0])]
+        hits = [e for e in run.driver.events() if e["type"] == WRITE_ACKED and e["digest"] == digest(rest[0])]
         ok = not hits
         detail = "; ".join(f"{e['node']} acknowledged it at index {e['index']}" for e in hits)
     elif what == "safety":
@@ -580,9 +582,9 @@ COMMANDS: dict[str, Callable] = {
     "pause": _each("pause"),
     "resume": _each("resume"),
     "flush": _each("flush"),
-    "disk-full": _each("disk_full"),
-    "disk-ok": _each("disk_ok"),
-    "fsync-fail": _each("fsync_fail"),
+    "disk-full": _each(DISK_FULL),
+    "disk-ok": _each(DISK_OK),
+    "fsync-fail": _each(FSYNC_FAIL),
     "isolate": _each("isolate"),
     "cut": cmd_cut,
     "heal": cmd_heal,

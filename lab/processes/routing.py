@@ -15,6 +15,7 @@ from lab.core.replica import timeout_error
 from lab.ports import codec
 from lab.processes.client import NodeClient
 from lab.processes.errors import BadRequest, SupervisorError
+from lab.core.events import CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND
 
 READ_SECONDS = 3.0  # a node answers a read at once, or not at all
 
@@ -64,7 +65,7 @@ class Routing:
         if node is not None:
             self._node(node)
         request = f"w{self._request_prefix}-{next(self._requests)}"
-        self.cluster_event("client_write", payload=payload, digest=digest(payload), target=node, request=request)
+        self.cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=node, request=request)
         if not wait:
             threading.Thread(target=self._write, args=(payload, node, timeout, request), daemon=True).start()
             return {"ok": True, "pending": True, "request": request}
@@ -116,13 +117,13 @@ class Routing:
                 continue
             if self._leader_hint == target:
                 self._leader_hint = None
-            self.cluster_event("client_write_failed", request=request, reason=answer.error)
+            self.cluster_event(CLIENT_WRITE_FAILED, request=request, reason=answer.error)
             return answer, target
 
     def _where_is(self, request: str, target: str, timeout: float) -> str:
         """Why a write sent to `target` got no answer in time, from what the nodes know: where its index is."""
         appended = next((e for e in reversed(self.event_dicts(0))
-                         if e.get("type") == "leader_append" and e.get("request") == request), None)
+                         if e.get("type") == LEADER_APPEND and e.get("request") == request), None)
         if appended is None:
             return f"timeout: node {target} did not answer within {timeout:g}s; the write may or may not be committed"
         index = appended["index"]
@@ -132,7 +133,7 @@ class Routing:
         return timeout_error(index, holders, len(state["nodes"]), hwm, later=True)
 
     def _write_failed(self, request: str, refusal: str, error: str) -> tuple[Answer, None]:
-        self.cluster_event("client_write_failed", request=request, reason=error)
+        self.cluster_event(CLIENT_WRITE_FAILED, request=request, reason=error)
         return Answer(request=request, ok=False, error=error, refusal=refusal), None
 
     def _any_running(self, exclude: str | None = None) -> str | None:
@@ -149,7 +150,7 @@ class Routing:
         if target is None:
             raise SupervisorError("no node is running")
         proc = self._node(target)
-        self.cluster_event("client_read", index=index, target=target)
+        self.cluster_event(CLIENT_READ, index=index, target=target)
         return codec.answer_to_json(self._read(proc, index), node=target)
 
     def _read(self, proc, index: int) -> Answer:

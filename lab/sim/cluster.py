@@ -31,6 +31,9 @@ from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
 from lab.ports.wal import SEGMENT_BYTES
+from lab.core.events import (
+    CLIENT_READ, CLIENT_WRITE, CLUSTER_STARTED, CLUSTER_STOPPED, DISK_FULL, DISK_OK, FSYNC_FAIL, LINK_CUT,
+    LINK_HEALED, LOG_SNAPSHOT, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, STEP)
 
 log = logging.getLogger("lab.sim")
 
@@ -132,7 +135,7 @@ class SimCluster:
             for stale in self.trace_dir.glob("events-*.jsonl"):  # a simulated run is always a fresh one
                 stale.unlink()
             write_meta(self.trace_dir, **self.meta)
-        self._cluster_event("cluster_started", nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
+        self._cluster_event(CLUSTER_STARTED, nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
         for name in self.names:
             self._boot(name)
 
@@ -183,7 +186,7 @@ class SimCluster:
             if fault:
                 extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
                 self.faults.setdefault(name, extra["fault"])
-            self._cluster_event("node_exited", target=name, code=storage[1] if storage else 70, reason=reason,
+            self._cluster_event(NODE_EXITED, target=name, code=storage[1] if storage else 70, reason=reason,
                                 **extra)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
@@ -193,26 +196,26 @@ class SimCluster:
         self.replicas[node] = None
         self.states[node] = "killed"
         self._held[node].clear()
-        self._cluster_event("node_killed", target=node, lost_entries=lost)
+        self._cluster_event(NODE_KILLED, target=node, lost_entries=lost)
 
     def restart(self, node: str) -> None:
         self._check(node)
         if self.states[node] not in ("killed", "exited"):
             self.kill(node)
-        self._cluster_event("node_restarted", target=node)
+        self._cluster_event(NODE_RESTARTED, target=node)
         self._boot(node)
 
     def pause(self, node: str) -> None:
         self._check(node)
         if self.states[node] == "running":
             self.states[node] = "paused"
-            self._cluster_event("node_paused", target=node)
+            self._cluster_event(NODE_PAUSED, target=node)
 
     def resume(self, node: str) -> None:
         self._check(node)
         if self.states[node] == "paused":
             self.states[node] = "running"
-            self._cluster_event("node_resumed", target=node)
+            self._cluster_event(NODE_RESUMED, target=node)
             held, self._held[node] = self._held[node], []
             for src, dst, message in held:
                 self._deliver(src, dst, message)
@@ -229,18 +232,18 @@ class SimCluster:
         """The node's disk is full: its next write fails with ENOSPC (and so on, until disk_ok)."""
         self._check(node)
         self.disks[node].full = True
-        self._cluster_event("disk_full", target=node)
+        self._cluster_event(DISK_FULL, target=node)
 
     def disk_ok(self, node: str) -> None:
         self._check(node)
         self.disks[node].full = self.disks[node].fsync_fail = False
-        self._cluster_event("disk_ok", target=node)
+        self._cluster_event(DISK_OK, target=node)
 
     def fsync_fail(self, node: str) -> None:
         """The node's next fsync fails with EIO, and what it was to sync is lost."""
         self._check(node)
         self.disks[node].fsync_fail = True
-        self._cluster_event("fsync_fail", target=node)
+        self._cluster_event(FSYNC_FAIL, target=node)
 
     # ---- network ---------------------------------------------------------------------------------------------
 
@@ -250,7 +253,7 @@ class SimCluster:
             self._check(a), self._check(b)
             if (a, b) not in self.cuts:
                 self.cuts.add((a, b))
-                self._cluster_event("link_cut", src=a, dst=b)
+                self._cluster_event(LINK_CUT, src=a, dst=b)
 
     def isolate(self, node: str) -> None:
         for other in self.names:
@@ -261,7 +264,7 @@ class SimCluster:
         for a, b in sorted(self.cuts):
             if src is None or (a, b) == (src, dst) or (not one_way and (a, b) == (dst, src)):
                 self.cuts.discard((a, b))
-                self._cluster_event("link_healed", src=a, dst=b)
+                self._cluster_event(LINK_HEALED, src=a, dst=b)
 
     def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
         ticks = self._ticks(check_delay(ms))
@@ -322,7 +325,7 @@ class SimCluster:
         """Send a client write to `node` (default: the current leader, else the first node); returns the request id."""
         target = node or self.leader() or self.names[0]
         request = f"w{next(self._requests)}"
-        self._cluster_event("client_write", payload=payload, digest=digest(payload), target=target, request=request)
+        self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
             self.answers[request] = Answer(request=request, ok=False, error=f"node {target} is {self.states[target]}",
                                            refusal=NODE_DOWN)
@@ -332,7 +335,7 @@ class SimCluster:
 
     def read(self, index: int, node: str) -> Answer:
         request = f"r{next(self._requests)}"
-        self._cluster_event("client_read", index=index, target=node, request=request)
+        self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] != "running":
             return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
         self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
@@ -406,7 +409,7 @@ class SimCluster:
 
     def note(self, kind: str, **fields) -> None:
         """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
-        if kind == "step":
+        if kind == STEP:
             self.step = int(fields.get("index", 0)) + 1
         self._cluster_event(kind, **fields)
 
@@ -419,10 +422,10 @@ class SimCluster:
         for name in self.names:
             replica = self.node(name)
             if replica is not None:
-                self.drivers[name].emit(Event("log_snapshot", {
+                self.drivers[name].emit(Event(LOG_SNAPSHOT, {
                     "gen": replica.generation, "hwm": replica.high_water_mark, "log_end": replica.log.log_end,
                     "entries": [e.as_trace() for e in replica.log]}))
-        self._cluster_event("cluster_stopped")
+        self._cluster_event(CLUSTER_STOPPED)
         for trace in self._traces.values():
             trace.close()
         if self.trace_dir:

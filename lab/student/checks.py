@@ -30,7 +30,7 @@ from lab.ports.wal import WriteAheadLog
 from lab.harness import scenario as scenario_module
 from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
-from lab.core.events import ABOVE_HWM, Reason
+from lab.core.events import ABOVE_HWM, FOLLOWER_APPEND, Reason
 
 
 class NotStarted(Exception):
@@ -343,7 +343,7 @@ EXERCISES: tuple[Exercise, ...] = (
                  Rule(say("an empty request (heartbeat) after a matching entry is accepted"),
                       _follower_case([1], 1, 1, [], lambda r: "" if r.success and r.match_index == 1
                                      else say("expected success with match_index 1"))),
-             ), (("s1", "generation"), ("k2", "generation")), ("follower_append",)),
+             ), (("s1", "generation"), ("k2", "generation")), (FOLLOWER_APPEND,)),
     Exercise(4, say("read gating"), "exercises/reads.py",
              say("scenario S1, step 3: lab/sim/scenarios/s1.txt; the article's readEntry"), (
         Rule(say("serve entries at or below the HWM"), lambda impl: _read_case(3, 3, None)(impl) or
