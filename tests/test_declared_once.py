@@ -56,3 +56,63 @@ def test_each_event_kind_is_spelled_in_one_module():
     offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
                 for line, kind in kind_literals(path.read_text(encoding="utf-8"))]
     assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
+
+
+# ---- one parser of trace lines -------------------------------------------------------------------------------
+
+PARSER = ROOT / "lab" / "ports" / "trace.py"
+
+
+def line_parsers(source: str) -> list[int]:
+    """Where a module decodes JSON line by line: json.loads of a name a `for` binds (or of its `.decode()`), as a
+    reader of events files does. The trace format's own parse_line is the one place that may."""
+    tree = ast.parse(source)
+    found = []
+
+    def walk(node: ast.AST, bound: frozenset) -> None:
+        if isinstance(node, (ast.For, ast.comprehension)):
+            bound = bound | {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("loads", "load")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "json" and node.args):
+            arg = node.args[0]
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "decode":
+                arg = arg.func.value
+            if isinstance(arg, ast.Name) and arg.id in bound:
+                found.append(node.lineno)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in node.generators:
+                bound = bound | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        for child in ast.iter_child_nodes(node):
+            walk(child, bound)
+
+    walk(tree, frozenset())
+    return found
+
+
+def test_the_walker_finds_a_parser_of_lines():
+    source = ("for line in f:\n    e = json.loads(line)\n"
+              "events = [json.loads(raw.decode('utf-8')) for raw in data.splitlines()]\n"
+              "meta = json.loads(path.read_text())\n")
+    assert line_parsers(source) == [2, 3]
+
+
+def test_trace_lines_are_parsed_in_one_place():
+    """Every reader of events files (the trace reader, the supervisor's feed, the chaos run, the boot counter, the
+    grader's look at a submission) calls lab.ports.trace.parse_line; none decodes lines itself."""
+    offences = [f"{path.relative_to(ROOT)}:{line}" for path in SOURCES if path != PARSER
+                for line in line_parsers(path.read_text(encoding="utf-8"))]
+    assert offences == [], "call lab.ports.trace.parse_line:\n" + "\n".join(offences)
+    assert line_parsers(PARSER.read_text(encoding="utf-8")) == []  # the trace reader calls parse_line too
+
+
+def test_parse_line_takes_an_event_and_refuses_anything_else():
+    from lab.ports.trace import parse_line
+
+    line = b'{"v":1,"seq":3,"time":0.5,"node":"A","boot":1,"gen":2,"type":"hwm_changed","hwm":4}'
+    assert parse_line(line)["hwm"] == 4 and parse_line(line.decode()) == parse_line(line)
+    for bad in (b'{"v":1,"seq":3,"time":0.5', b"[1, 2]", b'{"seq":3,"time":0.5,"node":"A"}'):
+        try:
+            parse_line(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"parse_line took {bad!r}")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from lab.core.messages import digest
 from lab.core.monitor import check_trace
+from lab.ports.trace import parse_line
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.core.events import (
     BECAME_LEADER, DISK_FULL, ELECTION_STARTED, FSYNC_FAIL, HWM_CHANGED, NODE_EXITED, NODE_KILLED, PREVOTE_STARTED,
@@ -209,9 +210,10 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
 
 # ---- the trace -----------------------------------------------------------------------------------------------
 
-_WANTED = re.compile(r'"type":"(hwm_changed|became_leader|election_started|prevote_started|write_acked|read_served|'
-                     r'node_killed|node_exited|node_started|match_index_updated|read_refused|truncated|wal_truncated|'
-                     r'epoch_answer|epoch_truncation)"')
+_WANTED = re.compile('"type":"(' + "|".join((
+    HWM_CHANGED, BECAME_LEADER, ELECTION_STARTED, PREVOTE_STARTED, WRITE_ACKED, READ_SERVED, NODE_KILLED,
+    NODE_EXITED, NODE_STARTED, MATCH_INDEX_UPDATED, READ_REFUSED, TRUNCATED, WAL_TRUNCATED, EPOCH_ANSWER,
+    EPOCH_TRUNCATION)) + ')"')  # a quick look at a line's kind, before it is parsed
 
 
 def read_trace(run_dir: Path) -> list[dict]:
@@ -222,7 +224,7 @@ def read_trace(run_dir: Path) -> list[dict]:
             for line in f:
                 if _WANTED.search(line):
                     try:
-                        events.append(json.loads(line))
+                        events.append(parse_line(line))
                     except ValueError:
                         pass
     return events

@@ -215,6 +215,18 @@ class TraceTee:
             sink.close()
 
 
+EVENT_FIELDS = frozenset(("seq", "time", "node", "type"))  # what every line holds, whatever its kind
+
+
+def parse_line(raw: bytes | str) -> dict:
+    """One trace line as its event: the trace format's one parser of lines (every reader of events files calls it).
+    Raises ValueError, saying why, when the line is not JSON or not an object with seq, time, node and type."""
+    event = json.loads(raw)
+    if not isinstance(event, dict) or not EVENT_FIELDS <= event.keys():
+        raise ValueError("not an event: an object with seq, time, node and type")
+    return event
+
+
 def _last_seq(path: Path) -> int:
     """Continue numbering after a restart; a torn last line (SIGKILL mid-write) is cut off first."""
     if not path.exists():
@@ -228,7 +240,7 @@ def _last_seq(path: Path) -> int:
         data = data[:cut]
     for line in reversed(data.splitlines()):
         try:
-            return int(json.loads(line)["seq"])
+            return int(parse_line(line)["seq"])
         except (ValueError, KeyError, TypeError):
             continue
     return 0
@@ -286,9 +298,7 @@ def _read_events(path: Path, warnings: list[str]) -> Iterable[dict]:
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw)
-            if not isinstance(event, dict) or not {"seq", "time", "node", "type"} <= event.keys():
-                raise ValueError("missing fields")
+            event = parse_line(raw)
         except ValueError as exc:
             where = "torn last line" if number - 1 == last else f"bad line {number}"
             warnings.append(f"{path.name}: {where} skipped ({exc})")

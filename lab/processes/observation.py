@@ -12,7 +12,7 @@ import time
 
 from lab.core.messages import Event
 from lab.ports import codec
-from lab.ports.trace import CLUSTER, record
+from lab.ports.trace import CLUSTER, parse_line, record
 from lab.processes.client import NodeError
 from lab.processes.runfiles import exit_reason
 
@@ -113,7 +113,7 @@ class Observation:
         with self._events_lock:
             self._read_traces()
             start = max(0, after, self._events_dropped) - self._events_dropped
-            return [json.loads(line) for line in self._events[start:]]
+            return [parse_line(line) for line in self._events[start:]]
 
     def close_traces(self) -> None:
         """Close the trace files read so far (the cluster stopped); the events read stay served."""
@@ -144,10 +144,9 @@ class Observation:
             tail[1] = data[end:]
             for line in data[:end].splitlines():
                 try:
-                    if not isinstance(json.loads(line), dict):
-                        raise ValueError(line)
+                    parse_line(line)
                 except ValueError:
-                    log.warning("%s: skipped a line that is not a JSON object", path.name)
+                    log.warning("%s: skipped a line that is not an event", path.name)
                     continue
                 self._events.append(line)
         excess = len(self._events) - EVENTS_KEPT
