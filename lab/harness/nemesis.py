@@ -35,8 +35,9 @@ from lab.core.monitor import check_trace
 from lab.ports.trace import parse_line
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.core.events import (
-    BECAME_LEADER, DISK_FULL, ELECTION_STARTED, FSYNC_FAIL, HWM_CHANGED, NODE_EXITED, NODE_KILLED, PREVOTE_STARTED,
-    READ_SERVED, WRITE_ACKED)
+    BECAME_LEADER, DISK_FULL, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, FSYNC_FAIL, HWM_CHANGED,
+    MATCH_INDEX_UPDATED, NODE_EXITED, NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED,
+    TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
 
