@@ -19,6 +19,7 @@ from lab.processes.client import ControlClient, ControlError
 from web.fold import slim
 from web.frames import election_clock, frame, shaped_nodes, shown_links
 from web.narrate import Narrator
+from lab.core.events import because
 from lab.core.events import (
     BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD, CLOCKS_RELEASED,
     CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, ELECTION_STARTED, EXPECTATION, FOLLOWER_APPEND, GENERATION_CHANGED,
@@ -110,7 +111,7 @@ class LiveFeed:
             events = self._new_events()
         except ControlError as exc:
             if self.cluster.get("connected") or self.cluster.get("error") != str(exc):
-                self.cluster = {**self.cluster, "connected": False, "error": str(exc)}
+                self.cluster = {**self.cluster, "connected": False, "error": because(exc)}
                 return self._frame({}, [], Counter())
             return None
         return self._update(state, events)
@@ -142,8 +143,6 @@ class LiveFeed:
             clock = election_clock(node)
             if clock is not None:
                 clocks[node["id"]] = clock
-                if clock["tick_ms"]:
-                    self.narrator.tick_ms[node["id"]] = clock["tick_ms"]
         changed = {shaped["id"]: shaped for shaped in shaped_nodes(state.get("nodes") or [], links, self.log_window)
                    if self.nodes.get(shaped["id"]) != shaped}
         gone = [n for n in self.nodes if n not in ids]

@@ -4,9 +4,7 @@ Each sentence is a catalogue Text (lab.i18n): English as it is made, said in a p
 
 from __future__ import annotations
 
-import re
 
-from lab.core.config import TIMING
 from lab.core.events import (
     BECAME_FOLLOWER, BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD,
     CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, DISK_FULL, DISK_OK, DROP_SET, ELECTION_STARTED,
@@ -14,39 +12,17 @@ from lab.core.events import (
     HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED, NEXT_INDEX_BACKED_UP,
     NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, NODE_STOPPED, PREVOTE_DENIED,
     PREVOTE_GRANTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED,
-    REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN, Reason, Reasons, SETTINGS_CHANGED, STEP, STUDENT_CALL,
+    REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL,
     TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED, WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED,
     WRITE_FAILED, WRITE_REQUESTED, reason_from_record)
 from lab.i18n import say
-from lab.i18n.phrases import heard
 from lab.student.faults import fault_text
-from lab.i18n.scenarios import step_text
-
-TICK_MS = TIMING.tick_ms  # a node's tick when nothing says otherwise
-_TICKS = re.compile(r"within (\d+) ticks")
-_ENTRIES = re.compile(r"\[(\[\d+, \d+, '[0-9a-f]{16}'\](?:, )?)+\]")
-_ENTRY = re.compile(r"\[(\d+), (\d+), '[0-9a-f]{16}'\]")
-
-
-def humane(text, tick_ms: float | None = None) -> str:
-    """A message from the nodes or the scripts as a room reads it: seconds rather than ticks, entries by index
-    and generation rather than by digest. The lab's own reasons (lab.core.events) are said by their kind."""
-    if isinstance(text, (Reason, Reasons)):
-        return text
-    text = str(text)
-    text = _TICKS.sub(lambda m: f"within {int(m.group(1)) * (tick_ms or TICK_MS) / 1000:g} s", text)
-    return _ENTRIES.sub(lambda m: ", ".join(f"index {i} (generation {g})" for i, g in _ENTRY.findall(m.group(0))),
-                        text)
+from lab.i18n.scenarios import command_text, step_text
 
 
 def answer_error(answer: dict):
     """A control API answer's error: its Reason when the answer says which (`because`), else its sentence."""
-    return reason_from_record(answer.get("because")) or heard(humane(answer["error"]))
-
-
-def _why(reason, tick_ms: float | None = None):
-    """A reason as the feed says it: the lab's own (lab.core.events) by its kind, in the room's language."""
-    return reason if isinstance(reason, Reason) else heard(humane(reason, tick_ms))
+    return reason_from_record(answer.get("because")) or answer["error"]
 
 
 def _entries(first: int, last: int):
@@ -76,7 +52,6 @@ class Narrator:
     def __init__(self):
         self.leader_of: dict[str, str | None] = {}
         self.cluster_leader: str | None = None  # the newest leader anyone announced (or the state says)
-        self.tick_ms: dict[str, float] = {}  # each node's tick, when the cluster says (slow motion stretches it)
         self.refused_at: dict[tuple[str, str], int] = {}  # (leader, follower) -> where the follower's log differs
 
     def observe(self, event: dict) -> None:
@@ -155,7 +130,7 @@ class Narrator:
                 return say("{node} stopped: {fault}", node=g("target"), fault=fault_text(g("fault")))
             why = g("reason")
             if why:
-                return say("{node} stopped on its own: {reason}", node=g("target"), reason=heard(why))
+                return say("{node} stopped on its own: {reason}", node=g("target"), reason=why)
             return say("{node} stopped on its own (exit code {code})", node=g("target"), code=g("code"))
         if kind == DISK_FULL:
             return say("{node}'s disk is full: its writes fail (ENOSPC) until the disk is freed", node=g("target"))
@@ -193,7 +168,7 @@ class Narrator:
             return say("Client writes {payload} (to the leader)", payload=_quote(g("payload")))
         if kind == CLIENT_WRITE_FAILED:
             why = g("error") or g("reason")
-            return say("Client write failed: {reason}", reason=heard(humane(why))) if why \
+            return say("Client write failed: {reason}", reason=why) if why \
                 else say("Client write failed")
         if kind == CLIENT_READ:
             return say("Client reads index {index} from {node}", index=g("index"), node=g("target"))
@@ -203,12 +178,12 @@ class Narrator:
             mark = "✓" if g("ok") else "✗"
             detail, name = g("detail"), str(g("name"))
             # a script's expectation, or the command that could not finish (a wait, a write)
-            name = heard(name if name.startswith(("expect ", "wait ", "write ")) else f"expect {name}")
+            name = command_text(name if name.startswith(("expect ", "wait ", "write ")) else f"expect {name}")
             if detail:
-                return say("{mark} {name}: {detail}", mark=mark, name=name, detail=heard(humane(detail)))
+                return say("{mark} {name}: {detail}", mark=mark, name=name, detail=detail)
             return say("{mark} {name}", mark=mark, name=name)
         if kind == RULE_BROKEN:  # an explorer's counterexample, replayed (lab.explore)
-            return say("✗ Rule broken: {detail}", detail=heard(g("detail")))
+            return say("✗ Rule broken: {detail}", detail=g("detail"))
         if kind == STUDENT_CALL:
             return say("{node} calls your {function}({inputs}) → {result}", node=node, function=g("function"),
                        inputs=g("inputs"), result=g("result"))
@@ -226,7 +201,7 @@ class Narrator:
             return say("{node} started: log ends at {log_end} (generation {generation}), high-water mark {hwm}, "
                        "truncation {truncation}", **values)
         if kind == NODE_STOPPED:
-            return say("{node} stopped: {reason}", node=node, reason=heard(g("reason")))
+            return say("{node} stopped: {reason}", node=node, reason=g("reason"))
         if kind == ELECTION_STARTED:
             return say("{node} starts an election for generation {generation}", node=node, generation=g("generation"))
         if kind == PREVOTE_STARTED:
@@ -237,7 +212,7 @@ class Narrator:
                        candidate=g("candidate"), generation=g("generation"))
         if kind == PREVOTE_DENIED:
             return say("{node} would not vote for {candidate} in generation {generation}: {reason}", node=node,
-                       candidate=g("candidate"), generation=g("generation"), reason=_why(g("reason")))
+                       candidate=g("candidate"), generation=g("generation"), reason=g("reason"))
         if kind == TRUNCATION_REFUSED:
             return say("{node} refuses to truncate from index {index}: at or below its high-water mark {hwm}, a "
                        "committed entry would change", node=node, index=g("from_index"), hwm=g("hwm"))
@@ -247,7 +222,7 @@ class Narrator:
                            "{log_end} and catches up to {target} before it votes again", node=node,
                            index=g("first_bad_index"), log_end=g("log_end"), target=g("catching_up_to"))
             return say("{node}'s write-ahead log lost a torn tail from index {index} ({reason})", node=node,
-                       index=g("first_bad_index"), reason=heard(g("reason")))
+                       index=g("first_bad_index"), reason=g("reason"))
         if kind == WAL_TRUNCATED:
             return say("{node}'s write-ahead log drops index {index} and after: segments left {segments}, deleted "
                        "{deleted}; the log ends at {log_end}", node=node, index=g("from_index"),
@@ -267,7 +242,7 @@ class Narrator:
                        generation=g("generation"))
         if kind == VOTE_DENIED:
             return say("{node} refuses {candidate} its vote in generation {generation}: {reason}", node=node,
-                       candidate=g("candidate"), generation=g("generation"), reason=_why(g("reason")))
+                       candidate=g("candidate"), generation=g("generation"), reason=g("reason"))
         if kind == BECAME_LEADER:
             return say("{node} is leader of generation {generation} (votes {votes})", node=node,
                        generation=g("generation"), votes=", ".join(g("votes") or []))
@@ -301,10 +276,10 @@ class Narrator:
                        hwm=g("hwm"))
         if kind == REPLICATION_REJECTED:
             return say("{node} rejects {leader}'s entries after index {index}: {reason}", node=node,
-                       leader=g("from"), index=g("prev_index"), reason=_why(g("reason")))
+                       leader=g("from"), index=g("prev_index"), reason=g("reason"))
         if kind == RESPONSE_IGNORED:
             return say("{node} ignores {follower}'s answer: {reason}", node=node, follower=g("follower"),
-                       reason=_why(g("reason")))
+                       reason=g("reason"))
         if kind == MATCH_INDEX_UPDATED:
             return say("{node}: {follower} matches up to index {index} (next {next})", node=node,
                        follower=g("follower"), index=g("match_index"), next=g("next_index"))
@@ -335,13 +310,13 @@ class Narrator:
                        index=g("index"), generation=g("generation"))
         if kind == WRITE_FAILED:
             return say("{node}: write failed: {reason}", node=node,
-                       reason=_why(g("reason"), self.tick_ms.get(node)))
+                       reason=g("reason"))
         if kind == READ_SERVED:
             return say("{node} serves index {index} ({payload}), high-water mark {hwm}", node=node, index=g("index"),
                        payload=_quote(g("payload")), hwm=g("hwm"))
         if kind == READ_REFUSED:
             return say("{node} refuses to read index {index}: {reason}", node=node, index=g("index"),
-                       reason=_why(g("reason")))
+                       reason=g("reason"))
         if kind == LOG_SNAPSHOT:
             return say("{node}'s final log: {log_end} entries, high-water mark {hwm}", node=node,
                        log_end=g("log_end"), hwm=g("hwm"))

@@ -140,8 +140,8 @@ class Monitor:
         node, index = e["node"], e["index"]
         hwm = min(e["hwm"], self.hwm.get((node, e.get("boot", 0)), e["hwm"]))
         if index > hwm:
-            return [Violation("read-above-hwm", node, index, f"{node} served index {index} above its high-water "
-                              f"mark {hwm}", (("node", node), ("index", index), ("hwm", hwm)))]
+            detail = ev.Reason(ev.SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm)
+            return [Violation("read-above-hwm", node, index, detail, (("node", node), ("index", index), ("hwm", hwm)))]
         return []
 
     def _read_refused(self, e):
@@ -202,8 +202,8 @@ class Monitor:
             for index, generation, payload in entries[:hwm]:
                 known = self.committed.get(index)
                 if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, f"{node} holds generation {generation} "
-                                      f"at committed index {index}, committed as generation {known[0]}",
+                    return [Violation("committed-never-change", node, index, ev.Reason(
+                        ev.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index, current=known[0]),
                                       (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
                                        ("now", generation)))]
         names = sorted(logs)

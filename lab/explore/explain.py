@@ -7,7 +7,7 @@ from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteR
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.i18n import Joined, Text, say
-from lab.core.events import FOLLOWER_APPEND
+from lab.core.events import FOLLOWER_APPEND, SERVED_ABOVE_HWM, Reason
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),
@@ -118,7 +118,7 @@ def rule_words(v: Violation) -> Text:
         return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but only "
                    "{holders} of {size} nodes hold index {index} (a majority is {majority})", **f)
     if c == "read-above-hwm":
-        return say("{node} served index {index} above its high-water mark {hwm}", **f)
+        return Reason(SERVED_ABOVE_HWM, node=f["node"], index=f["index"], hwm=f["hwm"])
     if c == "read-gate-strict":
         return say("{node} refused index {index}, at or below its high-water mark {hwm}", **f)
     if c == "hwm-monotonic":

@@ -37,7 +37,7 @@ from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.core.events import (
     BECAME_LEADER, DISK_FULL, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, FSYNC_FAIL, HWM_CHANGED,
     MATCH_INDEX_UPDATED, NODE_EXITED, NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED,
-    TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
+    SERVED_ABOVE_HWM, TRUNCATED, TWO_LEADERS, WAL_TRUNCATED, WRITE_ACKED, Reason)
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
 
@@ -122,8 +122,8 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
         elif kind == BECAME_LEADER:
             first_leader = leaders.setdefault(event["generation"], event["node"])
             if first_leader != event["node"]:
-                violations.append(f"two leaders in generation {event['generation']}: {first_leader} and "
-                                  f"{event['node']}")
+                violations.append(Reason(TWO_LEADERS, generation=event["generation"], other=first_leader,
+                                         node=event["node"]))
 
     if not final:
         violations.append("no live node at the end: nothing to check the acknowledged writes against")
@@ -195,7 +195,7 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
     seen both ways counts once."""
     problems = []
     if index > hwm:
-        problems.append(f"{node} served index {index} above its high-water mark {hwm}")
+        problems.append(Reason(SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm))
     final = history.get(index)
     if final is not None:
         expected = (final[0], digest(final[1]))

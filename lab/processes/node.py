@@ -285,7 +285,9 @@ class Node:
             os._exit(EXIT_REPLICA_FAILED)
         reason, code = storage
         try:
-            os.pwrite(self._reason_fd, reason.encode("utf-8")[: EXIT_REASON_BYTES - 1], 0)
+            said = f"{reason}\n{json.dumps(reason.as_record())}".encode("utf-8")  # the sentence, then its kind
+            os.pwrite(self._reason_fd, (said if len(said) < EXIT_REASON_BYTES else str(reason).encode("utf-8")
+                                        [: EXIT_REASON_BYTES - 1]), 0)
         except OSError:
             pass
         log.error("node %s stopped: %s", self.id, reason)  # one clear line, the last of node.log (if it fits)

@@ -10,6 +10,7 @@ import json
 import logging
 import time
 
+from lab.core.events import Reason
 from lab.core.messages import Event
 from lab.ports import codec
 from lab.ports.trace import CLUSTER, parse_line, record
@@ -52,7 +53,9 @@ class Observation:
                 info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
-                info["exit_reason"] = node.exit_reason or exit_reason(node.data_dir, node.exit_code)
+                reason = info["exit_reason"] = node.exit_reason or exit_reason(node.data_dir, node.exit_code)
+                if isinstance(reason, Reason):  # which reason, for a reader in another language
+                    info["exit_because"] = reason.as_record()
                 if node.fault:
                     info["fault"] = node.fault
             info["disk_full"] = name in self.full_disks

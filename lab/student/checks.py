@@ -21,7 +21,7 @@ from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
 from lab.core.impl import Impl
 from lab.i18n import Joined, Text, localize, say, word
 from lab.i18n import scenarios as scenario_words
-from lab.i18n.phrases import heard
+from lab.i18n.scenarios import command_text
 from lab.core.impl import load as load_impl
 from lab.core.interface import AppendResult, SegmentInfo
 from lab.core.messages import Entry
@@ -515,10 +515,11 @@ def _explain(script, verdict) -> Text:
         return Joined(lines, "\n")
     failures = verdict.failures()
     if not failures:
-        return heard(verdict.aborted)
+        return verdict.aborted
     first = failures[0]
-    broken = (say("broken: {name} -- {detail}", name=heard(first.name), detail=heard(first.detail)) if first.detail
-              else say("broken: {name}", name=heard(first.name)))
+    name = command_text(first.name)
+    broken = (say("broken: {name} -- {detail}", name=name, detail=first.detail) if first.detail
+              else say("broken: {name}", name=name))
     lines = [broken, say("steps that show it ({count} of {total}):", count=first.step + 1, total=len(script.steps))]
     for number, text in enumerate(scenario_words.steps(script)[: first.step + 1], start=1):
         lines.append(Joined([f"  {number}. ", text], ""))
