@@ -169,3 +169,19 @@ def test_the_control_apis_refusal_and_a_nodes_exit_keep_their_kind(tmp_path, mon
     assert exit_reason(tmp_path, 74).kind == ev.FSYNC_FAILED
     (tmp_path / "exit_reason").write_bytes(str(stopped).encode() + b"\0" * 40)  # an older node: its sentence only
     assert exit_reason(tmp_path, 74) == str(stopped)
+
+
+def test_the_page_gets_the_kinds_from_the_declarations():
+    """The dashboard's script spells no event kind: the feed's table of kinds comes from web/narrate.py (rendered as
+    window.HWM_KINDS), built from the constants."""
+    import re
+
+    from web.narrate import FEED_KINDS
+
+    listed = [k for v in FEED_KINDS.values() for k in (v if isinstance(v, list) else [v])]
+    assert listed and set(listed) <= set(KINDS)
+    quoted = re.compile(r"""["'`]([a-z_]+)["'`]""")
+    spelled = [(p.name, m.group(1)) for p in sorted((ROOT / "web" / "static").glob("*.js"))
+               for m in quoted.finditer(p.read_text(encoding="utf-8")) if m.group(1) in KINDS]
+    assert spelled == []
+    assert "window.HWM_KINDS = {{ kinds|tojson }}" in (ROOT / "web" / "templates" / "index.html").read_text()
