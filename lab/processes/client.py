@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from lab.core import events as ev
-from lab.core.events import BECAUSE, Reason, reason_from_record, with_reasons
+from lab.core.events import BECAUSE, Reason, because_of, reason_from_record, with_reasons
 from lab.ports import codec
 from lab.core.messages import Answer, Challenge, ClientRead, ClientWrite, Control, ControlReply, Hello
 from lab.ports.tcp import SUPERVISOR, proof
@@ -199,7 +199,9 @@ class ControlClient:
         return self._op("POST", "/api/snapshot", {})
 
     def note(self, kind: str, **fields) -> dict:
-        return self._op("POST", "/api/note", {"type": kind, **fields})
+        """A line of the caller's in the cluster's trace; its reasons keep their kinds (`because`)."""
+        because = because_of(kind, fields)
+        return self._op("POST", "/api/note", {"type": kind, **fields, **({BECAUSE: because} if because else {})})
 
     def shutdown(self) -> dict:
         return self._op("POST", "/api/shutdown", {}, timeout=30.0)

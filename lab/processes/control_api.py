@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from lab.ports.cluster import check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
-from lab.core.events import CLUSTER_HAS_STOPPED, Reason, because
+from lab.core.events import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 
 log = logging.getLogger("lab.processes.control_api")
@@ -253,7 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/snapshot":
             return 200, {"ok": True, "nodes": s.snapshot()}
         elif path == "/api/note":
-            fields = dict(body)
+            fields = with_reasons(dict(body))  # a reason said with its kind is a Reason again
+            fields.pop(BECAUSE, None)  # the trace writes it again, from the Reasons
             kind = fields.pop("type")
             if not isinstance(kind, str) or not kind:
                 raise BadRequest("a note needs a type")
