@@ -78,7 +78,7 @@ def test_each_line_is_decoded_once_and_never_encoded_again(tmp_path, monkeypatch
     assert [e for p in pages[:3] for e in json.loads(p)["events"]] == made
     assert json.loads(pages[4])["events"] == made[150:250] and json.loads(pages[5])["events"] == []
     with open(tmp_path / "events-A.jsonl", "ab") as f:  # the torn line ends: it is served, once
-        f.write(b', "type": "late"}\n')
+        f.write(b', "time": 0.302, "node": "A", "type": "late"}\n')
     assert [e["seq"] for e in json.loads(source.events_json(300))["events"]] == [301]
 
 

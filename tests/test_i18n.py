@@ -13,9 +13,10 @@ import pytest
 
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
-from lab.core.events import ABOVE_HWM, TIMEOUT_MAJORITY, TIMEOUT_MINORITY_LATER, Reason, reason_from_record
+from lab.core import events as ev
+from lab.core.events import ABOVE_HWM, TIMEOUT_MAJORITY, TIMEOUT_MINORITY_LATER, Reason, Reasons, reason_from_record
 from lab.i18n import PSEUDO, localize, say
-from lab.i18n.phrases import heard, recognise
+from lab.i18n.scenarios import command_text
 from tests.studentcode import StudentCode
 from tests.test_mistakes import MISTAKES
 
@@ -269,20 +270,30 @@ def test_the_nodes_reasons_are_said_by_their_kind(reason, spanish):
     assert localize(reason, "en") is reason and reason_from_record(reason.as_record()) == reason
 
 
-@pytest.mark.parametrize("english, spanish", [
-    ("timeout: the write was not acknowledged within 5s (node A is killed)",
+@pytest.mark.parametrize("said, english, spanish", [
+    (Reason(ev.WRITE_NOT_ACKED, seconds="5", why=Reason(ev.NODE_IS, node="A", state="killed")),
+     "timeout: the write was not acknowledged within 5s (node A is killed)",
      "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
-    ("3 acknowledged writes: A lacks index 2; C lacks index 2",
+    (Reason(ev.ACKED_WRITES_MISSING, count=3, missing=Reasons(Reason(ev.LACKS_INDEX, node=n, index=2) for n in "AC")),
+     "3 acknowledged writes: A lacks index 2; C lacks index 2",
      "escrituras con acuse de recibo: 3 — a A le falta el índice 2; a C le falta el índice 2"),
-    ("connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
+    (Reason(ev.CONNECTION_LOST, node="A", error=Reason(ev.CONNECTION_CLOSED, address="127.0.0.1:43189")),
+     "connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
      "not be committed", "conexión perdida: el nodo A no respondió (el nodo 127.0.0.1:43189 cerró la conexión); la "
                          "escritura puede estar confirmada o no"),  # the address is data
-    ("A: 3, B: 3", "A: 3, B: 3"),  # data only
-    ("something nobody says", "something nobody says"),  # unknown: left as it is
+    (Reason(ev.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error"),
+     "fsync failed: fsync of the write-ahead log (Input/output error)",
+     "fsync fallido: fsync del WAL (Error de entrada/salida)"),  # the fixed phrases are said too
+    (command_text("expect read 4 refused on all"), "expect read 4 refused on all",
+     "se espera que se rechace la lectura del índice 4 en todos los nodos"),  # a script's command, by its words
+    (command_text("expect something new"), "expect something new", "expect something new"),  # unknown: as it is
 ])
-def test_sentences_from_the_nodes_and_scripts_are_recognised(english, spanish):
-    assert localize(heard(english), "es") == spanish
-    assert str(recognise(english)) == english  # English is unchanged
+def test_sentences_of_the_supervisor_disks_and_scripts_are_said_by_kind(said, english, spanish):
+    """What the supervisor, a disk fault or a script says is made with its kind and values (no sentence is read
+    back): English as before, and the room's language from the kind."""
+    assert str(said) == english and localize(said, "es") == spanish
+    if isinstance(said, Reason):
+        assert reason_from_record(said.as_record()) == said  # as the control API carries it
 
 
 # ---- choosing the language --------------------------------------------------------------------------------------

@@ -12,9 +12,8 @@ import pytest
 
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
-from lab.core.events import Reason
 from lab.i18n import Text, say, word
-from lab.i18n.phrases import WORDS
+from lab.core.events import HWM_ON, NO_TRUNCATION, REASONS, WORDS, Reason
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATED = ("es", "zh")
@@ -86,7 +85,7 @@ def renderings(lang: str, context: str | None, msgid: str):
 @pytest.mark.parametrize("lang", TRANSLATED)
 def test_every_template_with_a_state_a_node_list_or_a_count_reads_right_with_each_value(lang):
     found = templates(lang)
-    covered = {msgid for _, msgid in found}
+    covered = {i18n.source_text(context, msgid) for context, msgid in found}  # a reason by its English
     assert len(found) >= 40
     assert {"node {node} is {state}", "node {node} is already {state}", "node {node} is {state}, not paused",
             "expect read {index} refused on {spec}", "expect not-truncated on {spec}", "wait leader {spec}",
@@ -136,18 +135,21 @@ def test_the_forms_the_issue_found_are_caught(lang, sentence):
     ("zh", "{node} served index {index} above its high-water mark {hwm}", {"node": "B", "index": 4, "hwm": 3},
      "B 向客户端返回了索引 4，高于它的高水位标记 3"),
     ("es", "waited {seconds}s for {what}; it did not happen",
-     {"seconds": 5, "what": say("hwm {count} on {nodes}", count=3, nodes="A,B")}, "se esperó 5s y no ocurrió: HWM 3 en A,B"),
+     {"seconds": 5, "what": Reason(HWM_ON, count=3, nodes="A,B")}, "se esperó 5s y no ocurrió: HWM 3 en A,B"),
     ("zh", "waited {seconds}s for {what}; it did not happen",
-     {"seconds": 5, "what": say("hwm {count} on {nodes}", count=3, nodes="A,B")}, "等了 5 秒，仍未等到：A,B 的 HWM 达到 3"),
+     {"seconds": 5, "what": Reason(HWM_ON, count=3, nodes="A,B")}, "等了 5 秒，仍未等到：A,B 的 HWM 达到 3"),
     ("zh", "{what} ({reason})", {"what": say("index {index}", index=4), "reason": word("reason", "restart-hwm")},
      "索引 4（重启时截断到 HWM）"),
 ])
 def test_states_lists_and_counts_read_as_a_teacher_writes_them(lang, template, values, expected):
-    assert Text(template, values).say(lang) == expected
+    """A template of the catalogue, or a reason's English (said by its kind, as the lab makes it)."""
+    kind = {english: kind for kind, english in REASONS.items()}.get(template)
+    said = i18n.localize(Reason(kind, **values), lang) if kind else Text(template, values).say(lang)
+    assert said == expected
 
 
 @pytest.mark.parametrize("lang, context, msgid, expected", [
-    ("es", None, "no truncation", "sin truncado"),
+    ("es", i18n.REASON, NO_TRUNCATION, "sin truncado"),
     ("es", None, "the room reads one of {languages}, not {language}",
      "el idioma de la sala debe ser uno de {languages}, no {language}"),
     ("es", None, "viewers can only watch: control actions need the instructor token",

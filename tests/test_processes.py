@@ -16,6 +16,7 @@ import time
 import pytest
 from procutil import by_id, converged, running_cluster, track, wait_until
 
+from lab.core.events import EXPECTATION, NODE_ALREADY
 from lab.ports import codec
 from lab.processes.client import ApiError, ControlClient, NodeClient
 from lab.core.messages import ClientWrite, Hello, digest
@@ -226,6 +227,12 @@ def test_faults_pause_cut_delay_and_no_majority(tmp_path):
             with pytest.raises(ApiError) as refusal:
                 call()
             assert refusal.value.status == status and says in str(refusal.value), (status, says)
+        with pytest.raises(ApiError) as refusal:  # the refusal's kind travels beside its sentence (`because`)
+            api.kill(killed)
+        assert refusal.value.args[0].kind == NODE_ALREADY and refusal.value.body["because"]["state"] == "killed"
+        api.note(EXPECTATION, name="expect stopped B", ok=False, detail=refusal.value.args[0])  # as a script's
+        noted = next(e for e in api.all_events() if e["type"] == EXPECTATION)
+        assert noted["detail"].kind == NODE_ALREADY  # the note's reason kept its kind through the API and the trace
         status, body = api.call("POST", "/api/write", None)
         assert status == 400 and not body["ok"]
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from lab.core.events import because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say
-from lab.i18n.phrases import heard
 from lab.ports.cluster import MAX_DELAY_MS
 from lab.processes.client import ControlClient, ControlError
-from web.narrate import answer_error, humane
+from lab.i18n.scenarios import command_text
+from web.narrate import answer_error
 
 NODE_FAULTS = ("kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail")
 IN_FLIGHT_MS = 10_000  # a message in flight arrives within this
@@ -36,9 +37,9 @@ def _run(dash, action: str, args: dict) -> dict:
 
 
 def said(exc: Exception):
-    """An exception's message as a Text: its own when it has one, else its English recognised when known."""
+    """An exception's message: its Text or Reason when it has one (said in the room's language), else its English."""
     message = exc.args[0] if exc.args else ""
-    return message if isinstance(message, Text) else heard(str(exc))
+    return message if isinstance(message, Text) else because(exc)
 
 
 def node_arg(dash, args: dict, key: str = "node", optional: bool = False) -> str | None:
@@ -208,8 +209,6 @@ def _replace_question(dash):
 def guide_for_pages(state: dict) -> dict:
     """The guide's state with the scripts' checks in the room's words (and sayable in any language)."""
     if state.get("outcomes"):
-        state = {**state, "outcomes": [{**o, "name": heard(o.get("name") or ""),
-                                        "detail": heard(humane(o.get("detail") or ""))} for o in state["outcomes"]]}
-    if state.get("error"):
-        state = {**state, "error": heard(state["error"])}
+        state = {**state, "outcomes": [{**o, "name": command_text(o.get("name") or "")}
+                                       for o in state["outcomes"]]}
     return state

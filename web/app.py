@@ -36,6 +36,7 @@ from web.actions import VIEWERS_ONLY, guide_for_pages, perform
 from web.frames import localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed
 from web.sockets import socket_handlers
+from web.narrate import FEED_KINDS
 
 DEFAULTS = {
     "CONTROL_URL": None,  # the supervisor's control API (live mode)
@@ -346,6 +347,7 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         page = {"lang": lang, "room": dashboard.room_lang, "chosen": i18n.supported(request.args.get("lang")),
                 "languages": dict(languages), "messages": i18n.for_page(lang)}
         return render_template("index.html", mode=dashboard.mode, lang=lang, languages=languages, i18n=page,
+                               kinds=FEED_KINDS,
                                lang_tag={"zh": "zh-Hans", PSEUDO: "en"}.get(lang, lang))
 
     @app.get("/healthz")

@@ -13,6 +13,11 @@ from pathlib import Path
 from lab.i18n.scenarios import step_text
 from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
+from lab.core.events import (
+    BECAME_FOLLOWER, BECAME_LEADER, CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, DELAY_SET, ELECTION_STARTED,
+    FOLLOWER_APPEND, GENERATION_CHANGED, HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT,
+    MATCH_INDEX_UPDATED, NEXT_INDEX_BACKED_UP, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED,
+    NODE_STARTED, NODE_STOPPED, REPLICATION_RECEIVED, REPLICATION_SENT, RULE_BROKEN, STEP, TRUNCATED)
 
 CHECKPOINT_EVERY = 256
 STEP_SECONDS = 0.4  # a simulated trace plays each tick in which something happens as one moment this long
@@ -22,9 +27,9 @@ IDLE_SECONDS = 1.0  # a quiet stretch (heartbeats only, or nothing) longer than 
 def is_quiet(event: dict) -> bool:
     """Nothing for the room to watch: heartbeats, held or released clocks, final snapshots."""
     kind = event.get("type")
-    if kind in ("replication_sent", "replication_received"):
+    if kind in (REPLICATION_SENT, REPLICATION_RECEIVED):
         return (event.get("first") or 0) > (event.get("last") or 0)
-    return kind in ("clocks_held", "clocks_released", "log_snapshot")
+    return kind in (CLOCKS_HELD, CLOCKS_RELEASED, LOG_SNAPSHOT)
 
 
 def play_times(events: list[dict], stepped: bool) -> list[float]:
@@ -88,65 +93,65 @@ class ClusterFold:
         boot = e.get("boot") or 0
         if boot > n["boot"]:
             n["boot"] = boot
-        if n["state"] in ("killed", "exited", "starting") and kind != "node_stopped":
+        if n["state"] in ("killed", "exited", "starting") and kind != NODE_STOPPED:
             n["state"] = "running"  # a node that emits is alive (its restart may sort after its first events)
         if e.get("gen"):
-            n["generation"] = max(n["generation"], e["gen"]) if kind != "node_started" else e["gen"]
+            n["generation"] = max(n["generation"], e["gen"]) if kind != NODE_STARTED else e["gen"]
         log = n["log"]
-        if kind == "node_started":
+        if kind == NODE_STARTED:
             n.update(state="running", role="follower", leader=None, hwm=e.get("hwm", 0), match_index={},
                      next_index={})
             end = e.get("log_end", len(log))
             del log[end:]
             while len(log) < end:  # entries written before the trace began
                 log.append([len(log) + 1, e.get("last_generation", 0), "?"])
-        elif kind == "generation_changed":
+        elif kind == GENERATION_CHANGED:
             n["generation"] = e["generation"]
-        elif kind == "election_started":
+        elif kind == ELECTION_STARTED:
             n.update(role="candidate", leader=None, generation=e.get("generation", n["generation"]))
-        elif kind == "became_leader":
+        elif kind == BECAME_LEADER:
             n.update(role="leader", leader=who, generation=e.get("generation", n["generation"]))
             n["match_index"] = {m: 0 for m in self.nodes}
             n["match_index"][who] = len(log)
             n["next_index"] = {m: len(log) + 1 for m in self.nodes if m != who}
-        elif kind == "became_follower":
+        elif kind == BECAME_FOLLOWER:
             n.update(role="follower", leader=e.get("leader"), match_index={}, next_index={})
-        elif kind in ("leader_append", "follower_append"):
+        elif kind in (LEADER_APPEND, FOLLOWER_APPEND):
             index = e["index"]
             del log[index - 1:]
             while len(log) < index - 1:
                 log.append([len(log) + 1, None, "?"])
             log.append([index, e.get("generation"), e.get("payload", e.get("digest", "?"))])
-            if kind == "leader_append" and n["role"] == "leader":
+            if kind == LEADER_APPEND and n["role"] == "leader":
                 n["match_index"][who] = index
-        elif kind == "truncated":
+        elif kind == TRUNCATED:
             del log[e["from_index"] - 1:]
             n["hwm"] = min(e.get("hwm", n["hwm"]), len(log))
-        elif kind == "hwm_changed":
+        elif kind == HWM_CHANGED:
             n["hwm"] = e["hwm"]
-        elif kind == "replication_sent":
+        elif kind == REPLICATION_SENT:
             if n["role"] == "leader":
                 n["next_index"][e["to"]] = e["last"] + 1
-        elif kind == "match_index_updated":
+        elif kind == MATCH_INDEX_UPDATED:
             n["match_index"][e["follower"]] = e["match_index"]
             n["next_index"][e["follower"]] = e["next_index"]
-        elif kind == "next_index_backed_up":
+        elif kind == NEXT_INDEX_BACKED_UP:
             n["next_index"][e["follower"]] = e["next_index"]
-        elif kind == "replication_received":
+        elif kind == REPLICATION_RECEIVED:
             if n["leader"] is None:
                 n["leader"] = e.get("from")
-        elif kind == "node_stopped":
+        elif kind == NODE_STOPPED:
             n.update(state="killed", role=None, leader=None, match_index={}, next_index={})
 
     def _apply_cluster(self, kind: str, e: dict) -> None:
         target = e.get("target")
-        if kind == "cluster_started":
+        if kind == CLUSTER_STARTED:
             for name in e.get("nodes") or []:
                 self._node(name)
             for key in ("truncation", "fsync", "impl"):
                 if key in e:
                     self.settings[key] = e[key]
-        elif kind == "node_killed":
+        elif kind == NODE_KILLED:
             n = self._node(target)
             # Equal trace times may sort a restarted node's first events before this kill: its boot tells.
             if n["boot"] <= self.restarts.get(target, 0) + 1:
@@ -154,27 +159,27 @@ class ClusterFold:
                 lost = e.get("lost_entries") or 0
                 if lost:
                     del n["log"][-lost:]
-        elif kind == "node_exited":  # it stopped by itself (a storage fault, the student's code): the lane says why
+        elif kind == NODE_EXITED:  # it stopped by itself (a storage fault, the student's code): the lane says why
             n = self._node(target)
             if n["boot"] <= self.restarts.get(target, 0) + 1:
                 n.update(state="exited", role=None, leader=None, match_index={}, next_index={},
                          exit_reason=e.get("reason") or f"exit code {e.get('code')}")
                 if e.get("fault"):
                     n["fault"] = e["fault"]
-        elif kind == "node_restarted":
+        elif kind == NODE_RESTARTED:
             self.restarts[target] = self.restarts.get(target, 0) + 1
             self._node(target)["state"] = "running"
             self._node(target).pop("exit_reason", None)
             self._node(target).pop("fault", None)
-        elif kind == "node_paused":
+        elif kind == NODE_PAUSED:
             self._node(target)["state"] = "paused"
-        elif kind == "node_resumed":
+        elif kind == NODE_RESUMED:
             self._node(target)["state"] = "running"
-        elif kind == "link_cut":
+        elif kind == LINK_CUT:
             self.cuts.add((e["src"], e["dst"]))
-        elif kind == "link_healed":
+        elif kind == LINK_HEALED:
             self.cuts.discard((e["src"], e["dst"]))
-        elif kind == "delay_set":
+        elif kind == DELAY_SET:
             self.settings["delay_ms"] = e.get("ms", 0)
 
     def leader(self) -> str | None:
@@ -262,10 +267,10 @@ class Replay:
                 "trace_duration": self.trace_duration, "stepped": self.stepped,
                 "step_seconds": STEP_SECONDS if self.stepped else None, "warnings": self.warnings[:20],
                 "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": step_text(e.get("text", ""))}
-                          for i, e in enumerate(self.events) if e["type"] == "step"],
+                          for i, e in enumerate(self.events) if e["type"] == STEP],
                 # an explorer's counterexample: where the rule broke (its step is marked on the timeline)
                 "broken": next(({"n": i + 1, "play": self.play[i], "step": e.get("step"), "text": self.texts[i]}
-                                for i, e in enumerate(self.events) if e["type"] == "rule_broken"), None)}
+                                for i, e in enumerate(self.events) if e["type"] == RULE_BROKEN), None)}
 
 
 HEAVY = {"committed": 8, "removed": 32, "entries": 0}

@@ -6,8 +6,8 @@ import time
 from collections import Counter
 
 from lab import i18n
+from lab.core.events import reason_from_record
 from lab.i18n import localize
-from lab.i18n.phrases import heard
 
 PAYLOAD_CHARS = 16
 
@@ -41,7 +41,8 @@ def shape_node(node: dict, log_window: int) -> dict:
     # The supervisor could not ask a running node (busy, or its clock held): these figures are its last known.
     shaped["stale"] = shaped["state"] == "running" and bool(node.get("unresponsive") or node.get("stale"))
     if shaped["state"] == "exited" and node.get("exit_reason"):
-        shaped["exit_reason"] = str(node["exit_reason"])  # why it stopped on its own: "fsync failed: ..."
+        reason = node["exit_reason"]  # why it stopped on its own: "fsync failed: ...", a sentence
+        shaped["exit_reason"] = reason_from_record(node.get("exit_because")) or reason
     if node.get("disk_full"):
         shaped["disk_full"] = True  # the storage fault disk-full is on
     return shaped
@@ -117,9 +118,9 @@ def localized_frame(frame: dict, lang: str) -> dict:
         return frame
     cluster = frame.get("cluster") or {}
     if cluster.get("error"):
-        cluster = {**cluster, "error": localize(heard(cluster["error"]), lang)}
+        cluster = {**cluster, "error": localize(cluster["error"], lang)}
     if any(n.get("exit_reason") for n in frame.get("nodes") or []):  # a node's reason for stopping is a sentence
-        frame = {**frame, "nodes": [{**n, "exit_reason": localize(heard(n["exit_reason"]), lang)}
+        frame = {**frame, "nodes": [{**n, "exit_reason": localize(n["exit_reason"], lang)}
                                     if n.get("exit_reason") else n for n in frame["nodes"]]}
     return {**frame, "cluster": cluster,
             "events": [{**e, "text": localize(e["text"], lang)} if "text" in e else e for e in frame["events"]]}

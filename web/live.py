@@ -19,20 +19,28 @@ from lab.processes.client import ControlClient, ControlError
 from web.fold import slim
 from web.frames import election_clock, frame, shaped_nodes, shown_links
 from web.narrate import Narrator
+from lab.core.events import because
+from lab.core.events import (
+    BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD, CLOCKS_RELEASED,
+    CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, ELECTION_STARTED, EXPECTATION, FOLLOWER_APPEND, GENERATION_CHANGED,
+    HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, MATCH_INDEX_UPDATED, NODE_EXITED, NODE_KILLED, NODE_PAUSED,
+    NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, NODE_STOPPED, READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED,
+    REPLICATION_SENT, RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED,
+    WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
 
 # Routine, high-volume events: sampled (newest first) when a frame would carry too many.
 ROUTINE = frozenset({
-    "replication_sent", "replication_received", "follower_append", "match_index_updated", "hwm_changed",
-    "leader_append", "write_requested", "write_acked", "client_write", "generation_changed", "read_served",
-    "client_read",
+    REPLICATION_SENT, REPLICATION_RECEIVED, FOLLOWER_APPEND, MATCH_INDEX_UPDATED, HWM_CHANGED,
+    LEADER_APPEND, WRITE_REQUESTED, WRITE_ACKED, CLIENT_WRITE, GENERATION_CHANGED, READ_SERVED,
+    CLIENT_READ,
 })
 # What a page that joins late must still see; everything else is summarised by type.
 STORY = frozenset({
-    "cluster_started", "cluster_stopped", "node_started", "node_stopped", "node_killed", "node_restarted",
-    "node_paused", "node_resumed", "node_exited", "link_cut", "link_healed", "delay_set", "settings_changed",
-    "election_started", "became_leader", "truncated", "read_refused", "write_failed", "client_write_failed",
-    "step", "expectation", "clocks_held", "clocks_released", "truncation_refused", "wal_recovered", "caught_up",
-    "wal_truncated", "rule_broken", "student_call",
+    CLUSTER_STARTED, CLUSTER_STOPPED, NODE_STARTED, NODE_STOPPED, NODE_KILLED, NODE_RESTARTED,
+    NODE_PAUSED, NODE_RESUMED, NODE_EXITED, LINK_CUT, LINK_HEALED, DELAY_SET, SETTINGS_CHANGED,
+    ELECTION_STARTED, BECAME_LEADER, TRUNCATED, READ_REFUSED, WRITE_FAILED, CLIENT_WRITE_FAILED,
+    STEP, EXPECTATION, CLOCKS_HELD, CLOCKS_RELEASED, TRUNCATION_REFUSED, WAL_RECOVERED, CAUGHT_UP,
+    WAL_TRUNCATED, RULE_BROKEN, STUDENT_CALL,
 })
 LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (heartbeats included)
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
@@ -103,7 +111,7 @@ class LiveFeed:
             events = self._new_events()
         except ControlError as exc:
             if self.cluster.get("connected") or self.cluster.get("error") != str(exc):
-                self.cluster = {**self.cluster, "connected": False, "error": str(exc)}
+                self.cluster = {**self.cluster, "connected": False, "error": because(exc)}
                 return self._frame({}, [], Counter())
             return None
         return self._update(state, events)
@@ -135,8 +143,6 @@ class LiveFeed:
             clock = election_clock(node)
             if clock is not None:
                 clocks[node["id"]] = clock
-                if clock["tick_ms"]:
-                    self.narrator.tick_ms[node["id"]] = clock["tick_ms"]
         changed = {shaped["id"]: shaped for shaped in shaped_nodes(state.get("nodes") or [], links, self.log_window)
                    if self.nodes.get(shaped["id"]) != shaped}
         gone = [n for n in self.nodes if n not in ids]
@@ -175,7 +181,7 @@ class LiveFeed:
 
     def _keep_story(self, narrated: list[dict]) -> None:
         for event in narrated:
-            if event["type"] == "write_acked":
+            if event["type"] == WRITE_ACKED:
                 self.acks.append(event)
             elif event["type"] in STORY:
                 if len(self.story_head) < STORY_HEAD:

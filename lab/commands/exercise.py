@@ -12,7 +12,7 @@ from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
-from lab.i18n.phrases import heard
+from lab.core.events import because
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, package_dir, run_check
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
@@ -90,7 +90,7 @@ def cmd_list(args) -> int:
     try:
         impl = load_impl(args.impl)
     except ImplError as exc:
-        print(f"hwm-lab exercise list: {localize(heard(str(exc)), lang)}", file=sys.stderr)
+        print(f"hwm-lab exercise list: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
     rows = []
     for ex in EXERCISES:
@@ -162,7 +162,7 @@ def _plain(exploration: dict | None) -> dict | None:
 
 def _said(exc: Exception):
     message = exc.args[0] if exc.args else ""
-    return message if isinstance(message, i18n.Text) else heard(str(exc))
+    return message if isinstance(message, i18n.Text) else because(exc)
 
 
 def _pad(text: str, width: int) -> str:

@@ -259,6 +259,83 @@ MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond thi
 NODE_SAYS = _reason("node_says", "{node}: {answer}")
 SERVED = _reason("served", "served {payload}")
 
+# the supervisor's answers and errors (lab/processes): a write or read it could not route, a fault it could not set
+WRITE_NOT_ACKED = _reason("write_not_acked", "timeout: the write was not acknowledged within {seconds}s ({why})")
+NODE_SILENT = _reason("node_silent", "timeout: node {node} did not answer within {seconds}s; the write may or may "
+                                     "not be committed")
+CONNECTION_LOST = _reason("connection_lost", "connection lost: node {node} did not answer ({error}); the write may "
+                                             "or may not be committed")
+NO_ANSWER = _reason("no_answer", "node {node} did not answer: {error}")
+CONNECTION_CLOSED = _reason("connection_closed", "node {address} closed the connection")
+SENT_NOTHING = _reason("sent_nothing", "node {address} sent nothing in time")
+NODE_UNREACHABLE = _reason("node_unreachable", "node {node} is unreachable ({error})")
+NODE_IS = _reason("node_is", "node {node} is {state}")
+NODE_ALREADY = _reason("node_already", "node {node} is already {state}")
+CANNOT_PAUSE = _reason("cannot_pause", "node {node} is {state}, not running: only a running node can pause")
+NOT_PAUSED = _reason("not_paused", "node {node} is {state}, not paused")
+NOT_RUNNING = _reason("not_running", "node {node} is {state}, not running")
+NO_NODE_RUNNING = _reason("no_node_running", "no node is running")
+CLUSTER_HAS_STOPPED = _reason("cluster_has_stopped", "the cluster has stopped")
+FAULT_NOT_TAKEN = _reason("fault_not_taken", "node {node} did not take the fault: {error}")
+RESUME_FIRST = _reason("resume_first", "node {node} is paused: resume it first (a paused node takes no requests)")
+# why a node's disk stopped it (lab/ports/faults.py): `where` is one of WHERE, `os_error` one of OS_ERRORS
+FSYNC_FAILED = _reason("fsync_failed", "fsync failed: {where} ({os_error})")
+DISK_FULL_AT = _reason("disk_full_at", "disk full: {where} ({os_error})")
+DISK_ERROR = _reason("disk_error", "disk error: {where} ({os_error})")
+DISK_READ_ONLY = _reason("disk_read_only", "disk read-only: {where} ({os_error})")
+DISK_FULL_EXIT = _reason("disk_full_exit", "disk full (exit code {code}; see its node.log)")
+FSYNC_FAILED_EXIT = _reason("fsync_failed_exit", "fsync failed (exit code {code}; see its node.log)")
+DISK_ERROR_EXIT = _reason("disk_error_exit", "disk error (exit code {code}; see its node.log)")
+STOPPED_BECAUSE = _reason("stopped_because", "{node} stopped: {why}")
+NODE_STOPPED_BECAUSE = _reason("node_stopped_because", "node {node} stopped: {why}")
+# what a scenario's step found or why it stopped (lab/harness/scenario.py)
+LEADER_IS = _reason("leader_is", "leader is {leader}")
+REMOVED_ENTRIES = _reason("removed_entries", "{node} removed {entries} ({reason})")
+ENTRY_AT = _reason("entry_at", "index {index} (generation {generation})")
+REMOVED_FROM = _reason("removed_from", "{node} removed from {index} ({reason})")
+NO_TRUNCATION = _reason("no_truncation", "no truncation")
+SERVED_AT = _reason("served_at", "{node} served it at index {index}")
+ACKED_WRITES = _reason("acked_writes", "{count} acknowledged writes")
+ACKED_WRITES_MISSING = _reason("acked_writes_missing", "{count} acknowledged writes: {missing}")
+LACKS_INDEX = _reason("lacks_index", "{node} lacks index {index}")
+WAITED = _reason("waited", "waited {seconds}s for {what}; it did not happen")
+WAITED_BECAUSE = _reason("waited_because", "waited {seconds}s for {what}; it did not happen; {why}")
+A_LEADER = _reason("a_leader", "a leader")
+A_LEADER_AMONG = _reason("a_leader_among", "a leader among {nodes}")
+HWM_ON = _reason("hwm_on", "hwm {count} on {nodes}")
+LOG_END_ON = _reason("log_end_on", "log_end {count} on {nodes}")
+WHOLE_LOG = _reason("whole_log", "every live node to hold the leader's whole log, committed")
+TO_STOP = _reason("to_stop", "{nodes} to stop on its own")
+ACKED_AT = _reason("acked_at", "{node} acknowledged it at index {index}")
+NO_LEADER_FOR_STEP = _reason("no_leader_for_step", "no leader when the step needed one")
+WRITE_NOT_ACKNOWLEDGED = _reason("write_not_acknowledged", "write {payload} was not acknowledged: {error}")
+AT_STEP = _reason("at_step", "step {step}: {error}")
+# a safety rule broken (lab/core/invariants.py)
+COMMITTED_CHANGED = _reason("committed_changed", "committed entry at index {index} changed: {other} committed "
+                            "generation {generation} ({digest}), {node} later committed generation {current} "
+                            "({digest2})")
+TWO_LEADERS = _reason("two_leaders", "two leaders in generation {generation}: {other} and {node}")
+SERVED_ABOVE_HWM = _reason("served_above_hwm", "{node} served index {index} above its high-water mark {hwm}")
+TRUNCATED_COMMITTED = _reason("truncated_committed", "{node} truncated committed index {index} (generation "
+                                                     "{generation})")
+HOLDS_OTHER_GENERATION = _reason("holds_other_generation", "{node} holds generation {generation} at committed index "
+                                                           "{index}, committed as generation {current}")
+LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {index} below both high-water marks "
+                                         "({hwm}, {hwm2})")
+
+# Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's
+# name); and fields whose values are fixed phrases of the catalogue. Any other value is data, never translated.
+WORDS = {
+    "state": ("running", "killed", "paused", "exited", "stopped", "starting"),
+    "spec": ("all", "leader", "last-killed"),
+    "reason": TRUNCATION_REASONS,
+}
+WHERE = ("fsync of the write-ahead log", "fsync of the write-ahead log's directory", "appending to the write-ahead log",
+         "writing back the write-ahead log", "saving the generation and vote", "checkpointing the high-water mark",
+         "writing the trace", "writing the boot counter", "setting aside space for its exit reason", "a write to disk")
+OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")
+PHRASES = {"where": WHERE, "os_error": OS_ERRORS}
+
 
 class Reason(str):
     """A reason as its kind and values; reads as its English sentence. A value may be a Reason itself, or a list
@@ -271,8 +348,7 @@ class Reason(str):
 
     def as_record(self) -> dict:
         """The reason as JSON-able data: its kind and values (a value that is a reason, as its record)."""
-        return {"kind": self.kind, **{k: v.as_record() if isinstance(v, Reason) else v
-                                      for k, v in self.values.items()}}
+        return {"kind": self.kind, **{k: record_of(v) for k, v in self.values.items()}}
 
     def __reduce__(self):  # copies and pickles keep the kind
         return (_rebuild, (self.kind, self.values))
@@ -309,11 +385,59 @@ def reason_from_record(record) -> Reason | None:
     """The Reason a record (`Reason.as_record`) describes, or None when it is not one this lab declares."""
     if not isinstance(record, dict) or record.get("kind") not in REASONS:
         return None
-    values = {k: reason_from_record(v) or v if isinstance(v, dict) else v
-              for k, v in record.items() if k != "kind"}
+    values = {k: said_again(v) or v if isinstance(v, dict) else v for k, v in record.items() if k != "kind"}
     if set(values) != set(reason_fields(record["kind"])):
         return None
     try:
         return Reason(record["kind"], **values)
     except (TypeError, ValueError):  # a list of names that holds something else
         return None
+
+
+def because(exc: BaseException):
+    """Why an exception was raised: the Reason it was raised with, else its message."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, (Reason, Reasons)) else str(exc)
+
+
+def record_of(value):
+    """A reason (or reasons) as JSON-able data, for a trace line or an answer; any other value as it is."""
+    if isinstance(value, Reason):
+        return value.as_record()
+    if isinstance(value, Reasons):
+        return {"all": [record_of(item) for item in value.items], "sep": value.sep}
+    return value
+
+
+def said_again(record):
+    """The Reason or Reasons a record (record_of) describes; None when it describes none this lab declares."""
+    if isinstance(record, dict) and isinstance(record.get("all"), list) and isinstance(record.get("sep"), str):
+        return Reasons([said_again(item) or item if isinstance(item, dict) else item for item in record["all"]],
+                       record["sep"])
+    return reason_from_record(record)
+
+
+# ---- a trace line's reasons: the English in its fields, and their kinds and values in `because` -----------------
+
+BECAUSE = "because"  # {field: record} for the fields of a line that hold a reason (docs/trace-format.md)
+REASON_FIELDS = {name: tuple(f for f, type_ in kind.fields.items() if type_ == REASON) for name, kind in KINDS.items()
+                 if REASON in kind.fields.values()}
+
+
+def because_of(kind: str, fields: dict) -> dict | None:
+    """What a line of `kind` with `fields` says in `because`: its reasons' kinds and values (None if it has none)."""
+    found = {f: record_of(fields[f]) for f in REASON_FIELDS.get(kind, ())
+             if isinstance(fields.get(f), (Reason, Reasons))}
+    return found or None
+
+
+def with_reasons(event: dict) -> dict:
+    """An event read back (a trace line, an answer of the control API): each field that `because` describes a Reason
+    again, when it says the same English as the field (an older line, without `because`, stays as it is)."""
+    described = event.get(BECAUSE)
+    if isinstance(described, dict):
+        for name, record in described.items():
+            reason = said_again(record)
+            if reason is not None and str(reason) == event.get(name):
+                event[name] = reason
+    return event

@@ -6,11 +6,12 @@ import importlib
 import importlib.util
 from dataclasses import dataclass
 from typing import Callable
+from lab.core.events import FOLLOWER_APPEND
 
 FUNCTIONS = (
     "high_water_mark",
     "on_replication_response",
-    "follower_append",
+    FOLLOWER_APPEND,
     "check_read",
     "plan_truncation",
     "leader_epoch_end",

@@ -6,32 +6,36 @@ Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab e
 from __future__ import annotations
 
 from lab.core.messages import digest
+from lab.core import events as ev
+from lab.core.events import BECAME_LEADER, HWM_CHANGED, READ_SERVED, TRUNCATED, Reason
 
 
 def safety_violations(events: list[dict], status: dict | None = None) -> list[str]:
-    """Every broken safety rule, in words. Empty when all hold."""
+    """Every broken safety rule, each a Reason (read as its English sentence). Empty when all hold."""
     problems: list[str] = []
     committed: dict[int, tuple[int, str, str]] = {}  # index -> (generation, digest, who committed it first)
     leaders: dict[int, str] = {}
     for event in events:
         kind = event["type"]
-        if kind == "hwm_changed":
+        if kind == HWM_CHANGED:
             for index, generation, entry_digest in event["committed"]:
                 known = committed.setdefault(index, (generation, entry_digest, event["node"]))
                 if known[:2] != (generation, entry_digest):
-                    problems.append(
-                        f"committed entry at index {index} changed: {known[2]} committed generation {known[0]} "
-                        f"({known[1]}), {event['node']} later committed generation {generation} ({entry_digest})")
-        elif kind == "became_leader":
+                    problems.append(Reason(ev.COMMITTED_CHANGED, index=index, other=known[2], generation=known[0],
+                                           digest=known[1], node=event["node"], current=generation,
+                                           digest2=entry_digest))
+        elif kind == BECAME_LEADER:
             other = leaders.setdefault(event["generation"], event["node"])
             if other != event["node"]:
-                problems.append(f"two leaders in generation {event['generation']}: {other} and {event['node']}")
-        elif kind == "read_served" and event["index"] > event["hwm"]:
-            problems.append(f"{event['node']} served index {event['index']} above its high-water mark {event['hwm']}")
-        elif kind == "truncated":
+                problems.append(Reason(ev.TWO_LEADERS, generation=event["generation"], other=other,
+                                       node=event["node"]))
+        elif kind == READ_SERVED and event["index"] > event["hwm"]:
+            problems.append(Reason(ev.SERVED_ABOVE_HWM, node=event["node"], index=event["index"], hwm=event["hwm"]))
+        elif kind == TRUNCATED:
             for index, generation, entry_digest in event["removed"]:
                 if committed.get(index, (None, None))[:2] == (generation, entry_digest):
-                    problems.append(f"{event['node']} truncated committed index {index} (generation {generation})")
+                    problems.append(Reason(ev.TRUNCATED_COMMITTED, node=event["node"], index=index,
+                                           generation=generation))
     if status is not None:
         problems.extend(_log_problems(status, committed))
     return _unique(problems)
@@ -44,16 +48,16 @@ def _log_problems(status: dict, committed: dict) -> list[str]:
         for index, generation, payload in node["log"][: node["hwm"]]:
             known = committed.get(index)
             if known and known[:2] != (generation, digest(payload)):
-                problems.append(f"{node['id']} holds generation {generation} at committed index {index}, "
-                                f"committed as generation {known[0]}")
+                problems.append(Reason(ev.HOLDS_OTHER_GENERATION, node=node["id"], generation=generation,
+                                       index=index, current=known[0]))
     for a in live:
         for b in live:
             if a["id"] < b["id"]:
                 upto = min(a["hwm"], b["hwm"])
                 for x, y in zip(a["log"][:upto], b["log"][:upto]):
                     if x != y:
-                        problems.append(f"{a['id']} and {b['id']} disagree at index {x[0]} below both "
-                                        f"high-water marks ({a['hwm']}, {b['hwm']})")
+                        problems.append(Reason(ev.LOGS_DISAGREE, other=a["id"], node=b["id"], index=x[0],
+                                               hwm=a["hwm"], hwm2=b["hwm"]))
                         break
     return problems
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from lab.core import events as ev
 from lab.core.messages import digest
 from lab.core.rules import RULE_BY_ID
 
@@ -139,8 +140,8 @@ class Monitor:
         node, index = e["node"], e["index"]
         hwm = min(e["hwm"], self.hwm.get((node, e.get("boot", 0)), e["hwm"]))
         if index > hwm:
-            return [Violation("read-above-hwm", node, index, f"{node} served index {index} above its high-water "
-                              f"mark {hwm}", (("node", node), ("index", index), ("hwm", hwm)))]
+            detail = ev.Reason(ev.SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm)
+            return [Violation("read-above-hwm", node, index, detail, (("node", node), ("index", index), ("hwm", hwm)))]
         return []
 
     def _read_refused(self, e):
@@ -201,8 +202,8 @@ class Monitor:
             for index, generation, payload in entries[:hwm]:
                 known = self.committed.get(index)
                 if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, f"{node} holds generation {generation} "
-                                      f"at committed index {index}, committed as generation {known[0]}",
+                    return [Violation("committed-never-change", node, index, ev.Reason(
+                        ev.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index, current=known[0]),
                                       (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
                                        ("now", generation)))]
         names = sorted(logs)
@@ -230,18 +231,18 @@ def _digest(payload: str) -> str:
 
 
 _HANDLERS = {
-    "node_started": Monitor._started,
-    "match_index_updated": Monitor._match,
-    "hwm_changed": Monitor._hwm_changed,
-    "leader_append": Monitor._append,
-    "follower_append": Monitor._append,
-    "write_acked": Monitor._acked,
-    "read_served": Monitor._read_served,
-    "read_refused": Monitor._read_refused,
-    "truncated": Monitor._truncated,
-    "wal_truncated": Monitor._wal_truncated,
-    "epoch_answer": Monitor._epoch_answer,
-    "epoch_truncation": Monitor._epoch_truncation,
+    ev.NODE_STARTED: Monitor._started,
+    ev.MATCH_INDEX_UPDATED: Monitor._match,
+    ev.HWM_CHANGED: Monitor._hwm_changed,
+    ev.LEADER_APPEND: Monitor._append,
+    ev.FOLLOWER_APPEND: Monitor._append,
+    ev.WRITE_ACKED: Monitor._acked,
+    ev.READ_SERVED: Monitor._read_served,
+    ev.READ_REFUSED: Monitor._read_refused,
+    ev.TRUNCATED: Monitor._truncated,
+    ev.WAL_TRUNCATED: Monitor._wal_truncated,
+    ev.EPOCH_ANSWER: Monitor._epoch_answer,
+    ev.EPOCH_TRUNCATION: Monitor._epoch_truncation,
 }
 
 

@@ -384,7 +384,7 @@ class Replica:
             reason = self._log_behind(req)
         else:
             reason = ""
-        self._event(out, ev.PREVOTE_DENIED if reason else "prevote_granted", candidate=req.candidate,
+        self._event(out, ev.PREVOTE_DENIED if reason else ev.PREVOTE_GRANTED, candidate=req.candidate,
                     generation=req.generation, **({"reason": reason} if reason else {}))
         out.messages.append(Envelope(self.node_id, src, PreVoteResponse(
             generation=req.generation, voter=self.node_id, granted=not reason)))

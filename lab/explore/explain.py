@@ -7,6 +7,7 @@ from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteR
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.i18n import Joined, Text, say
+from lab.core.events import FOLLOWER_APPEND, SERVED_ABOVE_HWM, Reason
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),
@@ -26,10 +27,10 @@ TITLES = {
 
 # The functions whose wrong answer can break each rule, the likeliest first.
 SUSPECTS = {
-    "hwm-majority": ("follower_append", "on_replication_response", "high_water_mark"),
+    "hwm-majority": (FOLLOWER_APPEND, "on_replication_response", "high_water_mark"),
     "read-above-hwm": ("check_read",),
     "read-gate-strict": ("check_read",),
-    "truncation-safe": ("follower_append", "epoch_truncation_point", "leader_epoch_end"),
+    "truncation-safe": (FOLLOWER_APPEND, "epoch_truncation_point", "leader_epoch_end"),
     "wal-truncation": ("plan_truncation",),
     "epoch-end": ("leader_epoch_end",),
     "epoch-truncation": ("epoch_truncation_point", "leader_epoch_end"),
@@ -117,7 +118,7 @@ def rule_words(v: Violation) -> Text:
         return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but only "
                    "{holders} of {size} nodes hold index {index} (a majority is {majority})", **f)
     if c == "read-above-hwm":
-        return say("{node} served index {index} above its high-water mark {hwm}", **f)
+        return Reason(SERVED_ABOVE_HWM, node=f["node"], index=f["index"], hwm=f["hwm"])
     if c == "read-gate-strict":
         return say("{node} refused index {index}, at or below its high-water mark {hwm}", **f)
     if c == "hwm-monotonic":

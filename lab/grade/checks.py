@@ -30,11 +30,14 @@ from pyspark.sql import DataFrame
 from lab.core.config import MAX_NODES
 from lab.core.messages import digest
 from lab.grade.rules import RULES
+from lab.core.events import (
+    CLIENT_WRITE, FOLLOWER_APPEND, HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, NODE_KILLED,
+    NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, READ_SERVED, TRUNCATED, WRITE_ACKED)
 
 CLUSTER = "cluster"
 # A leader's followers each have a slot in the node timeline: clusters of up to MAX_NODES nodes (the lab's own).
-NODE_FAULTS = ("node_killed", "node_restarted", "node_paused", "node_resumed")
-FAULTS = (*NODE_FAULTS, "link_cut", "link_healed")
+NODE_FAULTS = (NODE_KILLED, NODE_RESTARTED, NODE_PAUSED, NODE_RESUMED)
+FAULTS = (*NODE_FAULTS, LINK_CUT, LINK_HEALED)
 
 VIOLATION = "STRUCT<check: STRING, node: STRING, index: INT, detail: STRING, seq: BIGINT, time: DOUBLE>"
 NONE = f"CAST(array() AS ARRAY<{VIOLATION}>)"
@@ -290,8 +293,8 @@ def _index_view(events: DataFrame) -> DataFrame:
              + _item("r", "index", edigest="try_element_at(entry, 3)") + ")"
              + f" WHEN node = '{CLUSTER}' AND type IN {among(NODE_FAULTS)} THEN array(" + _item("F") + ")"
              + f" WHEN {known} THEN array(" + _item("w") + ") END")
-    types = ("hwm_changed", "leader_append", "follower_append", "log_snapshot", "write_acked", "truncated",
-             "read_served", *NODE_FAULTS, "client_write")
+    types = (HWM_CHANGED, LEADER_APPEND, FOLLOWER_APPEND, LOG_SNAPSHOT, WRITE_ACKED, TRUNCATED,
+             READ_SERVED, *NODE_FAULTS, CLIENT_WRITE)
     rows = (events.where(f"type IN {among(types)}")
             .selectExpr("submission", "run", "scenario", "node", "seq", "time", "gen", "hwm", "request", "reason",
                         "conflicting_generation", "payload", "target", "type", "size(entries) AS held",

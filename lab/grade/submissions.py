@@ -13,6 +13,8 @@ from lab.core.config import MAX_NODES
 from lab.grade.archive import EVENTS_FILE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, join
 from lab.student.ids import valid_student_id
+from lab.core.events import NODE_EXITED
+from lab.ports.trace import parse_line
 
 MANIFEST = "manifest.json"
 VERSIONS = (1, 2)  # submission format versions this grader reads
@@ -137,6 +139,9 @@ def _stale(run: dict, hashes: dict[str, str]) -> str | None:
     return None
 
 
+_EXITED = f'"{NODE_EXITED}"'.encode()  # a quick look before a line is parsed
+
+
 def _never_started(box, rel: str, node: str, limits: Limits) -> bool:
     """Whether the run's cluster events say the node's process ended on its own (`node_exited`): a node that
     never started has nothing to trace."""
@@ -144,13 +149,13 @@ def _never_started(box, rel: str, node: str, limits: Limits) -> bool:
     if box.kind(name) is None:
         return False
     for line in box.read(name, limits.max_file_bytes).splitlines():
-        if b'"node_exited"' not in line:
+        if _EXITED not in line:
             continue
         try:
-            event = json.loads(line)
+            event = parse_line(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and event.get("type") == "node_exited" and event.get("target") == node:
+        if event["type"] == NODE_EXITED and event.get("target") == node:
             return True
     return False
 

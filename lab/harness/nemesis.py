@@ -32,7 +32,12 @@ from pathlib import Path
 
 from lab.core.messages import digest
 from lab.core.monitor import check_trace
+from lab.ports.trace import parse_line
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
+from lab.core.events import (
+    BECAME_LEADER, DISK_FULL, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, FSYNC_FAIL, HWM_CHANGED,
+    MATCH_INDEX_UPDATED, NODE_EXITED, NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED,
+    SERVED_ABOVE_HWM, TRUNCATED, TWO_LEADERS, WAL_TRUNCATED, WRITE_ACKED, Reason)
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
 
@@ -107,18 +112,18 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
     leaders: dict[int, str] = {}
     for event in events:
         kind = event.get("type")
-        if kind == "hwm_changed":
+        if kind == HWM_CHANGED:
             for index, generation, entry_digest in event.get("committed", []):
                 first = committed.setdefault(index, (generation, entry_digest, event["node"]))
                 if first[:2] != (generation, entry_digest):
                     violations.append(f"index {index} was committed as generation {first[0]} ({first[1]}) on "
                                       f"{first[2]}, then as generation {generation} ({entry_digest}) on "
                                       f"{event['node']}")
-        elif kind == "became_leader":
+        elif kind == BECAME_LEADER:
             first_leader = leaders.setdefault(event["generation"], event["node"])
             if first_leader != event["node"]:
-                violations.append(f"two leaders in generation {event['generation']}: {first_leader} and "
-                                  f"{event['node']}")
+                violations.append(Reason(TWO_LEADERS, generation=event["generation"], other=first_leader,
+                                         node=event["node"]))
 
     if not final:
         violations.append("no live node at the end: nothing to check the acknowledged writes against")
@@ -151,7 +156,7 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
     client_acks = len(acknowledged)
     traced_acks = set()
     for event in events:
-        if event.get("type") == "write_acked":
+        if event.get("type") == WRITE_ACKED:
             key = (event["index"], event["generation"], event["digest"])
             traced_acks.add(key)
             acknowledged.setdefault(key, f"request {event['request']} acknowledged by {event['node']} at index "
@@ -174,7 +179,7 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
             violations.extend(_read_problems(r.node, r.index, r.hwm, r.generation, digest(r.payload), history,
                                              committed))
     for event in events:
-        if event.get("type") == "read_served":
+        if event.get("type") == READ_SERVED:
             traced += 1
             index, generation, entry_digest = event["entry"]
             violations.extend(_read_problems(event["node"], event["index"], event["hwm"], generation, entry_digest,
@@ -190,7 +195,7 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
     seen both ways counts once."""
     problems = []
     if index > hwm:
-        problems.append(f"{node} served index {index} above its high-water mark {hwm}")
+        problems.append(Reason(SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm))
     final = history.get(index)
     if final is not None:
         expected = (final[0], digest(final[1]))
@@ -206,9 +211,10 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
 
 # ---- the trace -----------------------------------------------------------------------------------------------
 
-_WANTED = re.compile(r'"type":"(hwm_changed|became_leader|election_started|prevote_started|write_acked|read_served|'
-                     r'node_killed|node_exited|node_started|match_index_updated|read_refused|truncated|wal_truncated|'
-                     r'epoch_answer|epoch_truncation)"')
+_WANTED = re.compile('"type":"(' + "|".join((
+    HWM_CHANGED, BECAME_LEADER, ELECTION_STARTED, PREVOTE_STARTED, WRITE_ACKED, READ_SERVED, NODE_KILLED,
+    NODE_EXITED, NODE_STARTED, MATCH_INDEX_UPDATED, READ_REFUSED, TRUNCATED, WAL_TRUNCATED, EPOCH_ANSWER,
+    EPOCH_TRUNCATION)) + ')"')  # a quick look at a line's kind, before it is parsed
 
 
 def read_trace(run_dir: Path) -> list[dict]:
@@ -219,7 +225,7 @@ def read_trace(run_dir: Path) -> list[dict]:
             for line in f:
                 if _WANTED.search(line):
                     try:
-                        events.append(json.loads(line))
+                        events.append(parse_line(line))
                     except ValueError:
                         pass
     return events
@@ -228,8 +234,8 @@ def read_trace(run_dir: Path) -> list[dict]:
 def leader_gaps(faults: list[Fault], events: list[dict]) -> tuple[list[tuple[float, float]], int]:
     """For each kill of the leader: (when its node_killed event was written, seconds from then to the first
     became_leader of a later generation); and how many such kills saw no new leader before the end."""
-    kills = sorted((e["time"], e["target"]) for e in events if e.get("type") == "node_killed")
-    wins = sorted((e["time"], e["generation"]) for e in events if e.get("type") == "became_leader")
+    kills = sorted((e["time"], e["target"]) for e in events if e.get("type") == NODE_KILLED)
+    wins = sorted((e["time"], e["generation"]) for e in events if e.get("type") == BECAME_LEADER)
     gaps, none = [], 0
     for fault in faults:
         if fault.op not in ("kill", "restart") or fault.refused or fault.target != fault.leader:
@@ -284,7 +290,7 @@ class Nemesis:
         if running and len(paused) + len(dead) + len(doomed) < self.max_down:
             options += [(2.0, "kill"), (1.2, "pause"), (0.4, "restart_running")]
             if self.storage and healthy:
-                options += [(1.0, "disk_full"), (1.0, "fsync_fail")]
+                options += [(1.0, DISK_FULL), (1.0, FSYNC_FAIL)]
         if dead:
             options.append((3.0, "restart"))
         if paused:
@@ -322,7 +328,7 @@ class Nemesis:
                     self.api.disk_ok(fault.target)
                     self.disk_faulted.discard(fault.target)
                 self.api.restart(fault.target)
-            elif op in ("disk_full", "fsync_fail"):
+            elif op in (DISK_FULL, FSYNC_FAIL):
                 fault.target = victim(healthy)
                 getattr(self.api, op)(fault.target)
                 self.disk_faulted.add(fault.target)
@@ -554,11 +560,11 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
         gaps, without = leader_gaps(nemesis.faults, events)
         report = Report(
             options=o, faults=nemesis.faults, writes=list(clients.writes), reads=list(clients.reads),
-            verdict=verdict, elections_started=sum(e["type"] == "election_started" for e in events),
-            elections_won=sum(e["type"] == "became_leader" for e in events),
-            prevotes_started=sum(e["type"] == "prevote_started" for e in events), leader_gaps=gaps,
+            verdict=verdict, elections_started=sum(e["type"] == ELECTION_STARTED for e in events),
+            elections_won=sum(e["type"] == BECAME_LEADER for e in events),
+            prevotes_started=sum(e["type"] == PREVOTE_STARTED for e in events), leader_gaps=gaps,
             leader_kills_without_successor=without,
-            node_exits=[e for e in events if e["type"] == "node_exited"], converged=converged,
+            node_exits=[e for e in events if e["type"] == NODE_EXITED], converged=converged,
             settle_seconds=settle_seconds, final=final, not_live=not_live, pids=sorted(pids),
             run_dir=str(run_dir))
         return report

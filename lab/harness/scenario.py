@@ -16,7 +16,10 @@ from typing import Any, Callable, Protocol
 
 from lab.ports.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
-from lab.core.events import NODE_SAYS, SERVED, Reason, Reasons
+from lab.core import events as ev
+from lab.core.events import (
+    DISK_FULL, DISK_OK, EXPECTATION, FSYNC_FAIL, NODE_SAYS, READ_SERVED, RULE_BROKEN, Reason, Reasons, SERVED, STEP,
+    TRUNCATED, WRITE_ACKED)
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
@@ -91,7 +94,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         except ValueError as exc:
             raise ScenarioError(f"{name} line {number}: {exc}") from exc
         head = words[0]
-        if head == "step":
+        if head == STEP:
             if len(words) != 2:
                 raise ScenarioError(f'{name} line {number}: write a step as: step "what happens and why"')
             if current:
@@ -279,14 +282,14 @@ class Run:
     def run_step(self, index: int | None = None) -> list[Outcome]:
         index = self.next_step if index is None else index
         step = self.scenario.steps[index]
-        self.driver.note("step", text=step.text, index=index)
+        self.driver.note(STEP, text=step.text, index=index)
         before = len(self.verdict.outcomes)
         for command in step.commands:
             try:
                 self._execute(command, index)
             except WaitTimeout as exc:
-                self._record(index, command, False, str(exc))
-                self.verdict.aborted = f"step {index + 1}: {exc}"
+                self._record(index, command, False, exc.args[0])
+                self.verdict.aborted = Reason(ev.AT_STEP, step=index + 1, error=exc.args[0])
             if self._stopped_by_fault(index) or self.verdict.aborted:
                 break
         if self.scenario.network == "manual":
@@ -305,7 +308,8 @@ class Run:
             fault = node.get("fault")
             if fault:
                 self.verdict.fault = {"node": node["id"], "step": index + 1, "scenario": self.scenario.name, **fault}
-                self.verdict.aborted = f"step {index + 1}: node {node['id']} stopped: {Fault(**fault).sentence()}"
+                self.verdict.aborted = Reason(ev.AT_STEP, step=index + 1, error=Reason(
+                    ev.NODE_STOPPED_BECAUSE, node=node["id"], why=Fault(**fault).sentence()))
                 return True
         return False
     def _check_rules(self, index: int) -> None:
@@ -314,7 +318,7 @@ class Run:
                  or v.check in (*self.scenario.rules, "student-fault", "node-exited")]
         if found:
             violation = self.verdict.violation = found[0]
-            self.driver.note("rule_broken", check=violation.check, target=violation.node, index=violation.index,
+            self.driver.note(RULE_BROKEN, check=violation.check, target=violation.node, index=violation.index,
                              detail=violation.detail, step=index)
             self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
                                                  self.scenario.steps[index].commands[-1].line
@@ -347,20 +351,21 @@ class Run:
     def _leader_or_fail(self) -> str:
         leader = self.driver.status().get("leader")
         if not leader:
-            raise WaitTimeout("no leader when the step needed one")
+            raise WaitTimeout(Reason(ev.NO_LEADER_FOR_STEP))
         return leader
 
     def _wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
-            stopped = [f"node {n['id']} stopped: {n.get('exit_reason') or 'see its log'}"
+            stopped = [Reason(ev.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
                        for n in self.driver.status()["nodes"] if n["state"] == "exited"]
-            raise WaitTimeout(f"waited {timeout or self.wait_timeout:g}s for {what}; it did not happen"
-                              + "".join(f"; {s}" for s in stopped))
+            seconds = f"{timeout or self.wait_timeout:g}"
+            raise WaitTimeout(Reason(ev.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
+                              if stopped else Reason(ev.WAITED, seconds=seconds, what=what))
 
     def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)
         self.verdict.outcomes.append(outcome)
-        self.driver.note("expectation", name=str(command), ok=ok, detail=detail)
+        self.driver.note(EXPECTATION, name=str(command), ok=ok, detail=detail)
 
 
 class WaitTimeout(Exception):
@@ -407,7 +412,8 @@ def cmd_write(run: Run, command, step, args):
     for payload in words:
         answer = run.driver.write(payload, target, wait=wait)
         if wait and (answer is None or not answer.ok):
-            raise WaitTimeout(f"write {payload} was not acknowledged: {answer.error if answer else 'no answer'}")
+            raise WaitTimeout(Reason(ev.WRITE_NOT_ACKNOWLEDGED, payload=payload,
+                                     error=answer.error if answer else "no answer"))
 
 
 def cmd_kill(run: Run, command, step, args):
@@ -452,19 +458,19 @@ def cmd_wait(run: Run, command, step, args):
         among = set(run._nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
             among = set(run._nodes(args[1]))
-        run._wait(f"a leader{' among ' + ','.join(sorted(among)) if among else ''}",
+        run._wait(Reason(ev.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(ev.A_LEADER),
                   lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
     elif what in ("hwm", "log_end"):
         (_, value), spec = _on(args)
         target = int(value)
         names = run._nodes(spec)
-        run._wait(f"{what} {target} on {','.join(names)}",
+        run._wait(Reason(ev.HWM_ON if what == "hwm" else ev.LOG_END_ON, count=target, nodes=",".join(names)),
                   lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
-        run._wait("every live node to hold the leader's whole log, committed", _converged)
+        run._wait(Reason(ev.WHOLE_LOG), _converged)
     elif what == "stopped":
         names = run._nodes(args[1])
-        run._wait(f"{' and '.join(names)} to stop on its own",
+        run._wait(Reason(ev.TO_STOP, nodes=names),
                   lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
@@ -509,39 +515,44 @@ def cmd_expect(run: Run, command, step, args):
     elif what == "leader":
         among = run._nodes(rest[-1])
         ok = status.get("leader") in among
-        detail = f"leader is {status.get('leader')}"
+        detail = Reason(ev.LEADER_IS, leader=status.get("leader"))
     elif what == "generation":
         (op, value), spec = _on(rest)
         got = {n: _node(status, n)["generation"] for n in run._nodes(spec)}
         ok = all(v >= int(value) for v in got.values())
         detail = ", ".join(f"{n}: {v}" for n, v in got.items())
-    elif what == "truncated":
+    elif what == TRUNCATED:
         (index,), spec = _on(rest)
         names = run._nodes(spec)
-        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names
+        hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names
                 and e["from_index"] == int(index)]
         ok = len(hits) > 0
-        detail = "; ".join(f"{e['node']} removed {e['removed']} ({e['reason']})" for e in hits) or "no truncation"
+        detail = Reasons(Reason(ev.REMOVED_ENTRIES, node=e["node"], entries=Reasons(
+            (Reason(ev.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", "), reason=e["reason"])
+            for e in hits) if hits else Reason(ev.NO_TRUNCATION)
     elif what == "not-truncated":
         names = run._nodes(_on(rest)[1])
-        hits = [e for e in run.driver.events() if e["type"] == "truncated" and e["node"] in names]
+        hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names]
         ok = not hits
-        detail = "; ".join(f"{e['node']} removed from {e['from_index']} ({e['reason']})" for e in hits)
+        detail = Reasons(Reason(ev.REMOVED_FROM, node=e["node"], index=e["from_index"], reason=e["reason"])
+                         for e in hits)
     elif what == "never-served":
         target = digest(rest[0])
-        hits = [e for e in run.driver.events() if e["type"] == "read_served" and e["entry"][2] == target]
+        hits = [e for e in run.driver.events() if e["type"] == READ_SERVED and e["entry"][2] == target]
         ok = not hits
-        detail = "; ".join(f"{e['node']} served it at index {e['index']}" for e in hits)
+        detail = Reasons(Reason(ev.SERVED_AT, node=e["node"], index=e["index"]) for e in hits)
     elif what == "acked-survive":
-        acked = {e["digest"]: e for e in run.driver.events() if e["type"] == "write_acked"}
+        acked = {e["digest"]: e for e in run.driver.events() if e["type"] == WRITE_ACKED}
         missing = []
         for node in status["nodes"]:
             if node["state"] != "running":
                 continue
             held = {digest(e[2]) for e in node["log"]}
-            missing += [f"{node['id']} lacks index {e['index']}" for d, e in acked.items() if d not in held]
+            missing += [Reason(ev.LACKS_INDEX, node=node["id"], index=e["index"]) for d, e in acked.items()
+                        if d not in held]
         ok = not missing
-        detail = f"{len(acked)} acknowledged writes" + (": " + "; ".join(missing[:5]) if missing else "")
+        detail = (Reason(ev.ACKED_WRITES_MISSING, count=len(acked), missing=Reasons(missing[:5])) if missing
+                  else Reason(ev.ACKED_WRITES, count=len(acked)))
     elif what == "logs-agree":
         live = [n for n in status["nodes"] if n["state"] == "running"]
         logs = {n["id"]: [tuple(e) for e in n["log"]] for n in live}
@@ -553,16 +564,16 @@ def cmd_expect(run: Run, command, step, args):
         names, want = run._nodes(rest[0]), rest[1] if len(rest) > 1 else ""
         got = {n: (_node(status, n)["state"], _node(status, n).get("exit_reason") or "") for n in names}
         ok = all(state == "exited" and reason.startswith(want) for state, reason in got.values())
-        detail = "; ".join(f"{n} stopped: {reason}" if state == "exited" and reason else f"node {n} is {state}"
-                           for n, (state, reason) in got.items())
+        detail = Reasons(Reason(ev.STOPPED_BECAUSE, node=n, why=reason) if state == "exited" and reason
+                         else Reason(ev.NODE_IS, node=n, state=state) for n, (state, reason) in got.items())
     elif what == "not-acked":  # expect not-acked d2: no node acknowledged that write
-        hits = [e for e in run.driver.events() if e["type"] == "write_acked" and e["digest"] == digest(rest[0])]
+        hits = [e for e in run.driver.events() if e["type"] == WRITE_ACKED and e["digest"] == digest(rest[0])]
         ok = not hits
-        detail = "; ".join(f"{e['node']} acknowledged it at index {e['index']}" for e in hits)
+        detail = Reasons(Reason(ev.ACKED_AT, node=e["node"], index=e["index"]) for e in hits)
     elif what == "safety":
         problems = safety_violations(run.driver.events(), status)
         ok = not problems
-        detail = "; ".join(problems[:5])
+        detail = Reasons(problems[:5])
     elif what == "rules":  # the grader's rules over the trace so far (lab.core.monitor, as explore and chaos)
         problems = [v.sentence() for v in check_trace(run.driver.events(), len(run.driver.names))]
         ok = not problems
@@ -580,9 +591,9 @@ COMMANDS: dict[str, Callable] = {
     "pause": _each("pause"),
     "resume": _each("resume"),
     "flush": _each("flush"),
-    "disk-full": _each("disk_full"),
-    "disk-ok": _each("disk_ok"),
-    "fsync-fail": _each("fsync_fail"),
+    "disk-full": _each(DISK_FULL),
+    "disk-ok": _each(DISK_OK),
+    "fsync-fail": _each(FSYNC_FAIL),
     "isolate": _each("isolate"),
     "cut": cmd_cut,
     "heal": cmd_heal,

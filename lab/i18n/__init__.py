@@ -17,7 +17,7 @@ import threading
 import unicodedata
 from pathlib import Path
 
-from lab.core.events import REASONS, Reason, Reasons
+from lab.core.events import PHRASES, REASONS, WORDS, Reason, Reasons
 
 SOURCE = "en"
 LANGUAGES = {"en": "English", "es": "Español", "zh": "中文"}  # each named in its own language
@@ -99,9 +99,20 @@ def say_reason(reason: Reason, lang: str) -> str:
     template = catalogue(lang).messages.get((REASON, reason.kind)) if lang != SOURCE else None
     if template is None:
         return str(reason)
-    said = template.format(**{k: localize(node_list(v) if isinstance(v, (list, tuple)) else v, lang)
-                              for k, v in reason.values.items()})
+    said = template.format(**{k: localize(_value(k, v), lang) for k, v in reason.values.items()})
     return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
+
+
+def _value(field: str, value):
+    """A reason's value as a room says it: a list of nodes as a sentence, a word of the lab (WORDS) or a fixed phrase
+    (PHRASES) from the catalogue, any other value as it is."""
+    if isinstance(value, (list, tuple)):
+        return node_list(value)
+    if field in WORDS and value in WORDS[field]:
+        return word(field, value)
+    if field in PHRASES and value in PHRASES[field]:
+        return Text(value)
+    return value
 
 
 def node_list(nodes):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lab.core.events import REASONS
+from lab.core.events import PHRASES, REASONS, WORDS
 from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +39,12 @@ def extract():
             catalog.add(message, None, [(f"{folder}/{filename}", lineno)], auto_comments=comments, context=context)
     for kind in REASONS:
         catalog.add(kind, None, [("lab/core/events.py", None)], context=REASON)
+    for field, words in WORDS.items():  # a reason's words, said with the field's name as their context
+        for value in words:
+            catalog.add(value, None, [("lab/core/events.py", None)], context=field)
+    for phrases in PHRASES.values():  # a reason's fixed phrases
+        for value in phrases:
+            catalog.add(value, None, [("lab/core/events.py", None)])
     return catalog
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from lab.core.events import WORDS
 from lab.i18n import Text, word
 
 
@@ -67,6 +68,69 @@ def step_text(text) -> Text | str:
     if isinstance(text, Text) or not text:
         return text
     return _by_text().get(str(text), unmark(str(text)))
+
+
+def phrase(template: str) -> str:
+    """Marks a command's template for the catalogue."""
+    return template
+
+
+# The scripts' commands as the guide and a check name them: a template's words are the command's words, a
+# placeholder stands for one word ({payloads}: one or more), and a word of the lab ({spec}) is said in the room's
+# language. A command is read by its words, as the runner reads it.
+COMMANDS = [template.split(" ") for template in (  # the longest first: "to" is no payload
+    phrase("expect hwm {count} on {spec}"),
+    phrase("expect log {payloads} on {spec}"),
+    phrase("expect read {index} refused on {spec}"),
+    phrase("expect read {index} = {payload} on {spec}"),
+    phrase("expect generation >= {count} on {spec}"),
+    phrase("expect truncated {index} on {spec}"),
+    phrase("expect not-truncated on {spec}"),
+    phrase("expect never-served {payload}"),
+    phrase("expect acked-survive"),
+    phrase("expect logs-agree"),
+    phrase("expect safety"),
+    phrase("expect stopped {spec} fsync failed"),
+    phrase("expect stopped {spec} disk full"),
+    phrase("expect stopped {spec}"),
+    phrase("expect not-acked {payload}"),
+    phrase("wait stopped {spec}"),
+    phrase("wait hwm {count} on {spec}"),
+    phrase("wait log_end {count} on {spec}"),
+    phrase("wait leader"),
+    phrase("wait leader {spec}"),
+    phrase("wait leader among {spec}"),
+    phrase("wait converged"),
+    phrase("write {payloads} to {spec} nowait"),
+    phrase("write {payloads} to {spec}"),
+    phrase("write {payloads}"),
+)]
+
+
+def command_text(command) -> Text | str:
+    """A script's command (as a trace or a verdict names it) as a catalogue Text when it is one the scripts know,
+    else as it is."""
+    words = str(command).split(" ")
+    for template in COMMANDS:
+        values = _match(template, words)
+        if values is not None:
+            return Text(" ".join(template), {k: word(k, v) if k in WORDS and v in WORDS[k] else v
+                                             for k, v in values.items()})
+    return str(command)
+
+
+def _match(template: list[str], words: list[str]) -> dict | None:
+    if not template:
+        return {} if not words else None
+    head, rest = template[0], template[1:]
+    if not (head.startswith("{") and head.endswith("}")):
+        return _match(rest, words[1:]) if words and words[0] == head else None
+    name = head[1:-1]
+    for taken in range(1, len(words) + 1 if name == "payloads" else min(2, len(words) + 1)):
+        found = _match(rest, words[taken:])
+        if found is not None:
+            return {name: " ".join(words[:taken]), **found}
+    return None
 
 
 def extract(fileobj, keywords, comment_tags, options):

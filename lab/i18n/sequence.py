@@ -16,6 +16,11 @@ from html import escape
 from pathlib import Path
 
 from lab.i18n import localize, say
+from lab.core.events import (
+    BECAME_LEADER, CLIENT_WRITE, CLUSTER_STARTED, ELECTION_STARTED, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
+    LINK_HEALED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, PREVOTE_DENIED,
+    PREVOTE_GRANTED, PREVOTE_STARTED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, STEP, TRUNCATED,
+    VOTE_DENIED, VOTE_GRANTED, WRITE_ACKED, WRITE_REQUESTED)
 
 CLUSTER = "cluster"
 COL_W, ROW_H, TOP, LEFT = 150, 22, 46, 70
@@ -24,7 +29,7 @@ MAX_ROWS = 400  # a longer story keeps its newest rows (a live cluster's last se
 COLORS = ["#5b6470", "#E69F00", "#56B4E9", "#009E73", "#b8a800", "#0072B2", "#D55E00", "#CC79A7"]
 # What each kind of message is, and which events of the receiver show it arrived (the trace has no "receive"
 # event of its own: a follower's answer to a request, a voter's answer to a candidate, is the proof).
-REQUEST_RECEIPTS = ("replication_received", "replication_rejected")
+REQUEST_RECEIPTS = (REPLICATION_RECEIVED, REPLICATION_REJECTED)
 
 
 @dataclass
@@ -63,7 +68,7 @@ def _heartbeat(e: dict) -> bool:
 
 def _nodes(events: list[dict]) -> list[str]:
     for e in events:
-        if e.get("type") == "cluster_started" and e.get("nodes"):
+        if e.get("type") == CLUSTER_STARTED and e.get("nodes"):
             return list(e["nodes"])
     return sorted({e["node"] for e in events if e.get("node") and e.get("node") != CLUSTER})
 
@@ -74,7 +79,7 @@ def _receipt(events: list[dict], i: int, dst: str, types: tuple, match) -> int |
         e = events[j]
         if e.get("node") == dst and e.get("type") in types and match(e):
             return j
-        if e.get("type") == "node_killed" and e.get("target") == dst:
+        if e.get("type") == NODE_KILLED and e.get("target") == dst:
             return None  # a node that crashed lost what was on its way to it
     return None
 
@@ -86,10 +91,10 @@ def causal(events: list[dict]) -> list[dict]:
     i = 0
     while i < len(out):
         e = out[i]
-        if e.get("type") == "write_requested" and e.get("request"):
+        if e.get("type") == WRITE_REQUESTED and e.get("request"):
             t, node = e.get("time"), e.get("node")
             j = next((k for k in range(i + 1, len(out)) if out[k].get("time") == t
-                      and out[k].get("type") == "client_write" and out[k].get("request") == e["request"]), None)
+                      and out[k].get("type") == CLIENT_WRITE and out[k].get("request") == e["request"]), None)
             if j is not None:
                 run = [k for k in range(i, j) if out[k].get("node") == node and out[k].get("time") == t]
                 moved = [out[k] for k in run]
@@ -113,7 +118,7 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
     row_of: dict[int, float] = {}
     pending: list[tuple[int, Arrow, int | None]] = []  # (position sent, arrow, position received)
     cut: set[tuple[str, str]] = set()
-    acked = {e.get("request") for e in events if e.get("type") == "write_acked"}
+    acked = {e.get("request") for e in events if e.get("type") == WRITE_ACKED}
     payload_of = {e.get("digest"): e.get("payload") for e in events if e.get("payload") and e.get("digest")}
     down_since: dict[str, float] = {}
     row = 0.0
@@ -145,34 +150,34 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
         gen = g("gen") or 0
         if node == CLUSTER:
             target = g("target")
-            if kind in ("link_cut", "link_healed"):
+            if kind in (LINK_CUT, LINK_HEALED):
                 pair = (g("src"), g("dst"))
-                (cut.add if kind == "link_cut" else cut.discard)(pair)
+                (cut.add if kind == LINK_CUT else cut.discard)(pair)
                 prev = d.marks[-1] if d.marks else None
                 if prev and prev.kind == kind and prev.row == row:
                     prev.links.append(pair)  # one row for a node cut off from every other
                 else:
                     d.marks.append(Mark(None, take(i), "", kind, [pair]))
-            elif kind == "node_killed" and target in known:
+            elif kind == NODE_KILLED and target in known:
                 d.marks.append(Mark(target, take(i), say("✕ killed"), "killed"))
                 down_since[target] = row
-            elif kind == "node_restarted" and target in known:
+            elif kind == NODE_RESTARTED and target in known:
                 r = take(i)
                 if target in down_since:  # (its own first event may have come first)
                     d.down.setdefault(target, []).append((down_since.pop(target), r))
                 d.marks.append(Mark(target, r, (say("restarted")), "restarted"))
-            elif kind in ("node_paused", "node_resumed") and target in known:
-                d.marks.append(Mark(target, take(i), (say("paused") if kind == "node_paused" else say("resumed")),
+            elif kind in (NODE_PAUSED, NODE_RESUMED) and target in known:
+                d.marks.append(Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")),
                                     "paused"))
-            elif kind == "step":
+            elif kind == STEP:
                 if last_step_row != row:
                     d.marks.append(Mark(None, take(i), (say("step {number}", number=(g("index") or 0) + 1)),
-                                        "step"))
+                                        STEP))
                     last_step_row = row
             continue
         if node not in known:
             continue
-        if kind == "replication_sent":
+        if kind == REPLICATION_SENT:
             hb = _heartbeat(e)
             if hb and not heartbeats:
                 continue
@@ -183,20 +188,20 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
             span = (g("first"), g("last"))
             receipt = _receipt(events, i, dst, REQUEST_RECEIPTS,
                                lambda r, src=node, p=prev, span=span: r.get("from") == src and r.get("prev_index") == p
-                               and (r.get("type") == "replication_rejected" or (r.get("first"), r.get("last")) == span))
+                               and (r.get("type") == REPLICATION_REJECTED or (r.get("first"), r.get("last")) == span))
             send(i, node, dst, label, "heartbeat" if hb else "request", gen, receipt)
-        elif kind == "replication_received":
+        elif kind == REPLICATION_RECEIVED:
             hb = _heartbeat(e)
             if hb and not heartbeats:
                 continue
             label = say("♥ ok") if hb else say("ack {index}", index=g("last"))
             send(i, node, g("from"), label, "heartbeat" if hb else "response", gen, -1)
-        elif kind == "replication_rejected":
+        elif kind == REPLICATION_REJECTED:
             send(i, node, g("from"), say("✗ differs at {index}", index=g("prev_index")), "refusal", gen, -1)
-        elif kind in ("election_started", "prevote_started"):
-            answers = ("vote_granted", "vote_denied") if kind == "election_started" else \
-                ("prevote_granted", "prevote_denied")
-            label = say("vote? g{generation}", generation=g("generation")) if kind == "election_started" else \
+        elif kind in (ELECTION_STARTED, PREVOTE_STARTED):
+            answers = (VOTE_GRANTED, VOTE_DENIED) if kind == ELECTION_STARTED else \
+                (PREVOTE_GRANTED, PREVOTE_DENIED)
+            label = say("vote? g{generation}", generation=g("generation")) if kind == ELECTION_STARTED else \
                 say("could I win g{generation}?", generation=g("generation"))
             for other in d.nodes:
                 if other == node:
@@ -205,26 +210,26 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
                                    lambda r, c=node, gg=g("generation"): r.get("candidate") == c and
                                    r.get("generation") == gg)
                 send(i, node, other, label, "vote", g("generation") or gen, receipt)
-        elif kind in ("vote_granted", "vote_denied", "prevote_granted", "prevote_denied"):
-            label = {"vote_granted": say("vote ✓"), "vote_denied": say("vote ✗"),
-                     "prevote_granted": say("pre-vote ✓"), "prevote_denied": say("pre-vote ✗")}[kind]
+        elif kind in (VOTE_GRANTED, VOTE_DENIED, PREVOTE_GRANTED, PREVOTE_DENIED):
+            label = {VOTE_GRANTED: say("vote ✓"), VOTE_DENIED: say("vote ✗"),
+                     PREVOTE_GRANTED: say("pre-vote ✓"), PREVOTE_DENIED: say("pre-vote ✗")}[kind]
             send(i, node, g("candidate"), label, "vote", gen, -1)
-        elif kind == "became_leader":
+        elif kind == BECAME_LEADER:
             d.marks.append(Mark(node, take(i), (say("★ leader g{generation}", generation=g("generation"))),
                                 "leader"))
-        elif kind == "leader_append":
+        elif kind == LEADER_APPEND:
             text = say("{payload} at {index}", payload=g("payload") or "?", index=g("index"))
             if g("request") and g("request") not in acked:
                 text = say("{entry}, not acknowledged", entry=text)
             d.marks.append(Mark(node, take(i), text, "append"))
-        elif kind == "hwm_changed":
+        elif kind == HWM_CHANGED:
             d.marks.append(Mark(node, take(i), (say("HWM {hwm}", hwm=g("hwm"))), "hwm"))
-        elif kind == "truncated":
+        elif kind == TRUNCATED:
             removed = g("removed") or []
             what = ", ".join(str(payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
             d.marks.append(Mark(node, take(i), (say("✂ truncates from {index}: {entries}",
-                                                        index=g("from_index"), entries=what)), "truncated"))
-        elif kind == "node_started" and g("boot", 0) and node in down_since:
+                                                        index=g("from_index"), entries=what)), TRUNCATED))
+        elif kind == NODE_STARTED and g("boot", 0) and node in down_since:
             r = take(i)
             d.down.setdefault(node, []).append((down_since.pop(node), r))
     # Arrivals: a request lands where its receiver answered it; an answer lands on the next row; a message on a
@@ -299,21 +304,21 @@ def _width(text: str) -> int:
 
 STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "paused": ("#6b4b00", "#fff0c2"),
          "leader": ("#0072B2", "#fff"), "append": ("#333", "#f1f3f5"), "hwm": ("#111", "#fff"),
-         "truncated": ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff")}
+         TRUNCATED: ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff")}
 
 
 def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
     if m.links:
         links = ", ".join(f"{a}→{b}" for a, b in m.links)
-        m.label = say("✂ cut: {links}", links=links) if m.kind == "link_cut" else say("healed: {links}", links=links)
+        m.label = say("✂ cut: {links}", links=links) if m.kind == LINK_CUT else say("healed: {links}", links=links)
     label = t(m.label)
     if m.node is None:
-        color = "#b3261e" if m.kind == "link_cut" else "#1b7f3b" if m.kind == "link_healed" else "#0072B2"
+        color = "#b3261e" if m.kind == LINK_CUT else "#1b7f3b" if m.kind == LINK_HEALED else "#0072B2"
         return (f'<g class="mark {m.kind}"><line x1="{LEFT - 60}" y1="{top}" x2="{width}" y2="{top}" stroke="{color}" '
                 f'stroke-dasharray="6 4" opacity=".6"/><text x="4" y="{top - 3}" fill="{color}" font-weight="700" '
                 f'font-size="11">{label}</text></g>')
     fg, bg = STYLE.get(m.kind, ("#333", "#fff"))
-    filled = m.kind in ("killed", "restarted", "leader", "hwm", "truncated")
+    filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
     return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - 9}" '
@@ -352,7 +357,7 @@ def around(events: list[dict], position: int, before: int = 80, after: int = 20)
     `after` after, and the run's cluster_started (which names the lines). For a grader's first violation or an
     explorer's counterexample."""
     lo, hi = max(0, position - before), min(len(events), position + after + 1)
-    head = [e for e in events[:lo] if e.get("type") == "cluster_started"][:1]
+    head = [e for e in events[:lo] if e.get("type") == CLUSTER_STARTED][:1]
     return head + list(events[lo:hi])
 
 
@@ -364,7 +369,7 @@ def write_sequence_svg(trace_dir, out, *, heartbeats: bool = False, lang: str | 
     trace = read_trace(trace_dir)
     events = list(trace.events)
     window = events[start:end]
-    starts = [e for e in events[:start] if e.get("type") == "cluster_started"]  # the lines' names and order
+    starts = [e for e in events[:start] if e.get("type") == CLUSTER_STARTED]  # the lines' names and order
     out = Path(out)
     out.write_text(sequence_svg(starts[:1] + window, heartbeats=heartbeats, lang=lang,
                                 title=str(trace_dir)), encoding="utf-8")

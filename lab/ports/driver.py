@@ -20,6 +20,7 @@ from typing import Protocol, Sequence
 from lab.core.messages import Event, ReplicationRequest
 from lab.core.replica import Ready
 from lab.ports.wal import PlanLeftEntries, Truncation
+from lab.core.events import WAL_TRUNCATED
 
 
 class StorageError(Exception):
@@ -120,5 +121,5 @@ class Driver:
 
 
 def _wal_truncated(report: Truncation) -> Event:
-    return Event("wal_truncated", {"from_index": report.from_index, "log_end": report.log_end,
+    return Event(WAL_TRUNCATED, {"from_index": report.from_index, "log_end": report.log_end,
                                    "segments": report.segments, "deleted": report.deleted})

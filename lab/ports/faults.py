@@ -11,7 +11,10 @@ from __future__ import annotations
 import errno
 import os
 
-__all__ = ["DiskFaults", "FsyncFailed", "failure", "mark", "EXIT_KINDS", "STORAGE_ERRNOS"]
+from lab.core import events as ev
+from lab.core.events import Reason
+
+__all__ = ["DiskFaults", "FsyncFailed", "failure", "mark", "EXIT_KINDS", "EXIT_REASONS", "STORAGE_ERRNOS"]
 
 # The errors of a disk that fails a node; any other OSError is a bug, reported as one.
 STORAGE_ERRNOS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EIO: "disk error",
@@ -21,6 +24,10 @@ EXIT_FSYNC_FAILED = 74
 EXIT_DISK_ERROR = 75
 EXIT_KINDS = {EXIT_DISK_FULL: "disk full", EXIT_FSYNC_FAILED: "fsync failed", EXIT_DISK_ERROR: "disk error"}
 _EXIT_OF = {"disk full": EXIT_DISK_FULL, "fsync failed": EXIT_FSYNC_FAILED}
+_REASON_OF = {"fsync failed": ev.FSYNC_FAILED, "disk full": ev.DISK_FULL_AT, "disk error": ev.DISK_ERROR,
+              "disk read-only": ev.DISK_READ_ONLY}
+EXIT_REASONS = {EXIT_DISK_FULL: ev.DISK_FULL_EXIT, EXIT_FSYNC_FAILED: ev.FSYNC_FAILED_EXIT,
+                EXIT_DISK_ERROR: ev.DISK_ERROR_EXIT}  # why a node stopped, said from its exit code alone
 
 
 class FsyncFailed(OSError):
@@ -34,7 +41,7 @@ def mark(exc: BaseException, where: str) -> BaseException:
     return exc
 
 
-def failure(exc: BaseException) -> tuple[str, int] | None:
+def failure(exc: BaseException) -> tuple[Reason, int] | None:
     """(reason, exit code) when `exc` (or its cause) is a storage fault, e.g. ("disk full: appending to the
     write-ahead log (No space left on device)", 73); None for any other error."""
     seen = 0
@@ -42,7 +49,8 @@ def failure(exc: BaseException) -> tuple[str, int] | None:
         if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
             kind = "fsync failed" if isinstance(exc, FsyncFailed) else STORAGE_ERRNOS[exc.errno]
             where = getattr(exc, "lab_where", None) or "a write to disk"
-            return f"{kind}: {where} ({os.strerror(exc.errno)})", _EXIT_OF.get(kind, EXIT_DISK_ERROR)
+            return (Reason(_REASON_OF[kind], where=where, os_error=os.strerror(exc.errno)),
+                    _EXIT_OF.get(kind, EXIT_DISK_ERROR))
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None
 

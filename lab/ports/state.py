@@ -12,6 +12,7 @@ import os
 
 from lab.core.messages import HardState
 from lab.ports.faults import FsyncFailed, mark
+from lab.ports.trace import parse_line
 
 __all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE", "next_boot"]
 
@@ -213,7 +214,7 @@ def last_boot(trace: str) -> int:
         with open(trace, encoding="utf-8", errors="replace") as f:
             for line in f:
                 try:
-                    last = max(last, int(json.loads(line).get("boot", 0)))
+                    last = max(last, int(parse_line(line).get("boot", 0)))
                 except (ValueError, AttributeError, TypeError):
                     continue
     except FileNotFoundError:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from lab.core.events import BECAUSE, REASON_FIELDS, because_of, with_reasons
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 from lab.ports.faults import mark
 
@@ -41,8 +42,13 @@ _HEAD = f'{{"v":{VERSION},"seq":'
 def record(event, *, seq: int, time: float, node: str, boot: int) -> dict:
     """An event as the dict its line holds."""
     fields = dict(event_fields(event))
-    return {"v": VERSION, "seq": seq, "time": time, "node": node, "boot": boot, "gen": fields.pop("gen", 0),
+    line = {"v": VERSION, "seq": seq, "time": time, "node": node, "boot": boot, "gen": fields.pop("gen", 0),
             "type": event.type, **fields}
+    if event.type in REASON_FIELDS:  # its reasons' kinds and values, beside their English
+        because = because_of(event.type, fields)
+        if because:
+            line[BECAUSE] = because
+    return line
 
 
 def format_lines(events: Iterable, *, first_seq: int, time: float, node: str, boot: int) -> list[str]:
@@ -215,6 +221,19 @@ class TraceTee:
             sink.close()
 
 
+EVENT_FIELDS = frozenset(("seq", "time", "node", "type"))  # what every line holds, whatever its kind
+
+
+def parse_line(raw: bytes | str) -> dict:
+    """One trace line as its event: the trace format's one parser of lines (every reader of events files calls it);
+    the fields its `because` describes are Reasons again (lab.core.events.with_reasons). Raises ValueError, saying
+    why, when the line is not JSON or not an object with seq, time, node and type."""
+    event = json.loads(raw)
+    if not isinstance(event, dict) or not EVENT_FIELDS <= event.keys():
+        raise ValueError("not an event: an object with seq, time, node and type")
+    return with_reasons(event) if BECAUSE in event else event
+
+
 def _last_seq(path: Path) -> int:
     """Continue numbering after a restart; a torn last line (SIGKILL mid-write) is cut off first."""
     if not path.exists():
@@ -228,7 +247,7 @@ def _last_seq(path: Path) -> int:
         data = data[:cut]
     for line in reversed(data.splitlines()):
         try:
-            return int(json.loads(line)["seq"])
+            return int(parse_line(line)["seq"])
         except (ValueError, KeyError, TypeError):
             continue
     return 0
@@ -286,9 +305,7 @@ def _read_events(path: Path, warnings: list[str]) -> Iterable[dict]:
         if not raw.strip():
             continue
         try:
-            event = json.loads(raw)
-            if not isinstance(event, dict) or not {"seq", "time", "node", "type"} <= event.keys():
-                raise ValueError("missing fields")
+            event = parse_line(raw)
         except ValueError as exc:
             where = "torn last line" if number - 1 == last else f"bad line {number}"
             warnings.append(f"{path.name}: {where} skipped ({exc})")

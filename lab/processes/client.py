@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from lab.core import events as ev
+from lab.core.events import BECAUSE, Reason, because_of, reason_from_record, with_reasons
 from lab.ports import codec
 from lab.core.messages import Answer, Challenge, ClientRead, ClientWrite, Control, ControlReply, Hello
 from lab.ports.tcp import SUPERVISOR, proof
@@ -100,7 +102,8 @@ class ControlClient:
     def _op(self, method: str, path: str, body: dict | None = None, **kw) -> dict:
         status, answer = self.call(method, path, body, **kw)
         if status >= 400 or not answer.get("ok", True):
-            raise ApiError(answer.get("error") or f"{method} {path} failed with HTTP {status}", status, answer)
+            raise ApiError(reason_from_record(answer.get("because")) or answer.get("error")
+                           or f"{method} {path} failed with HTTP {status}", status, answer)
         return answer
 
     # -- reading --
@@ -108,7 +111,12 @@ class ControlClient:
         return self._op("GET", "/api/state", query={"log": log})
 
     def events(self, after: int = 0, limit: int | None = None) -> dict:
-        return self._op("GET", "/api/events", query={"after": after, "limit": limit})
+        """A page of the trace's events; the fields a line's `because` describes are Reasons again."""
+        page = self._op("GET", "/api/events", query={"after": after, "limit": limit})
+        for event in page.get("events") or []:
+            if isinstance(event, dict) and BECAUSE in event:
+                with_reasons(event)
+        return page
 
     def all_events(self) -> list[dict]:
         events, after = [], 0
@@ -191,7 +199,9 @@ class ControlClient:
         return self._op("POST", "/api/snapshot", {})
 
     def note(self, kind: str, **fields) -> dict:
-        return self._op("POST", "/api/note", {"type": kind, **fields})
+        """A line of the caller's in the cluster's trace; its reasons keep their kinds (`because`)."""
+        because = because_of(kind, fields)
+        return self._op("POST", "/api/note", {"type": kind, **fields, **({BECAUSE: because} if because else {})})
 
     def shutdown(self) -> dict:
         return self._op("POST", "/api/shutdown", {}, timeout=30.0)
@@ -298,15 +308,15 @@ class NodeClient:
         while not self._inbox:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"node {self.address[0]}:{self.address[1]} sent nothing in time")
+                raise TimeoutError(Reason(ev.SENT_NOTHING, address=f"{self.address[0]}:{self.address[1]}"))
             self._sock.settimeout(remaining)
             try:
                 data = self._sock.recv(1 << 16)  # recv(1 MiB) would map and unmap a fresh megabyte every call
             except socket.timeout:
-                raise TimeoutError(f"node {self.address[0]}:{self.address[1]} sent nothing in time") from None
+                raise TimeoutError(Reason(ev.SENT_NOTHING, address=f"{self.address[0]}:{self.address[1]}")) from None
             if not data:
                 self.close()
-                raise ConnectionError(f"node {self.address[0]}:{self.address[1]} closed the connection")
+                raise ConnectionError(Reason(ev.CONNECTION_CLOSED, address=f"{self.address[0]}:{self.address[1]}"))
             self._inbox.extend(self._decoder.feed(data))
         return self._inbox.pop(0)
 

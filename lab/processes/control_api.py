@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from lab.ports.cluster import check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
+from lab.core.events import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 
 log = logging.getLogger("lab.processes.control_api")
@@ -140,6 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         except (Refused, SupervisorError) as exc:
             status = next(exc.status if code is None else code for kind, code in ERROR_STATUS if isinstance(exc, kind))
             answer = {"ok": False, "error": str(exc)}
+            reason = because(exc)
+            if isinstance(reason, Reason):  # which refusal, for a reader in another language
+                answer["because"] = reason.as_record()
         except (KeyError, TypeError, ValueError) as exc:
             status, answer = 400, {"ok": False, "error": f"bad request: {exc}"}
         except Exception as exc:  # the API stays up; the cause goes to the log
@@ -188,7 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict | bytes]:
         s = self.supervisor
         if s.stopped and path != "/api/state":
-            raise SupervisorError("the cluster has stopped")
+            raise SupervisorError(Reason(CLUSTER_HAS_STOPPED))
         parts = path.split("/")
         if method == "GET":
             if path == "/api/state":
@@ -249,7 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/snapshot":
             return 200, {"ok": True, "nodes": s.snapshot()}
         elif path == "/api/note":
-            fields = dict(body)
+            fields = with_reasons(dict(body))  # a reason said with its kind is a Reason again
+            fields.pop(BECAUSE, None)  # the trace writes it again, from the Reasons
             kind = fields.pop("type")
             if not isinstance(kind, str) or not kind:
                 raise BadRequest("a note needs a type")

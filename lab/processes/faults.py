@@ -16,6 +16,11 @@ from lab.ports import codec
 from lab.processes.client import NodeError
 from lab.processes.errors import BadRequest, SupervisorError
 from lab.processes.runfiles import NETWORK_FILE, write_json
+from lab.core import events as ev
+from lab.core.events import Reason, because
+from lab.core.events import (
+    DELAY_SET, DISK_FULL, DISK_OK, DROP_SET, FSYNC_FAIL, LINK_CUT, LINK_HEALED, NODE_KILLED, NODE_PAUSED,
+    NODE_RESTARTED, NODE_RESUMED, SETTINGS_CHANGED)
 
 log = logging.getLogger("lab.processes.supervisor")
 
@@ -31,7 +36,7 @@ class Faults:
         with self.lock:
             node = self._node(name)
             if node.state in ("killed", "exited", "stopped"):
-                raise SupervisorError(f"node {name} is already {node.state}")
+                raise SupervisorError(Reason(ev.NODE_ALREADY, node=name, state=node.state))
             if not lose_unsynced and node.state == "running":
                 try:
                     self._control(node, "flush", timeout=2.0)
@@ -45,7 +50,7 @@ class Faults:
             node.state, node.exit_code = "killed", node.proc.returncode
             self._close_client(node)
             self._mark_dead(node)
-            self.cluster_event("node_killed", target=name, lose_unsynced=lose_unsynced, pid=node.pid)
+            self.cluster_event(NODE_KILLED, target=name, lose_unsynced=lose_unsynced, pid=node.pid)
 
     def restart(self, name: str, *, repair: bool = False) -> None:
         """A new process on the same data directory (a running node is killed first, as in the simulator). With
@@ -54,7 +59,7 @@ class Faults:
             node = self._node(name)
             if node.state in ("running", "paused"):
                 self.kill(name, lose_unsynced=False)
-            self.cluster_event("node_restarted", target=name, **({"repair": True} if repair else {}))
+            self.cluster_event(NODE_RESTARTED, target=name, **({"repair": True} if repair else {}))
             self._spawn(node, repair=repair)
             try:
                 self._await_ready(node)
@@ -65,7 +70,7 @@ class Faults:
         with self.lock:
             node = self._node(name)
             if node.state != "running":
-                raise SupervisorError(f"node {name} is {node.state}, not running: only a running node can pause")
+                raise SupervisorError(Reason(ev.CANNOT_PAUSE, node=name, state=node.state))
             try:  # what it was when it froze: a paused node answers nothing
                 node.last = self._control(node, "status", timeout=2.0, log="all")
             except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:
@@ -73,25 +78,25 @@ class Faults:
             os.kill(node.pid, signal.SIGSTOP)
             node.state = "paused"
             self._close_client(node)
-            self.cluster_event("node_paused", target=name)
+            self.cluster_event(NODE_PAUSED, target=name)
 
     def resume(self, name: str) -> None:
         with self.lock:
             node = self._node(name)
             if node.state != "paused":
-                raise SupervisorError(f"node {name} is {node.state}, not paused")
+                raise SupervisorError(Reason(ev.NOT_PAUSED, node=name, state=node.state))
             os.kill(node.pid, signal.SIGCONT)
             node.state = "running"
-            self.cluster_event("node_resumed", target=name)
+            self.cluster_event(NODE_RESUMED, target=name)
 
     # ---- storage faults (lab.ports.cluster: disk-full, disk-ok, fsync-fail) ---------------------------------------
 
     def disk_full(self, name: str) -> None:
         """Every write of the node fails with ENOSPC, until disk_ok (a restarted node starts on a full disk)."""
-        self._disk(name, "disk_full", full=True)
+        self._disk(name, DISK_FULL, full=True)
 
     def disk_ok(self, name: str) -> None:
-        self._disk(name, "disk_ok", full=False)
+        self._disk(name, DISK_OK, full=False)
 
     def fsync_fail(self, name: str) -> None:
         """The node's next fsync fails with EIO, and what it was to sync is dropped, as a kernel may."""
@@ -101,14 +106,14 @@ class Faults:
                 self._control(node, "disk", fsync_fail=True)
             except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:  # it stopped meanwhile
                 self._reap(node)
-                raise SupervisorError(f"node {name} did not take the fault: {exc}") from None
-            self.cluster_event("fsync_fail", target=name)
+                raise SupervisorError(Reason(ev.FAULT_NOT_TAKEN, node=name, error=because(exc))) from None
+            self.cluster_event(FSYNC_FAIL, target=name)
 
     def _disk(self, name: str, event: str, *, full: bool) -> None:
         with self.lock:
             node = self._node(name)
             if node.state == "paused":
-                raise SupervisorError(f"node {name} is paused: resume it first (a paused node takes no requests)")
+                raise SupervisorError(Reason(ev.RESUME_FIRST, node=name))
             (self.full_disks.add if full else self.full_disks.discard)(name)
             if node.state == "running":
                 try:
@@ -127,7 +132,7 @@ class Faults:
             for a, b in [(src, dst)] if one_way else [(src, dst), (dst, src)]:
                 if (a, b) not in self.cuts:
                     self.cuts.add((a, b))
-                    self.cluster_event("link_cut", src=a, dst=b)
+                    self.cluster_event(LINK_CUT, src=a, dst=b)
             self._publish_network()
 
     def isolate(self, name: str) -> None:
@@ -138,7 +143,7 @@ class Faults:
                     for a, b in ((name, other), (other, name)):
                         if (a, b) not in self.cuts:
                             self.cuts.add((a, b))
-                            self.cluster_event("link_cut", src=a, dst=b)
+                            self.cluster_event(LINK_CUT, src=a, dst=b)
             self._publish_network()
 
     def heal(self, src: str | None = None, dst: str | None = None, *, one_way: bool = False) -> None:
@@ -148,7 +153,7 @@ class Faults:
             for a, b in sorted(self.cuts):
                 if src is None or (a, b) == (src, dst) or (not one_way and (a, b) == (dst, src)):
                     self.cuts.discard((a, b))
-                    self.cluster_event("link_healed", src=a, dst=b)
+                    self.cluster_event(LINK_HEALED, src=a, dst=b)
             self._publish_network()
 
     def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
@@ -160,13 +165,13 @@ class Faults:
             if src is None and dst is None:
                 self.settings["delay_ms"] = ms
                 self.link_delays.clear()
-                self.cluster_event("delay_set", ms=ms)
+                self.cluster_event(DELAY_SET, ms=ms)
             else:
                 if src is None or dst is None:
                     raise BadRequest("a per-link delay needs both src and dst")
                 self._node(src), self._node(dst)
                 self.link_delays[(src, dst)] = ms
-                self.cluster_event("delay_set", ms=ms, src=src, dst=dst)
+                self.cluster_event(DELAY_SET, ms=ms, src=src, dst=dst)
             self._publish_network()
 
     def drop(self, rate: float, src: str | None = None, dst: str | None = None) -> None:
@@ -178,13 +183,13 @@ class Faults:
             if src is None and dst is None:
                 self.drop_rate = rate
                 self.link_drops.clear()
-                self.cluster_event("drop_set", rate=rate)
+                self.cluster_event(DROP_SET, rate=rate)
             else:
                 if src is None or dst is None:
                     raise BadRequest("a per-link drop rate needs both src and dst")
                 self._node(src), self._node(dst)
                 self.link_drops[(src, dst)] = rate
-                self.cluster_event("drop_set", rate=rate, src=src, dst=dst)
+                self.cluster_event(DROP_SET, rate=rate, src=src, dst=dst)
             self._publish_network()
 
     def update_settings(self, body: dict) -> dict:
@@ -207,7 +212,7 @@ class Faults:
                 self.settings["writeback_ms"] = float(body["writeback_ms"])
             changed = {k: v for k, v in body.items() if k != "delay_ms"}
             if changed:
-                self.cluster_event("settings_changed", **changed)
+                self.cluster_event(SETTINGS_CHANGED, **changed)
             if "delay_ms" in body:
                 self.delay(body["delay_ms"])
             return self.public_settings()

@@ -30,6 +30,9 @@ from lab.processes.errors import BadRequest, NotFound, SupervisorError
 from lab.processes.node import FAULT_FILE
 from lab.processes.runfiles import (NETWORK_FILE, SECRET_FILE, exit_reason, iso, parse_time, read_fault,
                                     read_json, tail, write_private)
+from lab.core import events as ev
+from lab.core.events import Reason
+from lab.core.events import CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, NODE_EXITED
 
 log = logging.getLogger("lab.processes.supervisor")
 
@@ -88,7 +91,7 @@ class Lifecycle:
         self._writer = TraceFile(self.run_dir, CLUSTER)
         self._started = True
         atexit.register(self.kill_leftovers)
-        self.cluster_event("cluster_started", nodes=self.names, truncation=self.settings["truncation"],
+        self.cluster_event(CLUSTER_STARTED, nodes=self.names, truncation=self.settings["truncation"],
                            fsync=self.settings["fsync"], impl=self.settings["impl"])
         self._write_network()
         try:
@@ -143,7 +146,7 @@ class Lifecycle:
                     node.proc.wait()
                 node.state = "stopped"
                 self._close_client(node)
-            self.cluster_event("cluster_stopped")
+            self.cluster_event(CLUSTER_STOPPED)
             self.meta.update(extra_meta or {})
             self.meta["stopped"] = iso(time.time())
             try:
@@ -247,7 +250,7 @@ class Lifecycle:
             if code is not None:
                 node.state, node.exit_code = "exited", code
                 node.exit_reason = exit_reason(node.data_dir, code)
-                self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason)
+                self.cluster_event(NODE_EXITED, target=node.id, code=code, reason=node.exit_reason)
                 raise SupervisorError(f"node {node.id} exited with code {code} while starting: "
                                       f"{tail(node.data_dir / 'node.log')}")
             if time.monotonic() > deadline:
@@ -279,7 +282,7 @@ class Lifecycle:
             if node.fault:  # the student's code stopped it: say which call, not the log's last line
                 node.exit_reason = Fault(**node.fault).sentence()
             extra = {"fault": node.fault} if node.fault else {}
-            self.cluster_event("node_exited", target=node.id, code=code, reason=node.exit_reason, **extra)
+            self.cluster_event(NODE_EXITED, target=node.id, code=code, reason=node.exit_reason, **extra)
 
     def _control(self, node: NodeProc, op: str, timeout: float = 2.0, **args) -> dict:
         """A control request over the node's persistent control connection."""
@@ -335,7 +338,7 @@ class Lifecycle:
     def hold_ticks(self, hold: bool) -> None:
         with self.lock:
             self.settings["hold_ticks"] = bool(hold)
-            self.cluster_event("clocks_held" if hold else "clocks_released")
+            self.cluster_event(CLOCKS_HELD if hold else CLOCKS_RELEASED)
             for node in self.nodes.values():
                 self._reap(node)
                 if node.state == "running":
@@ -359,5 +362,5 @@ class Lifecycle:
     def _running(self, name: str) -> NodeProc:
         node = self._node(name)
         if node.state != "running":
-            raise SupervisorError(f"node {name} is {node.state}, not running")
+            raise SupervisorError(Reason(ev.NOT_RUNNING, node=name, state=node.state))
         return node

@@ -31,6 +31,7 @@ from lab.ports.state import FileState, StateError, next_boot
 from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport, read_secret
 from lab.ports.trace import TraceFile, TraceOff
 from lab.ports.wal import SEGMENT_BYTES, WalCorruption, WriteAheadLog
+from lab.core.events import LOG_SNAPSHOT, NODE_STOPPED, WAL_RECOVERED
 
 log = logging.getLogger("lab.node")
 
@@ -162,7 +163,7 @@ class Node:
             log.warning("node %s: the write-ahead log %s from index %s (%s)", self.id, what,
                         recovery.first_bad_index, recovery.reason)
         if recovery is not None:
-            self.driver.emit(Event("wal_recovered", {
+            self.driver.emit(Event(WAL_RECOVERED, {
                 "gen": self.replica.generation, "first_bad_index": recovery.first_bad_index,
                 "dropped_bytes": recovery.dropped_bytes, "reason": recovery.reason, "repaired": recovery.mid_log,
                 "log_end": self.wal.log_end, "catching_up_to": self.catching_up_to or None}))
@@ -190,7 +191,7 @@ class Node:
 
     def _stop_writing(self, reason: str) -> None:
         self._snapshot()
-        self.driver.emit(Event("node_stopped", {"gen": self.replica.generation, "reason": reason}))
+        self.driver.emit(Event(NODE_STOPPED, {"gen": self.replica.generation, "reason": reason}))
         self.state.hint_high_water_mark(self.replica.high_water_mark)
         self.state.checkpoint()
         self.driver.trace.close()
@@ -284,7 +285,9 @@ class Node:
             os._exit(EXIT_REPLICA_FAILED)
         reason, code = storage
         try:
-            os.pwrite(self._reason_fd, reason.encode("utf-8")[: EXIT_REASON_BYTES - 1], 0)
+            said = f"{reason}\n{json.dumps(reason.as_record())}".encode("utf-8")  # the sentence, then its kind
+            os.pwrite(self._reason_fd, (said if len(said) < EXIT_REASON_BYTES else str(reason).encode("utf-8")
+                                        [: EXIT_REASON_BYTES - 1]), 0)
         except OSError:
             pass
         log.error("node %s stopped: %s", self.id, reason)  # one clear line, the last of node.log (if it fits)
@@ -369,7 +372,7 @@ class Node:
 
     def _snapshot(self) -> None:
         replica = self.replica
-        self.driver.emit(Event("log_snapshot", {
+        self.driver.emit(Event(LOG_SNAPSHOT, {
             "gen": replica.generation, "hwm": replica.high_water_mark, "log_end": replica.log.log_end,
             "entries": [e.as_trace() for e in replica.log]}))
 

@@ -10,9 +10,10 @@ import json
 import logging
 import time
 
+from lab.core.events import Reason
 from lab.core.messages import Event
 from lab.ports import codec
-from lab.ports.trace import CLUSTER, record
+from lab.ports.trace import CLUSTER, parse_line, record
 from lab.processes.client import NodeError
 from lab.processes.runfiles import exit_reason
 
@@ -52,7 +53,9 @@ class Observation:
                 info.update({"role": None, "leader": None, "match_index": {}, "next_index": {}})
             if node.exit_code is not None and node.state == "exited":
                 info["exit_code"] = node.exit_code
-                info["exit_reason"] = node.exit_reason or exit_reason(node.data_dir, node.exit_code)
+                reason = info["exit_reason"] = node.exit_reason or exit_reason(node.data_dir, node.exit_code)
+                if isinstance(reason, Reason):  # which reason, for a reader in another language
+                    info["exit_because"] = reason.as_record()
                 if node.fault:
                     info["fault"] = node.fault
             info["disk_full"] = name in self.full_disks
@@ -113,7 +116,7 @@ class Observation:
         with self._events_lock:
             self._read_traces()
             start = max(0, after, self._events_dropped) - self._events_dropped
-            return [json.loads(line) for line in self._events[start:]]
+            return [parse_line(line) for line in self._events[start:]]
 
     def close_traces(self) -> None:
         """Close the trace files read so far (the cluster stopped); the events read stay served."""
@@ -144,10 +147,9 @@ class Observation:
             tail[1] = data[end:]
             for line in data[:end].splitlines():
                 try:
-                    if not isinstance(json.loads(line), dict):
-                        raise ValueError(line)
+                    parse_line(line)
                 except ValueError:
-                    log.warning("%s: skipped a line that is not a JSON object", path.name)
+                    log.warning("%s: skipped a line that is not an event", path.name)
                     continue
                 self._events.append(line)
         excess = len(self._events) - EVENTS_KEPT

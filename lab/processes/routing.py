@@ -15,6 +15,8 @@ from lab.core.replica import timeout_error
 from lab.ports import codec
 from lab.processes.client import NodeClient
 from lab.processes.errors import BadRequest, SupervisorError
+from lab.core import events as ev
+from lab.core.events import CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND, Reason, because
 
 READ_SECONDS = 3.0  # a node answers a read at once, or not at all
 
@@ -64,7 +66,7 @@ class Routing:
         if node is not None:
             self._node(node)
         request = f"w{self._request_prefix}-{next(self._requests)}"
-        self.cluster_event("client_write", payload=payload, digest=digest(payload), target=node, request=request)
+        self.cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=node, request=request)
         if not wait:
             threading.Thread(target=self._write, args=(payload, node, timeout, request), daemon=True).start()
             return {"ok": True, "pending": True, "request": request}
@@ -74,15 +76,15 @@ class Routing:
         """Route one write until a node acknowledges or refuses it for good: its Answer, and who answered."""
         deadline = time.monotonic() + timeout
         target = node or self._leader_hint or self._any_running()
-        why = "no node is running"
+        why = Reason(ev.NO_NODE_RUNNING)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return self._write_failed(request, TIMEOUT, f"timeout: the write was not acknowledged within "
-                                                            f"{timeout:g}s ({why})")
+                return self._write_failed(request, TIMEOUT, Reason(ev.WRITE_NOT_ACKED, seconds=f"{timeout:g}",
+                                                                   why=why))
             proc = self.nodes.get(target) if target else None
             if proc is None or proc.state != "running" or not proc.port:
-                why = f"node {target} is {proc.state}" if proc else "no node is running"
+                why = Reason(ev.NODE_IS, node=target, state=proc.state) if proc else Reason(ev.NO_NODE_RUNNING)
                 target = self._leader_hint if self._leader_hint != target else None
                 target = target or self._any_running(exclude=proc.id if proc else None)
                 time.sleep(min(0.05, max(0.0, remaining)))
@@ -94,14 +96,14 @@ class Routing:
             except (TimeoutError, OSError, codec.CodecError) as exc:
                 client.close()
                 if not client.sent:  # never left: try elsewhere
-                    why = f"node {target} is unreachable ({exc})"
+                    why = Reason(ev.NODE_UNREACHABLE, node=target, error=because(exc))
                     target = self._any_running(exclude=target)
                     time.sleep(0.02)
                     continue
                 if isinstance(exc, TimeoutError):
                     return self._write_failed(request, TIMEOUT, self._where_is(request, target, timeout))
-                return self._write_failed(request, UNREACHABLE, f"connection lost: node {target} did not answer "
-                                                                f"({exc}); the write may or may not be committed")
+                return self._write_failed(request, UNREACHABLE, Reason(ev.CONNECTION_LOST, node=target,
+                                                                       error=because(exc)))
             self.clients.give_back(target, port, client)
             if answer.ok:
                 self._leader_hint = target
@@ -116,15 +118,15 @@ class Routing:
                 continue
             if self._leader_hint == target:
                 self._leader_hint = None
-            self.cluster_event("client_write_failed", request=request, reason=answer.error)
+            self.cluster_event(CLIENT_WRITE_FAILED, request=request, reason=answer.error)
             return answer, target
 
     def _where_is(self, request: str, target: str, timeout: float) -> str:
         """Why a write sent to `target` got no answer in time, from what the nodes know: where its index is."""
         appended = next((e for e in reversed(self.event_dicts(0))
-                         if e.get("type") == "leader_append" and e.get("request") == request), None)
+                         if e.get("type") == LEADER_APPEND and e.get("request") == request), None)
         if appended is None:
-            return f"timeout: node {target} did not answer within {timeout:g}s; the write may or may not be committed"
+            return Reason(ev.NODE_SILENT, node=target, seconds=f"{timeout:g}")
         index = appended["index"]
         state = self.state(log=0)
         holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
@@ -132,7 +134,7 @@ class Routing:
         return timeout_error(index, holders, len(state["nodes"]), hwm, later=True)
 
     def _write_failed(self, request: str, refusal: str, error: str) -> tuple[Answer, None]:
-        self.cluster_event("client_write_failed", request=request, reason=error)
+        self.cluster_event(CLIENT_WRITE_FAILED, request=request, reason=error)
         return Answer(request=request, ok=False, error=error, refusal=refusal), None
 
     def _any_running(self, exclude: str | None = None) -> str | None:
@@ -147,14 +149,14 @@ class Routing:
             raise BadRequest(f"index must be an integer, not {index!r}")
         target = node or self._leader_hint or self._find_leader() or self._any_running()
         if target is None:
-            raise SupervisorError("no node is running")
+            raise SupervisorError(Reason(ev.NO_NODE_RUNNING))
         proc = self._node(target)
-        self.cluster_event("client_read", index=index, target=target)
+        self.cluster_event(CLIENT_READ, index=index, target=target)
         return codec.answer_to_json(self._read(proc, index), node=target)
 
     def _read(self, proc, index: int) -> Answer:
         if proc.state != "running":
-            return Answer(request="", ok=False, index=index, error=f"node {proc.id} is {proc.state}",
+            return Answer(request="", ok=False, index=index, error=Reason(ev.NODE_IS, node=proc.id, state=proc.state),
                           refusal=NODE_DOWN)
         port = proc.port
         client = self.clients.take(proc.id, port, READ_SECONDS)
@@ -162,7 +164,7 @@ class Routing:
             answer = client.read(index, timeout=READ_SECONDS)
         except (TimeoutError, OSError, codec.CodecError) as exc:
             client.close()
-            return Answer(request="", ok=False, index=index, error=f"node {proc.id} did not answer: {exc}",
+            return Answer(request="", ok=False, index=index, error=Reason(ev.NO_ANSWER, node=proc.id, error=because(exc)),
                           refusal=UNREACHABLE)
         self.clients.give_back(proc.id, port, client)
         return answer

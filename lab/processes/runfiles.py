@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from lab.core.guard import Fault
-from lab.ports.faults import EXIT_KINDS
+from lab.core.events import Reason, reason_from_record
+from lab.ports.faults import EXIT_KINDS, EXIT_REASONS
 from lab.processes.node import FAULT_FILE
 
 NETWORK_FILE = "network.json"
@@ -75,17 +76,23 @@ def _last_line(path: Path) -> str:
 
 
 def exit_reason(data_dir: Path, code: int | None) -> str:
-    """Why a node stopped on its own: the reason it wrote in the space it set aside (a storage fault), else the last
-    line of its node.log, else what its exit code says."""
+    """Why a node stopped on its own: the reason it wrote in the space it set aside (a storage fault: its sentence,
+    then its kind and values, read back as a Reason), else the last line of its node.log, else what its exit code
+    says."""
     try:
-        reason = (Path(data_dir) / "exit_reason").read_bytes().rstrip(b"\0").decode("utf-8", "replace").strip()
+        written = (Path(data_dir) / "exit_reason").read_bytes().rstrip(b"\0").decode("utf-8", "replace").strip()
     except OSError:
-        reason = ""
-    if reason:
-        return reason
+        written = ""
+    if written:
+        sentence, _, record = written.partition("\n")
+        try:
+            reason = reason_from_record(json.loads(record)) if record else None
+        except ValueError:
+            reason = None
+        return reason if reason is not None and str(reason) == sentence else sentence
     line = _last_line(Path(data_dir) / "node.log")
-    if code in EXIT_KINDS and EXIT_KINDS[code] not in line:
-        return f"{EXIT_KINDS[code]} (exit code {code}; see its node.log)"
+    if code in EXIT_REASONS and EXIT_KINDS[code] not in line:
+        return Reason(EXIT_REASONS[code], code=code)
     return line
 
 

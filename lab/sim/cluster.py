@@ -31,6 +31,11 @@ from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
 from lab.ports.wal import SEGMENT_BYTES
+from lab.core import events as ev
+from lab.core.events import Reason
+from lab.core.events import (
+    CLIENT_READ, CLIENT_WRITE, CLUSTER_STARTED, CLUSTER_STOPPED, DISK_FULL, DISK_OK, FSYNC_FAIL, LINK_CUT,
+    LINK_HEALED, LOG_SNAPSHOT, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, STEP)
 
 log = logging.getLogger("lab.sim")
 
@@ -132,7 +137,7 @@ class SimCluster:
             for stale in self.trace_dir.glob("events-*.jsonl"):  # a simulated run is always a fresh one
                 stale.unlink()
             write_meta(self.trace_dir, **self.meta)
-        self._cluster_event("cluster_started", nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
+        self._cluster_event(CLUSTER_STARTED, nodes=self.names, truncation=truncation, fsync=policies, impl=impl)
         for name in self.names:
             self._boot(name)
 
@@ -183,7 +188,7 @@ class SimCluster:
             if fault:
                 extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
                 self.faults.setdefault(name, extra["fault"])
-            self._cluster_event("node_exited", target=name, code=storage[1] if storage else 70, reason=reason,
+            self._cluster_event(NODE_EXITED, target=name, code=storage[1] if storage else 70, reason=reason,
                                 **extra)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
@@ -193,26 +198,26 @@ class SimCluster:
         self.replicas[node] = None
         self.states[node] = "killed"
         self._held[node].clear()
-        self._cluster_event("node_killed", target=node, lost_entries=lost)
+        self._cluster_event(NODE_KILLED, target=node, lost_entries=lost)
 
     def restart(self, node: str) -> None:
         self._check(node)
         if self.states[node] not in ("killed", "exited"):
             self.kill(node)
-        self._cluster_event("node_restarted", target=node)
+        self._cluster_event(NODE_RESTARTED, target=node)
         self._boot(node)
 
     def pause(self, node: str) -> None:
         self._check(node)
         if self.states[node] == "running":
             self.states[node] = "paused"
-            self._cluster_event("node_paused", target=node)
+            self._cluster_event(NODE_PAUSED, target=node)
 
     def resume(self, node: str) -> None:
         self._check(node)
         if self.states[node] == "paused":
             self.states[node] = "running"
-            self._cluster_event("node_resumed", target=node)
+            self._cluster_event(NODE_RESUMED, target=node)
             held, self._held[node] = self._held[node], []
             for src, dst, message in held:
                 self._deliver(src, dst, message)
@@ -229,18 +234,18 @@ class SimCluster:
         """The node's disk is full: its next write fails with ENOSPC (and so on, until disk_ok)."""
         self._check(node)
         self.disks[node].full = True
-        self._cluster_event("disk_full", target=node)
+        self._cluster_event(DISK_FULL, target=node)
 
     def disk_ok(self, node: str) -> None:
         self._check(node)
         self.disks[node].full = self.disks[node].fsync_fail = False
-        self._cluster_event("disk_ok", target=node)
+        self._cluster_event(DISK_OK, target=node)
 
     def fsync_fail(self, node: str) -> None:
         """The node's next fsync fails with EIO, and what it was to sync is lost."""
         self._check(node)
         self.disks[node].fsync_fail = True
-        self._cluster_event("fsync_fail", target=node)
+        self._cluster_event(FSYNC_FAIL, target=node)
 
     # ---- network ---------------------------------------------------------------------------------------------
 
@@ -250,7 +255,7 @@ class SimCluster:
             self._check(a), self._check(b)
             if (a, b) not in self.cuts:
                 self.cuts.add((a, b))
-                self._cluster_event("link_cut", src=a, dst=b)
+                self._cluster_event(LINK_CUT, src=a, dst=b)
 
     def isolate(self, node: str) -> None:
         for other in self.names:
@@ -261,7 +266,7 @@ class SimCluster:
         for a, b in sorted(self.cuts):
             if src is None or (a, b) == (src, dst) or (not one_way and (a, b) == (dst, src)):
                 self.cuts.discard((a, b))
-                self._cluster_event("link_healed", src=a, dst=b)
+                self._cluster_event(LINK_HEALED, src=a, dst=b)
 
     def delay(self, ms: float, src: str | None = None, dst: str | None = None) -> None:
         ticks = self._ticks(check_delay(ms))
@@ -322,19 +327,20 @@ class SimCluster:
         """Send a client write to `node` (default: the current leader, else the first node); returns the request id."""
         target = node or self.leader() or self.names[0]
         request = f"w{next(self._requests)}"
-        self._cluster_event("client_write", payload=payload, digest=digest(payload), target=target, request=request)
+        self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
-            self.answers[request] = Answer(request=request, ok=False, error=f"node {target} is {self.states[target]}",
-                                           refusal=NODE_DOWN)
+            self.answers[request] = Answer(request=request, ok=False, refusal=NODE_DOWN,
+                                           error=Reason(ev.NODE_IS, node=target, state=self.states[target]))
         else:
             self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
         return request
 
     def read(self, index: int, node: str) -> Answer:
         request = f"r{next(self._requests)}"
-        self._cluster_event("client_read", index=index, target=node, request=request)
+        self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+            return Answer(request=request, ok=False, error=Reason(ev.NODE_IS, node=node, state=self.states[node]),
+                          refusal=NODE_DOWN)
         self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
         return self.answers.get(request) or Answer(request=request, ok=False, error=f"node {node} stopped",
                                                    refusal=NODE_DOWN)
@@ -390,7 +396,9 @@ class SimCluster:
                 "match_index": {}, "next_index": {}}
             info["state"] = self.states[name]
             if name in self.exit_reasons and self.states[name] == "exited":
-                info["exit_reason"] = self.exit_reasons[name]
+                reason = info["exit_reason"] = self.exit_reasons[name]
+                if isinstance(reason, Reason):  # which reason, for a reader in another language (as the supervisor)
+                    info["exit_because"] = reason.as_record()
                 if name in self.faults:
                     info["fault"] = self.faults[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
@@ -406,7 +414,7 @@ class SimCluster:
 
     def note(self, kind: str, **fields) -> None:
         """A line of the cluster's own in the trace (a scenario's step, an expectation)."""
-        if kind == "step":
+        if kind == STEP:
             self.step = int(fields.get("index", 0)) + 1
         self._cluster_event(kind, **fields)
 
@@ -419,10 +427,10 @@ class SimCluster:
         for name in self.names:
             replica = self.node(name)
             if replica is not None:
-                self.drivers[name].emit(Event("log_snapshot", {
+                self.drivers[name].emit(Event(LOG_SNAPSHOT, {
                     "gen": replica.generation, "hwm": replica.high_water_mark, "log_end": replica.log.log_end,
                     "entries": [e.as_trace() for e in replica.log]}))
-        self._cluster_event("cluster_stopped")
+        self._cluster_event(CLUSTER_STOPPED)
         for trace in self._traces.values():
             trace.close()
         if self.trace_dir:

@@ -18,6 +18,9 @@ from lab.sim.calls import recording
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
+from lab.core import events as ev
+from lab.core.events import Reason
+from lab.core.events import CLIENT_READ, CLIENT_WRITE, NODE_EXITED, STUDENT_CALL
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
 SEGMENT_BYTES = 40
@@ -116,7 +119,7 @@ class World(SimCluster):
         finally:
             if len(self.calls) > mark and not self.fast:  # the student's calls of this step, for the replay
                 replica = self.replicas[name]
-                self.drivers[name].emit(*(Event("student_call", {"gen": replica.generation if replica else 0, **c})
+                self.drivers[name].emit(*(Event(STUDENT_CALL, {"gen": replica.generation if replica else 0, **c})
                                           for c in self.calls[mark:]))
 
     def _apply_step(self, name: str, step, *args) -> None:
@@ -140,13 +143,13 @@ class World(SimCluster):
             self.states[name] = "exited"
             self.exit_reasons[name] = reason
             self._held[name].clear()
-            self._cluster_event("node_exited", target=name, code=70, reason=reason)
+            self._cluster_event(NODE_EXITED, target=name, code=70, reason=reason)
 
     def write(self, payload: str, node: str | None = None) -> str:
         target = node or self.leader() or self.names[0]
         self.requests += 1
         request = f"w{self.requests}"
-        self._cluster_event("client_write", payload=payload, target=target, request=request)
+        self._cluster_event(CLIENT_WRITE, payload=payload, target=target, request=request)
         if self.states[target] == "running":
             self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
         return request
@@ -154,9 +157,10 @@ class World(SimCluster):
     def read(self, index: int, node: str) -> Answer:
         self.requests += 1
         request = f"r{self.requests}"
-        self._cluster_event("client_read", index=index, target=node, request=request)
+        self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=f"node {node} is {self.states[node]}", refusal=NODE_DOWN)
+            return Answer(request=request, ok=False, error=Reason(ev.NODE_IS, node=node, state=self.states[node]),
+                          refusal=NODE_DOWN)
         self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
         return self.answers.pop(request, None) or Answer(request=request, ok=False, refusal=NODE_DOWN)
 

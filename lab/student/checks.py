@@ -21,7 +21,7 @@ from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
 from lab.core.impl import Impl
 from lab.i18n import Joined, Text, localize, say, word
 from lab.i18n import scenarios as scenario_words
-from lab.i18n.phrases import heard
+from lab.i18n.scenarios import command_text
 from lab.core.impl import load as load_impl
 from lab.core.interface import AppendResult, SegmentInfo
 from lab.core.messages import Entry
@@ -30,7 +30,7 @@ from lab.ports.wal import WriteAheadLog
 from lab.harness import scenario as scenario_module
 from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
-from lab.core.events import ABOVE_HWM, Reason
+from lab.core.events import ABOVE_HWM, FOLLOWER_APPEND, Reason
 
 
 class NotStarted(Exception):
@@ -343,7 +343,7 @@ EXERCISES: tuple[Exercise, ...] = (
                  Rule(say("an empty request (heartbeat) after a matching entry is accepted"),
                       _follower_case([1], 1, 1, [], lambda r: "" if r.success and r.match_index == 1
                                      else say("expected success with match_index 1"))),
-             ), (("s1", "generation"), ("k2", "generation")), ("follower_append",)),
+             ), (("s1", "generation"), ("k2", "generation")), (FOLLOWER_APPEND,)),
     Exercise(4, say("read gating"), "exercises/reads.py",
              say("scenario S1, step 3: lab/sim/scenarios/s1.txt; the article's readEntry"), (
         Rule(say("serve entries at or below the HWM"), lambda impl: _read_case(3, 3, None)(impl) or
@@ -515,10 +515,11 @@ def _explain(script, verdict) -> Text:
         return Joined(lines, "\n")
     failures = verdict.failures()
     if not failures:
-        return heard(verdict.aborted)
+        return verdict.aborted
     first = failures[0]
-    broken = (say("broken: {name} -- {detail}", name=heard(first.name), detail=heard(first.detail)) if first.detail
-              else say("broken: {name}", name=heard(first.name)))
+    name = command_text(first.name)
+    broken = (say("broken: {name} -- {detail}", name=name, detail=first.detail) if first.detail
+              else say("broken: {name}", name=name))
     lines = [broken, say("steps that show it ({count} of {total}):", count=first.step + 1, total=len(script.steps))]
     for number, text in enumerate(scenario_words.steps(script)[: first.step + 1], start=1):
         lines.append(Joined([f"  {number}. ", text], ""))

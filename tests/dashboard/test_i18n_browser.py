@@ -11,7 +11,7 @@ import pytest
 
 from lab import i18n
 from lab.i18n import PSEUDO, localize
-from lab.i18n.phrases import heard
+from lab.i18n.scenarios import command_text
 from lab.harness.scenario import load
 from tests.dashboard.browser import BROWSER_MARKS, OUTSIDE_VIEWPORT, chromium, open_page, running_demo, shots_dir
 from tests.test_i18n import untranslated
@@ -115,11 +115,11 @@ def test_guided_s1_in_the_rooms_language_fits_the_screen_in_large_type(tmp_path,
                           text=steps[step - 1])
             expect(student.locator("#caption")).to_have_text(caption)
             if step == 3:
-                refused = localize(heard("expect read 4 refused on A,B,C"), lang)
+                refused = localize(command_text("expect read 4 refused on A,B,C"), lang)
                 expect(teacher.locator("#guide .outcome.ok").first).to_contain_text(refused)
         expect(teacher.locator("#guide .next-preview")).to_have_text(say(lang, "Done: every expectation held."))
         expect(teacher.locator("#guide .outcome.ok").first).to_contain_text(
-            localize(heard("expect truncated 4 on A"), lang))
+            localize(command_text("expect truncated 4 on A"), lang))
         expect(student.locator("#feed")).to_contain_text(say(lang, "Step: {text}", text=steps[6]))
         for n in "ABC":
             expect(student.locator(f"#lane-{n} .l2")).to_have_text(say(lang, "log end {end} · HWM {hwm}", end=4, hwm=4))

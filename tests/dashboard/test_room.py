@@ -4,12 +4,13 @@ and messages in the room's words."""
 
 from __future__ import annotations
 
-import json
-
 from tests.dashboard.conftest import frames, make_app, received, wait_until
 from tests.dashboard.test_app import connect, control
 from web.fold import IDLE_SECONDS, STEP_SECONDS, Replay, play_times
-from web.narrate import Narrator, humane
+from lab.core import events as ev
+from lab.core.events import Reason, Reasons
+from lab.i18n import localize
+from web.narrate import Narrator
 
 # ---- the story survives a reload ------------------------------------------------------------------------------
 
@@ -189,11 +190,15 @@ def test_a_real_trace_keeps_its_pace_but_skips_idle_stretches():
 # ---- in the room's words ----------------------------------------------------------------------------------------
 
 
-def test_messages_are_in_seconds_and_indexes_not_ticks_and_digests():
-    assert humane("timeout: index 4 was not acknowledged by a majority within 300 ticks (high-water mark 3)",
-                  tick_ms=133.3) == \
-        "timeout: index 4 was not acknowledged by a majority within 39.99 s (high-water mark 3)"
-    assert humane("A removed [[4, 1, '449777124b1466a8']] (conflict)") == "A removed index 4 (generation 1) (conflict)"
+def removed(index: int, generation: int) -> Reason:
+    """What `expect truncated` finds (lab.harness.scenario): entries by index and generation, not by digest."""
+    return Reason(ev.REMOVED_ENTRIES, node="A", reason="conflict",
+                  entries=Reasons([Reason(ev.ENTRY_AT, index=index, generation=generation)], ", "))
+
+
+def test_messages_are_in_indexes_not_digests():
+    assert removed(4, 1) == "A removed index 4 (generation 1) (conflict)"
+    assert localize(removed(4, 1), "es") == "A borró índice 4 (generación 1) (conflicto)"
     narrator = Narrator()
     narrator.describe({"type": "replication_rejected", "node": "A", "from": "B", "prev_index": 4,
                        "reason": "index 4 holds generation 1, the leader's holds generation 2"})
@@ -201,14 +206,15 @@ def test_messages_are_in_seconds_and_indexes_not_ticks_and_digests():
     assert text == "B: A's log differs at index 4; B sends again from index 1 (A keeps what matches and replaces " \
                    "what conflicts)"
     expectation = narrator.describe({"type": "expectation", "node": "cluster", "ok": True,
-                                     "name": "truncated 4 on A", "detail": "A removed [[4, 1, '449777124b1466a8']]"})
-    assert "449777" not in expectation and "index 4 (generation 1)" in expectation
+                                     "name": "truncated 4 on A", "detail": removed(4, 1)})
+    assert "index 4 (generation 1)" in expectation
 
 
 def test_guide_outcomes_reach_the_page_in_the_room_words():
     from web.app import guide_for_pages
 
-    state = {"active": True, "outcomes": [{"ok": True, "name": "expect truncated 4 on A",
-                                           "detail": "A removed [[4, 1, '449777124b1466a8']] (conflict)"}]}
-    assert guide_for_pages(state)["outcomes"][0]["detail"] == "A removed index 4 (generation 1) (conflict)"
-    assert json.dumps(state).count("449777") == 1  # the guide's own state is left as it was
+    state = {"active": True, "outcomes": [{"ok": True, "name": "expect truncated 4 on A", "detail": removed(4, 1)}]}
+    outcome = guide_for_pages(state)["outcomes"][0]
+    assert localize(outcome["name"], "es") == "se espera un truncado desde 4 en A"
+    assert localize(outcome["detail"], "es") == localize(removed(4, 1), "es") != str(removed(4, 1))
+    assert state["outcomes"][0]["name"] == "expect truncated 4 on A"  # the guide's own state is left as it was

@@ -102,7 +102,7 @@
     const replaying = f.position !== undefined;
     const forward = replaying && f.position > S.position && f.position - S.position <= 60;
     const fresh = f.kind === "delta" ? f.events : (forward ? f.events.filter((e) => e.n > S.position) : []);
-    for (const e of fresh) if (e.type === "truncated") stage.startTruncation(e);  // before its state lands
+    for (const e of fresh) if (e.type === window.HWM_KINDS.TRUNCATED) stage.startTruncation(e);  // before its state lands
     if (f.kind === "snapshot") S.nodes = {};
     for (const n of f.nodes) S.nodes[n.id] = n;
     for (const id of f.gone || []) delete S.nodes[id];
@@ -595,16 +595,15 @@
     if (cap.textContent !== text) cap.textContent = text;
   }
 
-  const IMPORTANT = new Set(["became_leader", "truncated", "node_killed", "node_restarted", "node_paused", "node_resumed",
-    "link_cut", "link_healed", "read_refused", "election_started", "write_failed", "step", "expectation", "node_started",
-    "clocks_held", "clocks_released", "client_write_failed", "rule_broken", "student_call"]);
-  const ROUTINE = new Set(["replication_sent", "replication_received", "match_index_updated", "generation_changed", "write_requested", "vote_granted"]);
+  const KINDS = window.HWM_KINDS;  // the event kinds, from their declarations (web/narrate.py FEED_KINDS)
+  const IMPORTANT = new Set(KINDS.important);
+  const ROUTINE = new Set(KINDS.routine);
   // The feed is the costliest thing to draw: new lines are added at the top, old ones dropped at the bottom,
   // and the whole list is rebuilt only for a snapshot or a change of filter.
   const FEED_LINES = 80;
   let feedShown = null;  // the newest event drawn (object identity)
   function feedLine(e) {
-    const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === "expectation" && !e.ok ? " expect-fail" : ""));
+    const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === KINDS.EXPECTATION && !e.ok ? " expect-fail" : ""));
     li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
     li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
     li.appendChild(el("span", "x", e.text || e.type));

@@ -31,6 +31,7 @@
   const gclass = (g) => `g${hue(g)}` + (pattern(g) ? ` gp${pattern(g)}` : "");
 
   window.HWMStage = function (S, hooks) {
+    const K = window.HWM_KINDS;  // the event kinds, from their declarations (web/narrate.py FEED_KINDS)
     const lanesBox = document.getElementById("lanes"), wrap = document.getElementById("lanes-wrap");
     const wires = document.getElementById("wires"), linksSvg = document.getElementById("links-svg");
     const hwmLine = document.getElementById("hwm-line");
@@ -426,23 +427,23 @@
     function messagesOf(e) {
       const M = T.msg, out = [];
       const endOf = (id) => ((S.nodes[id] || {}).log_end || 0) + 1;
-      if (e.type === "replication_sent") {
+      if (e.type === K.REPLICATION_SENT) {
         const hb = e.first > e.last;
         out.push([e.node, e.to, hb ? "heartbeat" : "request", hb ? M.heartbeat(e.hwm) : M.append(e.first, e.last), e.first, hb]);
-      } else if (e.type === "replication_received") {
+      } else if (e.type === K.REPLICATION_RECEIVED) {
         const hb = e.first > e.last;
         out.push([e.node, e.from, "response", hb ? M.heartbeatAck : M.ack(e.last), hb ? e.first : e.last, hb]);
-      } else if (e.type === "replication_rejected") {
+      } else if (e.type === K.REPLICATION_REJECTED) {
         out.push([e.node, e.from, "refusal", M.refuse(e.prev_index), e.prev_index, false]);
-      } else if (e.type === "election_started") {
+      } else if (e.type === K.ELECTION_STARTED) {
         for (const o of S.cluster.ids || []) if (o !== e.node) out.push([e.node, o, "vote", M.vote(e.generation), endOf(e.node), false]);
-      } else if (e.type === "vote_granted" || e.type === "vote_denied") {
-        out.push([e.node, e.candidate, "vote", e.type === "vote_granted" ? M.voteYes : M.voteNo, endOf(e.candidate), false]);
-      } else if (e.type === "prevote_started") {
+      } else if (e.type === K.VOTE_GRANTED || e.type === K.VOTE_DENIED) {
+        out.push([e.node, e.candidate, "vote", e.type === K.VOTE_GRANTED ? M.voteYes : M.voteNo, endOf(e.candidate), false]);
+      } else if (e.type === K.PREVOTE_STARTED) {
         for (const o of S.cluster.ids || []) if (o !== e.node) out.push([e.node, o, "vote", M.prevote(e.generation), endOf(e.node), false]);
-      } else if (e.type === "prevote_granted" || e.type === "prevote_denied") {
-        out.push([e.node, e.candidate, "vote", e.type === "prevote_granted" ? M.prevoteYes : M.prevoteNo, endOf(e.candidate), false]);
-      } else if (e.type === "epoch_query") {
+      } else if (e.type === K.PREVOTE_GRANTED || e.type === K.PREVOTE_DENIED) {
+        out.push([e.node, e.candidate, "vote", e.type === K.PREVOTE_GRANTED ? M.prevoteYes : M.prevoteNo, endOf(e.candidate), false]);
+      } else if (e.type === K.EPOCH_QUERY) {
         out.push([e.node, (S.nodes[e.node] || {}).leader, "vote", M.epochQuery(e.generation), endOf(e.node), false]);
       }
       return out.filter((m) => m[1] && m[0] !== m[1]);

@@ -1,0 +1,187 @@
+"""The lab's and the dashboard's Python sources name an event kind only through its constant in lab/core/events.py,
+and read trace lines only through the trace format's one parser (lab.ports.trace.parse_line)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from lab.core.events import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(p for folder in ("lab", "web") for p in (ROOT / folder).rglob("*.py"))
+DECLARATIONS = ROOT / "lab" / "core" / "events.py"
+
+
+def _field_access(node: ast.AST, parent: ast.AST | None) -> bool:
+    """A literal that names a field, not a kind: a dict's key, a subscript, or `.get`'s key."""
+    if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
+        return True
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return True
+    return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+            and parent.func.attr in ("get", "pop", "setdefault") and bool(parent.args) and parent.args[0] is node)
+
+
+def kind_literals(source: str) -> list[tuple[int, str]]:
+    """The event kinds a module spells as string literals: (line, kind). A dict's keys count when they are all
+    kinds (a table keyed by kind); a single key, a subscript or a `.get` names a field ("step", "disk_full")."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = [k for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            if len(keys) > 1 and all(k.value in KINDS for k in keys):
+                found += [(k.lineno, k.value) for k in keys]
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in KINDS):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, (ast.JoinedStr, ast.Expr)) or _field_access(node, parent):
+            continue
+        found.append((node.lineno, node.value))
+    return sorted(set(found))
+
+
+def test_the_walker_finds_a_kind_spelled_out():
+    """The check below could fail: a comparison, a call's argument and a table keyed by kinds are found; a field
+    named like a kind is not."""
+    source = ('if e["type"] == "hwm_changed": emit("node_killed", target=n)\n'
+              'T = {"truncated": 1, "link_cut": 2}\n'
+              'fault = {"step": 3, "scenario": "x"}; e.get("step"); info["disk_full"] = True\n')
+    assert kind_literals(source) == [(1, "hwm_changed"), (1, "node_killed"), (2, "link_cut"), (2, "truncated")]
+
+
+def test_each_event_kind_is_spelled_in_one_module():
+    offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
+                for line, kind in kind_literals(path.read_text(encoding="utf-8"))]
+    assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
+
+
+# ---- one parser of trace lines -------------------------------------------------------------------------------
+
+PARSER = ROOT / "lab" / "ports" / "trace.py"
+
+
+def line_parsers(source: str) -> list[int]:
+    """Where a module decodes JSON line by line: json.loads of a name a `for` binds (or of its `.decode()`), as a
+    reader of events files does. The trace format's own parse_line is the one place that may."""
+    tree = ast.parse(source)
+    found = []
+
+    def walk(node: ast.AST, bound: frozenset) -> None:
+        if isinstance(node, (ast.For, ast.comprehension)):
+            bound = bound | {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("loads", "load")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "json" and node.args):
+            arg = node.args[0]
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "decode":
+                arg = arg.func.value
+            if isinstance(arg, ast.Name) and arg.id in bound:
+                found.append(node.lineno)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in node.generators:
+                bound = bound | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        for child in ast.iter_child_nodes(node):
+            walk(child, bound)
+
+    walk(tree, frozenset())
+    return found
+
+
+def test_the_walker_finds_a_parser_of_lines():
+    source = ("for line in f:\n    e = json.loads(line)\n"
+              "events = [json.loads(raw.decode('utf-8')) for raw in data.splitlines()]\n"
+              "meta = json.loads(path.read_text())\n")
+    assert line_parsers(source) == [2, 3]
+
+
+def test_trace_lines_are_parsed_in_one_place():
+    """Every reader of events files (the trace reader, the supervisor's feed, the chaos run, the boot counter, the
+    grader's look at a submission) calls lab.ports.trace.parse_line; none decodes lines itself."""
+    offences = [f"{path.relative_to(ROOT)}:{line}" for path in SOURCES if path != PARSER
+                for line in line_parsers(path.read_text(encoding="utf-8"))]
+    assert offences == [], "call lab.ports.trace.parse_line:\n" + "\n".join(offences)
+    assert line_parsers(PARSER.read_text(encoding="utf-8")) == []  # the trace reader calls parse_line too
+
+
+def test_parse_line_takes_an_event_and_refuses_anything_else():
+    from lab.ports.trace import parse_line
+
+    line = b'{"v":1,"seq":3,"time":0.5,"node":"A","boot":1,"gen":2,"type":"hwm_changed","hwm":4}'
+    assert parse_line(line)["hwm"] == 4 and parse_line(line.decode()) == parse_line(line)
+    for bad in (b'{"v":1,"seq":3,"time":0.5', b"[1, 2]", b'{"seq":3,"time":0.5,"node":"A"}'):
+        try:
+            parse_line(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"parse_line took {bad!r}")
+
+
+# ---- a reason keeps its kind across a trace file, the control API and a node's exit -------------------------------
+
+
+def test_a_trace_line_carries_its_reasons_kind_and_an_older_line_is_read_as_it_was(tmp_path):
+    from lab.core import events as ev
+    from lab.core.events import Event, Reason, Reasons
+    from lab.i18n import localize
+    from lab.ports.trace import TraceFile, parse_line, read_trace, write_meta
+
+    refused = Reason(ev.NOT_LEADER, leader="B")
+    found = Reasons([Reason(ev.LACKS_INDEX, node="A", index=2), Reason(ev.LACKS_INDEX, node="C", index=2)])
+    write_meta(tmp_path)
+    trace = TraceFile(tmp_path, "A")
+    trace.emit([Event(ev.WRITE_FAILED, {"gen": 1, "request": "w1", "reason": refused}),
+                Event(ev.EXPECTATION, {"gen": 0, "name": "expect acked-survive", "ok": False, "detail": found})],
+               time=0.5, boot=1)
+    trace.close()
+    lines = (tmp_path / "events-A.jsonl").read_bytes().splitlines()
+    assert b'"reason":"not the leader: the leader is B"' in lines[0]  # the English is where it was
+    read = read_trace(tmp_path).events
+    assert read[0]["reason"] == refused and read[0]["reason"].kind == ev.NOT_LEADER
+    assert localize(read[1]["detail"], "es") == localize(found, "es") != str(found)
+    older = parse_line(b'{"v":1,"seq":1,"time":0.5,"node":"A","type":"write_failed","reason":"not the leader: '
+                       b'the leader is B"}')
+    assert type(older["reason"]) is str  # said in English only: no sentence is read back
+    lying = parse_line(lines[0].replace(b'"leader":"B"', b'"leader":"C"'))
+    assert type(lying["reason"]) is str  # a `because` that says another sentence is not believed
+
+
+def test_the_control_apis_refusal_and_a_nodes_exit_keep_their_kind(tmp_path, monkeypatch):
+    from lab.core import events as ev
+    from lab.core.events import Reason
+    from lab.processes.client import ApiError, ControlClient
+    from lab.processes.runfiles import exit_reason
+
+    refused = Reason(ev.NODE_ALREADY, node="B", state="killed")
+    client = ControlClient("http://127.0.0.1:9")
+    monkeypatch.setattr(client, "call", lambda *a, **k: (409, {"ok": False, "error": str(refused),
+                                                                "because": refused.as_record()}))
+    try:
+        client.kill("B")
+    except ApiError as exc:
+        assert exc.args[0] == refused and exc.args[0].kind == ev.NODE_ALREADY
+    else:
+        raise AssertionError("kill was not refused")
+    stopped = Reason(ev.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error")
+    (tmp_path / "exit_reason").write_bytes(f"{stopped}\n{json.dumps(stopped.as_record())}".encode() + b"\0" * 40)
+    assert exit_reason(tmp_path, 74).kind == ev.FSYNC_FAILED
+    (tmp_path / "exit_reason").write_bytes(str(stopped).encode() + b"\0" * 40)  # an older node: its sentence only
+    assert exit_reason(tmp_path, 74) == str(stopped)
+
+
+def test_the_page_gets_the_kinds_from_the_declarations():
+    """The dashboard's script spells no event kind: the feed's table of kinds comes from web/narrate.py (rendered as
+    window.HWM_KINDS), built from the constants."""
+    import re
+
+    from web.narrate import FEED_KINDS
+
+    listed = [k for v in FEED_KINDS.values() for k in (v if isinstance(v, list) else [v])]
+    assert listed and set(listed) <= set(KINDS)
+    quoted = re.compile(r"""["'`]([a-z_]+)["'`]""")
+    spelled = [(p.name, m.group(1)) for p in sorted((ROOT / "web" / "static").glob("*.js"))
+               for m in quoted.finditer(p.read_text(encoding="utf-8")) if m.group(1) in KINDS]
+    assert spelled == []
+    assert "window.HWM_KINDS = {{ kinds|tojson }}" in (ROOT / "web" / "templates" / "index.html").read_text()
