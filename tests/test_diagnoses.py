@@ -14,6 +14,7 @@ from lab.core.impl import load
 from lab.core.replica import majority, timeout_error
 from lab.ports.trace import read_trace
 from lab.harness import scenario as scenarios
+from lab.harness import script as scripts
 from lab.student.checks import EXERCISES, _explain, check_rules
 from tests.studentcode import StudentCode
 from tests.test_mistakes import MISTAKES, Mistake
@@ -97,7 +98,7 @@ def mistaken_code(tmp_path_factory):
 
 def _runs():
     """Every scenario with its own truncation strategy, and each exercise's (scenario, strategy) pairs."""
-    runs = {(name, scenarios.load(name).truncation) for name in scenarios.available()}
+    runs = {(name, scripts.load(name).truncation) for name in scripts.available()}
     runs |= {pair for ex in EXERCISES for pair in ex.scenarios}
     return sorted(runs)
 
@@ -110,7 +111,7 @@ def diagnoses(impl: str, tmp_path) -> list[tuple[str, int, str]]:
         for rule in check_rules(ex, module)[1]:
             found.append((f"exercise {ex.number} rule", 0, str(rule.detail)))
     for name, strategy in _runs():
-        script = scenarios.load(name)
+        script = scripts.load(name)
         out = tmp_path / f"{name}-{strategy}"
         verdict = scenarios.simulate(name, seed=7, truncation=strategy, impl=impl, out=out)
         where = f"{name} ({strategy})"

@@ -17,7 +17,7 @@ from lab.explore.search import Config, Figures, bfs, run, search
 from lab.explore.shrink import shrink
 from lab.sim.world import Bounds, World
 from lab.i18n import localize
-from lab.harness.scenario import parse
+from lab.harness.script import parse
 
 LOOSE_GATE = "tests.wrong_variants.ex4_serves_above_hwm"
 ARTICLE = "tests.wrong_variants.ex1_article_formula"

@@ -211,7 +211,7 @@ def test_the_page_in_the_pseudo_language_has_no_untranslated_text(tmp_path):
 
 
 def all_scenario_runs():
-    from lab.harness import scenario as scripts
+    from lab.harness import script as scripts
 
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
         for strategy in TRUNCATION_STRATEGIES:
@@ -222,7 +222,8 @@ def all_scenario_runs():
 def narrated_runs():
     """Every scenario under every truncation strategy on the simulator, and what the room is told about it."""
     from lab.sim.cluster import SimCluster
-    from lab.harness.scenario import SimDriver, Run, load
+    from lab.harness.scenario import SimDriver, Run
+    from lab.harness.script import load
     from web.app import guide_for_pages
     from web.narrate import Narrator
 

@@ -7,7 +7,9 @@ import pytest
 
 from lab.core.messages import digest
 from lab.core.monitor import Monitor, check_trace
-from lab.harness.scenario import ScenarioError, parse, simulate
+from lab.harness.commands import ScenarioError
+from lab.harness.scenario import simulate
+from lab.harness.script import parse
 
 
 def ev(kind, node="A", boot=1, gen=1, **fields):

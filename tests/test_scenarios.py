@@ -2,7 +2,9 @@
 
 import pytest
 
-from lab.harness.scenario import ScenarioError, load, parse, simulate
+from lab.harness.commands import ScenarioError
+from lab.harness.scenario import simulate
+from lab.harness.script import load, parse
 from lab.ports.trace import read_trace
 
 SAFE = ["generation", "leader-epoch"]

@@ -11,7 +11,9 @@ from typing import Callable
 
 from lab.i18n import say
 from lab.i18n import scenarios as words
-from lab.harness import scenario as scripts
+from lab.harness import script as scripts
+from lab.harness.commands import ScenarioError
+from lab.harness.scenario import Run
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
 
@@ -21,7 +23,7 @@ def catalog(names=GUIDED) -> list[dict]:
     for name in names:
         try:
             s = scripts.load(name)
-        except scripts.ScenarioError:
+        except ScenarioError:
             continue
         out.append({"name": s.name, "title": words.title(s), "description": words.description(s), "nodes": s.nodes,
                     "truncation": s.truncation, "steps": words.steps(s)})
@@ -123,7 +125,7 @@ class Guide:
         """A fresh cluster for the scenario, then its first `steps` steps run quickly (for back)."""
         try:
             driver = self.launch(self.scenario)
-            run = scripts.Run(self.scenario, driver, wait_timeout=self.wait_seconds)
+            run = Run(self.scenario, driver, wait_timeout=self.wait_seconds)
             for _ in range(steps):
                 outcomes = run.run_step()
                 if run.verdict.aborted:

@@ -25,9 +25,9 @@ from lab.core.impl import ImplError
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
-from lab.harness import scenario
+from lab.harness import script as scripts
+from lab.harness.commands import ScenarioError
 from lab.harness.realdriver import run_real
-from lab.harness.scenario import ScenarioError
 
 DEFAULT_DIR = ".hwm-lab"
 
@@ -423,8 +423,8 @@ def cmd_delay(args) -> int:
 def cmd_scenario_list(args) -> int:
 
     items = []
-    for name in scenario.available():
-        script = scenario.load(name)
+    for name in scripts.available():
+        script = scripts.load(name)
         items.append({"name": name, "title": script.title, "nodes": script.nodes})
     text = "\n".join(f"{i['name']:<4} {i['title']}" for i in items)
     return _print(args, {"ok": True, "scenarios": items}, text)

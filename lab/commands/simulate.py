@@ -8,7 +8,9 @@ import sys
 from lab.core.config import TRUNCATION_STRATEGIES
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
-from lab.harness.scenario import ScenarioError, available, simulate
+from lab.harness.commands import ScenarioError
+from lab.harness.scenario import simulate
+from lab.harness.script import available
 
 
 def register(subparsers) -> None:

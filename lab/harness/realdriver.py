@@ -20,7 +20,8 @@ from lab.core.messages import Answer
 from lab.ports import codec
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 from lab.processes.supervisor import Supervisor
-from lab.harness import scenario as scenarios
+from lab.harness.scenario import Run, write_verdict
+from lab.harness.script import load
 
 
 class RealDriver:
@@ -168,7 +169,7 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
              truncation: str | None = None, nodes: int | None = None, meta: dict | None = None,
              limit: float = DEFAULT_LIMIT):
     """Run a teaching scenario as real processes; writes the trace directory and verdict.json to `out`."""
-    script = scenarios.load(name)
+    script = load(name)
     strategy = truncation or script.truncation
     count = nodes or script.nodes
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"hwm-{script.name}-"))
@@ -178,11 +179,11 @@ def run_real(name: str, *, impl: str = "solutions", out: str | Path | None = Non
                         meta={"run": f"{script.name}-{strategy}-real", "scenario": script.name,
                               "liveness_bound": script.liveness_bound, **(meta or {})})
     try:
-        run = scenarios.Run(replace(script, truncation=strategy), driver, seed=seed)
+        run = Run(replace(script, truncation=strategy), driver, seed=seed)
         verdict = run.run_all()
     except BaseException:
         driver.close({"passed": False})
         raise
     driver.close({"passed": verdict.passed})
-    scenarios.write_verdict(out, verdict)
+    write_verdict(out, verdict)
     return verdict, out

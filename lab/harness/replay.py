@@ -8,7 +8,8 @@ from pathlib import Path
 
 from lab.core.messages import Answer
 from lab.sim.world import SEGMENT_BYTES, World
-from lab.harness.scenario import Run, Scenario, SimDriver, Verdict, _fsync, write_verdict
+from lab.harness.scenario import Run, SimDriver, Verdict, _fsync, write_verdict
+from lab.harness.script import Scenario
 
 
 class ManualDriver(SimDriver):

@@ -50,7 +50,8 @@ def steps(scenario) -> list[Text]:
 
 @lru_cache(maxsize=1)
 def _by_text() -> dict[str, Text]:
-    from lab.harness import scenario as scripts
+    from lab.harness import script as scripts
+    from lab.harness.commands import ScenarioError
 
     found = {}
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
@@ -58,7 +59,7 @@ def _by_text() -> dict[str, Text]:
             scenario = scripts.load(path.stem)
             for step, text in zip(scenario.steps, steps(scenario)):
                 found.setdefault(step.text, text)
-        except scripts.ScenarioError:
+        except ScenarioError:
             continue
     return found
 
@@ -135,7 +136,7 @@ def _match(template: list[str], words: list[str]) -> dict | None:
 
 def extract(fileobj, keywords, comment_tags, options):
     """Babel's extractor for scenario scripts: (line, "pgettext", (context, text), comments) per text."""
-    from lab.harness.scenario import parse
+    from lab.harness.script import parse
 
     raw = fileobj.read().decode("utf-8")
     name = options.get("name") or getattr(fileobj, "name", "scenario").rsplit("/", 1)[-1].removesuffix(".txt")

@@ -28,6 +28,7 @@ from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
 from lab.harness import scenario as scenario_module
+from lab.harness.script import load as load_script
 from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
 from lab.core.events import ABOVE_HWM, FOLLOWER_APPEND, Reason
@@ -481,7 +482,7 @@ def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, 
                 else:
                     verdict, _ = run_real(name, impl=mixed, out=out, seed=seed, truncation=strategy,
                                           meta=meta, limit=limit)
-                explain = _explain(scenario_module.load(name), verdict)
+                explain = _explain(load_script(name), verdict)
                 passed, fault = verdict.passed, verdict.fault
             except Exception as exc:  # the student's code crashed inside the cluster
                 found = fault_of(exc)

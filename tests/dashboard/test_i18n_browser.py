@@ -12,7 +12,7 @@ import pytest
 from lab import i18n
 from lab.i18n import PSEUDO, localize
 from lab.i18n.scenarios import command_text
-from lab.harness.scenario import load
+from lab.harness.script import load
 from tests.dashboard.browser import BROWSER_MARKS, OUTSIDE_VIEWPORT, chromium, open_page, running_demo, shots_dir
 from tests.test_i18n import untranslated
 

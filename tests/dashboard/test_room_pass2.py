@@ -10,7 +10,8 @@ import pytest
 
 from lab.i18n import localize
 from lab.i18n import scenarios as words
-from lab.harness import scenario as scripts
+from lab.harness import script as scripts
+from lab.harness.scenario import simulate
 from tests.dashboard.conftest import FakeHost, make_app, wait_until
 from tests.dashboard.test_app import connect, control
 from web.fold import Replay
@@ -42,7 +43,7 @@ def test_a_retry_quotes_its_own_refusal_not_one_of_long_ago():
 def test_every_index_the_feed_quotes_is_the_refusal_just_before_it(tmp_path, name, truncation):
     """S1 and K1 on the simulator; each node's events are fed in order but the nodes' streams one after the other
     per tick window, as polls of real processes deliver them. Each quoted index is checked against the trace."""
-    verdict = scripts.simulate(name, seed=3, out=tmp_path / "t", truncation=truncation)
+    verdict = simulate(name, seed=3, out=tmp_path / "t", truncation=truncation)
     events = Replay(str(tmp_path / "t")).events
     narrator = Narrator()
     quoted = 0
@@ -83,7 +84,7 @@ def test_the_guides_narration_shows_no_markdown_backticks(lang):
 
 
 def test_a_replay_at_event_0_shows_nodes_not_yet_started(tmp_path):
-    scripts.simulate("s1", seed=3, out=tmp_path / "t")
+    simulate("s1", seed=3, out=tmp_path / "t")
     replay = Replay(str(tmp_path / "t"))
     start = replay.fold_at(0)
     assert start.nodes, "the trace names its nodes"
@@ -127,7 +128,7 @@ def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
 def test_the_sequence_view_follows_the_replays_cursor(tmp_path):
     import xml.etree.ElementTree as ET
 
-    scripts.simulate("s1", seed=3, out=tmp_path / "t")
+    simulate("s1", seed=3, out=tmp_path / "t")
     app, socketio, dashboard = make_app(REPLAY_DIR=str(tmp_path / "t"))
     http = app.test_client()
     events = dashboard.replay.events

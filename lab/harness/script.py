@@ -1,0 +1,130 @@
+"""The scenario language: a script (lab/sim/scenarios/*.txt) parsed into a Scenario of header values and steps.
+
+A script has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then steps: `step "narration"`
+followed by commands (lab.harness.commands). See docs/scenarios.md for the command reference.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.core.events import STEP
+from lab.harness.commands import CHOICES, COMMANDS, ScenarioError
+
+SCENARIO_DIR = Path(__file__).parent.parent / "sim" / "scenarios"  # data of the simulator's folder
+
+# ---- the script -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int
+    words: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Step:
+    text: str
+    commands: tuple[Command, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    description: str
+    nodes: int
+    truncation: str
+    fsync: dict[str, str]
+    steps: tuple[Step, ...]
+    liveness_bound: float = 5.0
+    segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.wal.SEGMENT_BYTES)
+    # `manual`: every message waits until a command delivers, drops or duplicates it, and the grader's rules are
+    # checked after every step (the explorer's counterexamples, lab.explore)
+    network: str = "timed"
+    rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
+
+
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules"}
+NETWORKS = ("timed", "manual")
+
+
+def parse(text: str, name: str = "scenario") -> Scenario:
+    title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
+    segment_bytes, network, rules = None, "timed", ()
+    steps: list[Step] = []
+    current: tuple[str, list[Command]] | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.startswith("#"):
+            if not steps and current is None:
+                if title == name:
+                    title = line.lstrip("# ").strip()
+                else:
+                    description.append(line.lstrip("#").strip())
+            continue
+        if not line:
+            continue
+        try:
+            words = tuple(shlex.split(line))
+        except ValueError as exc:
+            raise ScenarioError(f"{name} line {number}: {exc}") from exc
+        head = words[0]
+        if head == STEP:
+            if len(words) != 2:
+                raise ScenarioError(f'{name} line {number}: write a step as: step "what happens and why"')
+            if current:
+                steps.append(Step(current[0], tuple(current[1])))
+            current = (words[1], [])
+        elif current is None and head in HEADERS:
+            try:
+                if head == "nodes":
+                    nodes = int(words[1])
+                elif head == "truncation":
+                    truncation = words[1]
+                elif head == "fsync":
+                    fsync[words[1]] = words[2]
+                elif head == "liveness":
+                    liveness = float(words[1].rstrip("s"))
+                elif head == "segment-bytes":
+                    segment_bytes = int(words[1])
+                elif head == "rules":
+                    rules = tuple(r for r in words[1].split(",") if r)
+                elif head == "network":
+                    network = words[1]
+                    if network not in NETWORKS:
+                        raise ValueError(network)
+            except (IndexError, ValueError) as exc:
+                raise ScenarioError(f"{name} line {number}: bad header {line!r}") from exc
+        elif current is None:
+            raise ScenarioError(f"{name} line {number}: {head!r} before the first step")
+        else:
+            if head not in COMMANDS and head not in CHOICES:
+                raise ScenarioError(f"{name} line {number}: unknown command {head!r} "
+                                    f"(known: {', '.join(sorted(COMMANDS))})")
+            current[1].append(Command(number, words))
+    if current:
+        steps.append(Step(current[0], tuple(current[1])))
+    if not steps:
+        raise ScenarioError(f"{name}: no steps")
+    return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
+                    truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
+                    segment_bytes=segment_bytes, network=network, rules=rules)
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.txt"))
+
+
+def load(name_or_path: str) -> Scenario:
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
+    if not path.exists():
+        raise ScenarioError(f"no scenario {name_or_path!r}; available: {', '.join(available())}")
+    return parse(path.read_text(encoding="utf-8"), path.stem)
