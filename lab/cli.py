@@ -14,7 +14,7 @@ COMMAND_MODULES = (
     "lab.commands.simulate",  # simulate
     "lab.commands.exercise",  # exercise, submit
     "lab.student.handout",  # handout
-    "lab.commands.chaos",  # chaos (the nemesis, lab/harness/nemesis.py)
+    "lab.commands.chaos",  # chaos (the nemesis, lab/harness/chaos.py)
     "lab.commands.explore",  # explore (lab/explore: search, shrink, explain)
     "lab.grade.cli",  # grade
     "web.cli",  # demo, dashboard, replay

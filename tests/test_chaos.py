@@ -1,4 +1,4 @@
-"""The nemesis (lab/harness/nemesis.py, hwm-lab chaos): its checker reports a planted lost write and a planted
+"""The nemesis (lab/harness/chaos.py, hwm-lab chaos): its checker (checker.py) reports a planted lost write and a planted
 read above the high-water mark, and nothing in a clean history; a short seeded run against real processes checks clean; and against a
 replica that serves above the high-water mark, the same run catches it.
 
@@ -13,7 +13,8 @@ import pytest
 from procutil import track
 
 from lab import cli
-from lab.harness import nemesis as chaos
+from lab.core.messages import digest
+from lab.harness import chaos, checker
 from lab.processes.client import pid_alive
 
 EXERCISES_NEEDED = (1, 2, 3, 4, 5)
@@ -23,20 +24,20 @@ EXERCISES_NEEDED = (1, 2, 3, 4, 5)
 
 
 def _entry(index, generation, payload):
-    return [index, generation, chaos.digest(payload)]
+    return [index, generation, digest(payload)]
 
 
 def _history():
     """Three entries committed in generation 1 on A (leader) and B, a read of index 2 on B: all correct."""
     log = [[1, 1, "a"], [2, 1, "b"], [3, 1, "c"]]
-    writes = [chaos.WriteRecord("w0", p, True, index=i, generation=1, node="A") for i, _, p in log]
-    reads = [chaos.ReadRecord("r0", "B", 2, True, generation=1, payload="b", hwm=3)]
+    writes = [checker.WriteRecord("w0", p, True, index=i, generation=1, node="A") for i, _, p in log]
+    reads = [checker.ReadRecord("r0", "B", 2, True, generation=1, payload="b", hwm=3)]
     events = [
         {"type": "became_leader", "node": "A", "generation": 1, "time": 0.1, "seq": 1},
         {"type": "hwm_changed", "node": "A", "time": 0.2, "seq": 2, "hwm": 3,
          "committed": [_entry(*e) for e in log]},
         {"type": "write_acked", "node": "A", "time": 0.2, "seq": 3, "request": "w1", "index": 3, "generation": 1,
-         "digest": chaos.digest("c")},
+         "digest": digest("c")},
         {"type": "read_served", "node": "B", "time": 0.3, "seq": 1, "index": 2, "hwm": 3,
          "entry": _entry(2, 1, "b"), "payload": "b"},
     ]
@@ -46,7 +47,7 @@ def _history():
 
 
 def test_the_checker_passes_a_clean_history():
-    verdict = chaos.check(*_history())
+    verdict = checker.check(*_history())
     assert verdict.lost == [] and verdict.violations == []
     assert (verdict.acknowledged, verdict.acked_by_nodes, verdict.reads_served, verdict.reads_traced) == (3, 1, 1, 1)
 
@@ -56,11 +57,11 @@ def test_the_checker_reports_a_lost_write_and_a_read_above_the_hwm():
     # C came back without index 3, which the client was told is committed (C's log ends at 2)
     final["C"] = {"log": final["C"]["log"][:2], "hwm": 2}
     # B served index 3 while its high-water mark was 2, and a node traced a read of index 3 above its mark of 2
-    reads.append(chaos.ReadRecord("r1", "B", 3, True, generation=1, payload="c", hwm=2))
+    reads.append(checker.ReadRecord("r1", "B", 3, True, generation=1, payload="c", hwm=2))
     events.append({"type": "read_served", "node": "C", "time": 0.4, "seq": 2, "index": 3, "hwm": 2,
                    "entry": _entry(3, 1, "c"), "payload": "c"})
 
-    verdict = chaos.check(writes, reads, events, final)
+    verdict = checker.check(writes, reads, events, final)
 
     assert len(verdict.lost) == 1
     assert "'c' acknowledged to w0 at index 3" in verdict.lost[0] and "C (log ends at 2)" in verdict.lost[0]
@@ -73,10 +74,10 @@ def test_the_checker_reports_overwritten_history_and_wrong_reads():
     # B's log was rewritten below its high-water mark: index 2 holds another generation's entry
     final["B"]["log"][1] = [2, 2, "x"]
     # a read served an entry that was never committed there; two leaders claimed generation 1
-    reads.append(chaos.ReadRecord("r1", "A", 1, True, generation=1, payload="not-a", hwm=3))
+    reads.append(checker.ReadRecord("r1", "A", 1, True, generation=1, payload="not-a", hwm=3))
     events.append({"type": "became_leader", "node": "C", "generation": 1, "time": 0.5, "seq": 1})
 
-    verdict = chaos.check(writes, reads, events, final)
+    verdict = checker.check(writes, reads, events, final)
 
     assert any("disagree at index 2" in v for v in verdict.violations), verdict.violations
     assert any("A served generation 1" in v and "at index 1" in v for v in verdict.violations), verdict.violations
@@ -85,13 +86,13 @@ def test_the_checker_reports_overwritten_history_and_wrong_reads():
 
 
 def test_leader_gaps_are_measured_from_the_kill_to_a_later_generation():
-    faults = [chaos.Fault(time=1.0, op="kill", target="A", leader="A", leader_generation=3),
-              chaos.Fault(time=5.0, op="kill", target="B", leader="A", leader_generation=4)]  # not the leader
+    faults = [checker.Fault(time=1.0, op="kill", target="A", leader="A", leader_generation=3),
+              checker.Fault(time=5.0, op="kill", target="B", leader="A", leader_generation=4)]  # not the leader
     events = [{"type": "node_killed", "node": "cluster", "target": "A", "time": 1.2},
               {"type": "became_leader", "node": "A", "generation": 3, "time": 1.3},  # a stale claim: ignored
               {"type": "became_leader", "node": "C", "generation": 4, "time": 1.9},
               {"type": "node_killed", "node": "cluster", "target": "B", "time": 5.1}]
-    gaps, without = chaos.leader_gaps(faults, events)
+    gaps, without = checker.leader_gaps(faults, events)
     assert gaps == [(1.2, pytest.approx(0.7))] and without == 0
 
 
@@ -163,8 +164,8 @@ def test_the_checker_applies_the_graders_rules_to_the_trace(tmp_path):
 
     simulate("n4", impl="tests.wrong_variants.ex1_article_formula", out=tmp_path / "article")
     simulate("n4", impl="solutions", out=tmp_path / "reference")
-    article, reference = (chaos.read_trace(tmp_path / name) for name in ("article", "reference"))
-    broken = chaos.check([], [], article, {}, size=4).violations
+    article, reference = (checker.read_trace(tmp_path / name) for name in ("article", "reference"))
+    broken = checker.check([], [], article, {}, size=4).violations
     assert any(v.startswith("hwm-majority: leader") and "of 4 nodes hold" in v for v in broken), broken
-    assert not any(v.startswith("hwm-majority") for v in chaos.check([], [], article, {}).violations)
-    assert not [v for v in chaos.check([], [], reference, {}, size=4).violations if ":" in v.split(" ")[0]]
+    assert not any(v.startswith("hwm-majority") for v in checker.check([], [], article, {}).violations)
+    assert not [v for v in checker.check([], [], reference, {}, size=4).violations if ":" in v.split(" ")[0]]

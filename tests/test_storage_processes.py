@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab import cli
-from lab.harness import nemesis
+from lab.harness import chaos, checker, nemesis
 from lab.processes.client import ControlClient
 from lab.processes.supervisor import Supervisor
 
@@ -162,12 +162,12 @@ def test_fsync_fail_on_the_leader_under_writes(tmp_path, capsys):
         finally:
             writer.flush = real_flush
         api.restart(old)  # it recovers what it had synced and rejoins
-        converged, _ = nemesis._settle(api, clients, 30)
+        converged, _ = chaos._settle(api, clients, 30)
         assert converged
         final = {n["id"]: {"log": n["log"], "hwm": n["hwm"]} for n in api.state(log="all")["nodes"]}
         supervisor.stop()
-        events = nemesis.read_trace(run_dir)
-        verdict = nemesis.check(clients.writes, clients.reads, events, final)
+        events = checker.read_trace(run_dir)
+        verdict = checker.check(clients.writes, clients.reads, events, final)
         assert verdict.lost == [] and verdict.violations == [], (verdict.lost[:5], verdict.violations[:5])
         cluster_events = [json.loads(line) for line in (run_dir / "events-cluster.jsonl").read_text().splitlines()]
         failed_at = next(e["time"] for e in cluster_events if e["type"] == "fsync_fail" and e["target"] == old)
@@ -195,7 +195,7 @@ def test_scenario_d1_as_processes_gives_the_simulators_verdict(tmp_path):
 
 
 def test_a_short_nemesis_run_with_storage_faults_checks_clean(tmp_path):
-    report = nemesis.run({"nodes": 5, "duration": 20.0, "interval": 0.7, "seed": 2, "storage": True,
+    report = chaos.run({"nodes": 5, "duration": 20.0, "interval": 0.7, "seed": 2, "storage": True,
                           "settle": 60.0, "dir": str(tmp_path / "chaos")})
     storage = [f for f in report.faults if f.op in ("disk_full", "fsync_fail") and not f.refused]
     reasons = [e.get("reason", "") for e in report.node_exits]
