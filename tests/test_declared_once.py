@@ -124,12 +124,14 @@ def test_parse_line_takes_an_event_and_refuses_anything_else():
 
 def test_a_trace_line_carries_its_reasons_kind_and_an_older_line_is_read_as_it_was(tmp_path):
     from lab.core import events as ev
-    from lab.core.events import Event, Reason, Reasons
+    from lab.core import reasons
+    from lab.core.events import Event
+    from lab.core.reasons import Reason, Reasons
     from lab.i18n import localize
     from lab.ports.trace import TraceFile, parse_line, read_trace, write_meta
 
-    refused = Reason(ev.NOT_LEADER, leader="B")
-    found = Reasons([Reason(ev.LACKS_INDEX, node="A", index=2), Reason(ev.LACKS_INDEX, node="C", index=2)])
+    refused = Reason(reasons.NOT_LEADER, leader="B")
+    found = Reasons([Reason(reasons.LACKS_INDEX, node="A", index=2), Reason(reasons.LACKS_INDEX, node="C", index=2)])
     write_meta(tmp_path)
     trace = TraceFile(tmp_path, "A")
     trace.emit([Event(ev.WRITE_FAILED, {"gen": 1, "request": "w1", "reason": refused}),
@@ -139,7 +141,7 @@ def test_a_trace_line_carries_its_reasons_kind_and_an_older_line_is_read_as_it_w
     lines = (tmp_path / "events-A.jsonl").read_bytes().splitlines()
     assert b'"reason":"not the leader: the leader is B"' in lines[0]  # the English is where it was
     read = read_trace(tmp_path).events
-    assert read[0]["reason"] == refused and read[0]["reason"].kind == ev.NOT_LEADER
+    assert read[0]["reason"] == refused and read[0]["reason"].kind == reasons.NOT_LEADER
     assert localize(read[1]["detail"], "es") == localize(found, "es") != str(found)
     older = parse_line(b'{"v":1,"seq":1,"time":0.5,"node":"A","type":"write_failed","reason":"not the leader: '
                        b'the leader is B"}')
@@ -150,23 +152,24 @@ def test_a_trace_line_carries_its_reasons_kind_and_an_older_line_is_read_as_it_w
 
 def test_the_control_apis_refusal_and_a_nodes_exit_keep_their_kind(tmp_path, monkeypatch):
     from lab.core import events as ev
-    from lab.core.events import Reason
+    from lab.core import reasons
+    from lab.core.reasons import Reason
     from lab.processes.client import ApiError, ControlClient
     from lab.processes.runfiles import exit_reason
 
-    refused = Reason(ev.NODE_ALREADY, node="B", state="killed")
+    refused = Reason(reasons.NODE_ALREADY, node="B", state="killed")
     client = ControlClient("http://127.0.0.1:9")
     monkeypatch.setattr(client, "call", lambda *a, **k: (409, {"ok": False, "error": str(refused),
                                                                 "because": refused.as_record()}))
     try:
         client.kill("B")
     except ApiError as exc:
-        assert exc.args[0] == refused and exc.args[0].kind == ev.NODE_ALREADY
+        assert exc.args[0] == refused and exc.args[0].kind == reasons.NODE_ALREADY
     else:
         raise AssertionError("kill was not refused")
-    stopped = Reason(ev.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error")
+    stopped = Reason(reasons.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error")
     (tmp_path / "exit_reason").write_bytes(f"{stopped}\n{json.dumps(stopped.as_record())}".encode() + b"\0" * 40)
-    assert exit_reason(tmp_path, 74).kind == ev.FSYNC_FAILED
+    assert exit_reason(tmp_path, 74).kind == reasons.FSYNC_FAILED
     (tmp_path / "exit_reason").write_bytes(str(stopped).encode() + b"\0" * 40)  # an older node: its sentence only
     assert exit_reason(tmp_path, 74) == str(stopped)
 

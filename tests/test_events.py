@@ -1,4 +1,4 @@
-"""Events and reasons are declared once (lab/core/events.py): every kind has a narration, every reason a translation
+"""Events and reasons are declared once (lab/core/events.py, lab/core/reasons.py): every kind has a narration, every reason a translation
 keyed by its kind, the grader's schema agrees with the declarations, the runs write only what is declared, and
 rewording a reason's English changes nothing else."""
 
@@ -12,7 +12,9 @@ import pytest
 
 from lab import i18n
 from lab.core import events
-from lab.core.events import KINDS, REASONS, Reason, reason_fields, reason_from_record
+from lab.core import reasons
+from lab.core.events import KINDS
+from lab.core.reasons import REASONS, Reason, reason_fields, reason_from_record
 from lab.core.messages import Answer
 from lab.ports import codec
 from lab.sim.cluster import SimCluster
@@ -22,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TRANSLATED = ("es", "zh")
 SAMPLE = {events.INT: 3, events.NUMBER: 2.5, events.STR: "B", events.BOOL: True, events.ENTRY: [3, 2, "0" * 16],
           events.ENTRIES: [[3, 2, "0" * 16]], events.INTS: [1, 4], events.NAMES: ["A", "B"], events.DICT: {},
-          events.ANY: "always", events.REASON: Reason(events.NO_LEADER)}
+          events.ANY: "always", events.REASON: Reason(reasons.NO_LEADER)}
 
 
 def sample_event(kind) -> dict:
@@ -77,7 +79,7 @@ def test_rewording_a_reason_changes_no_key_and_no_translation(kind, monkeypatch)
     from lab.i18n.extract import extract
 
     assert (i18n.REASON, kind) in {(m.context, m.id) for m in extract() if m.id}
-    answer = codec.decode_frame(codec.encode(Answer(request="r", ok=False, error=after, refusal=events.TIMEOUT))[4:])
+    answer = codec.decode_frame(codec.encode(Answer(request="r", ok=False, error=after, refusal=reasons.TIMEOUT))[4:])
     assert answer.error == after and answer.error.kind == kind and reason_from_record(after.as_record()) == after
 
 
@@ -98,12 +100,13 @@ _BLANKS = re.compile(r"\{[^{}]*\}")
 
 
 def test_no_other_module_writes_a_reasons_english():
-    """The English of a reason lives in lab/core/events.py only: no module of the lab or the dashboard writes one
+    """The English of a reason lives in lab/core/reasons.py only: no module of the lab or the dashboard writes one
     of its sentences, whatever its values (exercise 4's statement and reference, the student's side, say it as the
     exercise asks; tests hold older traces' and students' sentences as data)."""
     english = {_BLANKS.sub("{}", template): kind for kind, template in REASONS.items()
                if len(_BLANKS.sub("", template)) >= 16}  # "{node}: {answer}" is any pair's punctuation
-    files = [p for folder in ("lab", "web") for p in (ROOT / folder).rglob("*.py") if p.name != "events.py"]
+    files = [p for folder in ("lab", "web") for p in (ROOT / folder).rglob("*.py")
+             if p != ROOT / "lab" / "core" / "reasons.py"]
     found = [f"{p.relative_to(ROOT)}:{line}: {english[text]}" for p in files
              for line, text in sentences(p.read_text(encoding="utf-8")) if text in english]
     assert sentences('x = f"node {n} is {s}"; y = "no node is running"') == [
@@ -117,7 +120,7 @@ def test_a_reason_a_node_gives_is_said_by_kind_after_the_wire():
     follower = next(n for n in cluster.names if n != cluster.leader())
     refused = cluster.read(9, follower)
     data = codec.answer_to_json(refused, follower)
-    assert data["because"] == {"kind": events.ABOVE_HWM, "index": 9, "hwm": refused.high_water_mark}
+    assert data["because"] == {"kind": reasons.ABOVE_HWM, "index": 9, "hwm": refused.high_water_mark}
     again = codec.answer_from_json(data)
     assert i18n.localize(again.error, "es").startswith("no disponible: el índice 9")
     with pytest.raises(codec.MalformedFrame):  # a `because` that says another sentence is refused
@@ -150,7 +153,7 @@ def test_runs_write_only_declared_kinds_with_their_declared_fields():
     for event in cluster.events:
         kind = KINDS.get(event["type"])
         assert kind is not None, event
-        fields = set(event) - {"v", "seq", "time", "node", "boot", "gen", "type", events.BECAUSE}
+        fields = set(event) - {"v", "seq", "time", "node", "boot", "gen", "type", reasons.BECAUSE}
         if kind.fields:
             assert fields <= set(kind.fields), (event["type"], fields - set(kind.fields))
             assert set(kind.fields) - kind.optional <= fields, (event["type"], set(kind.fields) - fields)

@@ -13,8 +13,8 @@ import pytest
 
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
-from lab.core import events as ev
-from lab.core.events import ABOVE_HWM, TIMEOUT_MAJORITY, TIMEOUT_MINORITY_LATER, Reason, Reasons, reason_from_record
+from lab.core import reasons
+from lab.core.reasons import ABOVE_HWM, TIMEOUT_MAJORITY, TIMEOUT_MINORITY_LATER, Reason, Reasons, reason_from_record
 from lab.i18n import PSEUDO, localize, say
 from lab.i18n.scenarios import command_text
 from tests.studentcode import StudentCode
@@ -272,17 +272,18 @@ def test_the_nodes_reasons_are_said_by_their_kind(reason, spanish):
 
 
 @pytest.mark.parametrize("said, english, spanish", [
-    (Reason(ev.WRITE_NOT_ACKED, seconds="5", why=Reason(ev.NODE_IS, node="A", state="killed")),
+    (Reason(reasons.WRITE_NOT_ACKED, seconds="5", why=Reason(reasons.NODE_IS, node="A", state="killed")),
      "timeout: the write was not acknowledged within 5s (node A is killed)",
      "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
-    (Reason(ev.ACKED_WRITES_MISSING, count=3, missing=Reasons(Reason(ev.LACKS_INDEX, node=n, index=2) for n in "AC")),
+    (Reason(reasons.ACKED_WRITES_MISSING, count=3,
+            missing=Reasons(Reason(reasons.LACKS_INDEX, node=n, index=2) for n in "AC")),
      "3 acknowledged writes: A lacks index 2; C lacks index 2",
      "escrituras con acuse de recibo: 3 — a A le falta el índice 2; a C le falta el índice 2"),
-    (Reason(ev.CONNECTION_LOST, node="A", error=Reason(ev.CONNECTION_CLOSED, address="127.0.0.1:43189")),
+    (Reason(reasons.CONNECTION_LOST, node="A", error=Reason(reasons.CONNECTION_CLOSED, address="127.0.0.1:43189")),
      "connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
      "not be committed", "conexión perdida: el nodo A no respondió (el nodo 127.0.0.1:43189 cerró la conexión); la "
                          "escritura puede estar confirmada o no"),  # the address is data
-    (Reason(ev.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error"),
+    (Reason(reasons.FSYNC_FAILED, where="fsync of the write-ahead log", os_error="Input/output error"),
      "fsync failed: fsync of the write-ahead log (Input/output error)",
      "fsync fallido: fsync del WAL (Error de entrada/salida)"),  # the fixed phrases are said too
     (command_text("expect read 4 refused on all"), "expect read 4 refused on all",

@@ -13,7 +13,7 @@ import pytest
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say, word
-from lab.core.events import HWM_ON, NO_TRUNCATION, REASONS, WORDS, Reason
+from lab.core.reasons import HWM_ON, NO_TRUNCATION, REASONS, WORDS, Reason
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATED = ("es", "zh")

@@ -16,7 +16,8 @@ import time
 import pytest
 from procutil import by_id, converged, running_cluster, track, wait_until
 
-from lab.core.events import EXPECTATION, NODE_ALREADY
+from lab.core.events import EXPECTATION
+from lab.core.reasons import NODE_ALREADY
 from lab.ports import codec
 from lab.processes.client import ApiError, ControlClient, NodeClient
 from lab.core.messages import ClientWrite, Hello, digest

@@ -9,7 +9,7 @@ from lab.core.messages import (ClientRead, ClientWrite, Entry, HardState, Replic
                           VoteRequest)
 from lab.core.replica import Replica
 from lab.sim.cluster import SimCluster
-from lab.core.events import ABOVE_HWM, ALREADY_VOTED, Reason
+from lab.core.reasons import ABOVE_HWM, ALREADY_VOTED, Reason
 
 EXERCISES_NEEDED = (1, 2, 3, 4)  # with --impl exercises, skipped until these are started
 

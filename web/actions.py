@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.core.events import because
+from lab.core.reasons import because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say
 from lab.ports.cluster import MAX_DELAY_MS

@@ -6,7 +6,7 @@ import time
 from collections import Counter
 
 from lab import i18n
-from lab.core.events import reason_from_record
+from lab.core.reasons import reason_from_record
 from lab.i18n import localize
 
 PAYLOAD_CHARS = 16

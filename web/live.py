@@ -19,7 +19,7 @@ from lab.processes.client import ControlClient, ControlError
 from web.fold import slim
 from web.frames import election_clock, frame, shaped_nodes, shown_links
 from web.narrate import Narrator
-from lab.core.events import because
+from lab.core.reasons import because
 from lab.core.events import (
     BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD, CLOCKS_RELEASED,
     CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, ELECTION_STARTED, EXPECTATION, FOLLOWER_APPEND, GENERATION_CHANGED,

@@ -12,7 +12,7 @@ from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
-from lab.core.events import because
+from lab.core.reasons import because
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, package_dir, run_check
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 

@@ -6,8 +6,9 @@ Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab e
 from __future__ import annotations
 
 from lab.core.messages import digest
-from lab.core import events as ev
-from lab.core.events import BECAME_LEADER, HWM_CHANGED, READ_SERVED, TRUNCATED, Reason
+from lab.core import reasons
+from lab.core.events import BECAME_LEADER, HWM_CHANGED, READ_SERVED, TRUNCATED
+from lab.core.reasons import Reason
 
 
 def safety_violations(events: list[dict], status: dict | None = None) -> list[str]:
@@ -21,20 +22,21 @@ def safety_violations(events: list[dict], status: dict | None = None) -> list[st
             for index, generation, entry_digest in event["committed"]:
                 known = committed.setdefault(index, (generation, entry_digest, event["node"]))
                 if known[:2] != (generation, entry_digest):
-                    problems.append(Reason(ev.COMMITTED_CHANGED, index=index, other=known[2], generation=known[0],
+                    problems.append(Reason(reasons.COMMITTED_CHANGED, index=index, other=known[2], generation=known[0],
                                            digest=known[1], node=event["node"], current=generation,
                                            digest2=entry_digest))
         elif kind == BECAME_LEADER:
             other = leaders.setdefault(event["generation"], event["node"])
             if other != event["node"]:
-                problems.append(Reason(ev.TWO_LEADERS, generation=event["generation"], other=other,
+                problems.append(Reason(reasons.TWO_LEADERS, generation=event["generation"], other=other,
                                        node=event["node"]))
         elif kind == READ_SERVED and event["index"] > event["hwm"]:
-            problems.append(Reason(ev.SERVED_ABOVE_HWM, node=event["node"], index=event["index"], hwm=event["hwm"]))
+            problems.append(Reason(reasons.SERVED_ABOVE_HWM, node=event["node"], index=event["index"],
+                                   hwm=event["hwm"]))
         elif kind == TRUNCATED:
             for index, generation, entry_digest in event["removed"]:
                 if committed.get(index, (None, None))[:2] == (generation, entry_digest):
-                    problems.append(Reason(ev.TRUNCATED_COMMITTED, node=event["node"], index=index,
+                    problems.append(Reason(reasons.TRUNCATED_COMMITTED, node=event["node"], index=index,
                                            generation=generation))
     if status is not None:
         problems.extend(_log_problems(status, committed))
@@ -48,7 +50,7 @@ def _log_problems(status: dict, committed: dict) -> list[str]:
         for index, generation, payload in node["log"][: node["hwm"]]:
             known = committed.get(index)
             if known and known[:2] != (generation, digest(payload)):
-                problems.append(Reason(ev.HOLDS_OTHER_GENERATION, node=node["id"], generation=generation,
+                problems.append(Reason(reasons.HOLDS_OTHER_GENERATION, node=node["id"], generation=generation,
                                        index=index, current=known[0]))
     for a in live:
         for b in live:
@@ -56,7 +58,7 @@ def _log_problems(status: dict, committed: dict) -> list[str]:
                 upto = min(a["hwm"], b["hwm"])
                 for x, y in zip(a["log"][:upto], b["log"][:upto]):
                     if x != y:
-                        problems.append(Reason(ev.LOGS_DISAGREE, other=a["id"], node=b["id"], index=x[0],
+                        problems.append(Reason(reasons.LOGS_DISAGREE, other=a["id"], node=b["id"], index=x[0],
                                                hwm=a["hwm"], hwm2=b["hwm"]))
                         break
     return problems

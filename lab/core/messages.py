@@ -2,9 +2,10 @@
 typed refusals, control requests, and trace events. No I/O.
 
 Nobody changes a value after it is made. Wire messages are frozen dataclasses; the records a busy leader makes
-once per entry (Entry, Answer) are NamedTuples, about three times cheaper to build. Event kinds, refusal kinds
-and reasons are declared in lab.core.events (imported here too). The wire codec (`lab.ports.codec`) is the only
-place that turns these into bytes, and the trace (`lab.ports.trace`) the only place that turns events into lines.
+once per entry (Entry, Answer) are NamedTuples, about three times cheaper to build. Event kinds are declared in
+lab.core.events, refusal kinds and reasons in lab.core.reasons (imported here too). The wire codec
+(`lab.ports.codec`) is the only place that turns these into bytes, and the trace (`lab.ports.trace`) the only place
+that turns events into lines.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from lab.core.events import (  # the refusal kinds and the trace events, declared with the others there
-    ABOVE_HWM, ENTRY_EVENTS, LEADERSHIP_LOST, NO_SUCH_INDEX, NODE_DOWN, NOT_LEADER, READ_REFUSED, REFUSALS, TIMEOUT,
-    UNREACHABLE, Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields,
-)
+from lab.core.events import (  # the trace events and the refusal kinds, declared with the others there
+    ENTRY_EVENTS, READ_REFUSED, Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields)
+from lab.core.reasons import (
+    ABOVE_HWM, LEADERSHIP_LOST, NO_SUCH_INDEX, NODE_DOWN, NOT_LEADER, REFUSALS, TIMEOUT, UNREACHABLE)
 
 frozen = dataclass(frozen=True, slots=True, kw_only=True)
 
@@ -166,8 +167,8 @@ class ClientRead:
 
 
 class Answer(NamedTuple):
-    """The reply to a client request. `ok` False carries a `refusal` kind (lab.core.events) and an `error`: a
-    Reason (lab.core.events) from the lab, or a sentence from a student's check_read.
+    """The reply to a client request. `ok` False carries a `refusal` kind (lab.core.reasons) and an `error`: a
+    Reason (lab.core.reasons) from the lab, or a sentence from a student's check_read.
 
     holders: with TIMEOUT, the nodes the leader knew to hold the index (so the client can be told where it is).
     """

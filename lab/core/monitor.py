@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from lab.core import events as ev
+
+from lab.core import reasons
 from lab.core.messages import digest
 from lab.core.rules import RULE_BY_ID
 
@@ -140,7 +142,7 @@ class Monitor:
         node, index = e["node"], e["index"]
         hwm = min(e["hwm"], self.hwm.get((node, e.get("boot", 0)), e["hwm"]))
         if index > hwm:
-            detail = ev.Reason(ev.SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm)
+            detail = reasons.Reason(reasons.SERVED_ABOVE_HWM, node=node, index=index, hwm=hwm)
             return [Violation("read-above-hwm", node, index, detail, (("node", node), ("index", index), ("hwm", hwm)))]
         return []
 
@@ -202,8 +204,9 @@ class Monitor:
             for index, generation, payload in entries[:hwm]:
                 known = self.committed.get(index)
                 if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, ev.Reason(
-                        ev.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index, current=known[0]),
+                    return [Violation("committed-never-change", node, index, reasons.Reason(
+                        reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
+                        current=known[0]),
                                       (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
                                        ("now", generation)))]
         names = sorted(logs)

@@ -16,7 +16,8 @@ from lab.core.impl import Impl
 from lab.core.interface import AppendResult
 from lab.core.progress import MatchIndex, Progress, progress_of
 from lab.core import events as ev
-from lab.core.events import Reason
+from lab.core import reasons
+from lab.core.reasons import Reason
 from lab.core.messages import (
     ABOVE_HWM,
     LEADERSHIP_LOST,
@@ -299,7 +300,7 @@ class Replica:
 
     def _redirect(self, out: Ready, writes: Sequence[ClientWrite]) -> None:
         """A node that is not the leader refuses writes, naming the leader it knows."""
-        error = Reason(ev.NOT_LEADER, leader=self.leader) if self.leader else Reason(ev.NO_LEADER)
+        error = Reason(reasons.NOT_LEADER, leader=self.leader) if self.leader else Reason(reasons.NO_LEADER)
         for write in writes:
             out.answers.append(Answer(request=write.request, ok=False, leader=self.leader, error=error,
                                       refusal=NOT_LEADER))
@@ -312,10 +313,10 @@ class Replica:
         refusal = self.impl.check_read(index, hwm)
         kind = ABOVE_HWM if index > hwm else NO_SUCH_INDEX if index < 1 else READ_REFUSED
         if refusal is None and index > self.log.log_end:
-            refusal, kind = Reason(ev.BEYOND_LOG_END, index=index, end=self.log.log_end), NO_SUCH_INDEX
+            refusal, kind = Reason(reasons.BEYOND_LOG_END, index=index, end=self.log.log_end), NO_SUCH_INDEX
         elif refusal is not None and kind != READ_REFUSED:
             # exercise 4's sentence is the student's; said in the lab's words (typed) when it is those words
-            said = Reason(ev.ABOVE_HWM, index=index, hwm=hwm) if kind == ABOVE_HWM else Reason(ev.BELOW_ONE,
+            said = Reason(reasons.ABOVE_HWM, index=index, hwm=hwm) if kind == ABOVE_HWM else Reason(reasons.BELOW_ONE,
                                                                                                  index=index)
             refusal = said if said == refusal else refusal
         if refusal is not None:
@@ -348,13 +349,13 @@ class Replica:
     def on_vote_request(self, out: Ready, src: str, req: VoteRequest) -> None:
         up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
         if req.generation < self.generation:
-            reason = Reason(ev.OLDER_GENERATION, generation=req.generation, current=self.generation)
+            reason = Reason(reasons.OLDER_GENERATION, generation=req.generation, current=self.generation)
         elif self._leader_is_alive(req):
-            reason = Reason(ev.LEADER_ALIVE, leader=self.leader, generation=self.generation)
+            reason = Reason(reasons.LEADER_ALIVE, leader=self.leader, generation=self.generation)
         elif self._catching_up():
-            reason = Reason(ev.CATCHING_UP, index=self.catching_up_to)
+            reason = Reason(reasons.CATCHING_UP, index=self.catching_up_to)
         elif self.voted_for not in (None, req.candidate):
-            reason = Reason(ev.ALREADY_VOTED, candidate=self.voted_for, generation=self.generation)
+            reason = Reason(reasons.ALREADY_VOTED, candidate=self.voted_for, generation=self.generation)
         elif not up_to_date:
             reason = self._log_behind(req)
         else:
@@ -375,11 +376,11 @@ class Replica:
         """Would this node vote for the candidate in req.generation? It answers, and changes nothing."""
         up_to_date = (req.last_generation, req.last_index) >= (self.log.last_generation, self.log.log_end)
         if req.generation <= self.generation:
-            reason = Reason(ev.NOT_ABOVE, generation=req.generation, current=self.generation)
+            reason = Reason(reasons.NOT_ABOVE, generation=req.generation, current=self.generation)
         elif self.leader_contact < self.election_ticks and self.leader is not None:
-            reason = Reason(ev.LEADER_ALIVE, leader=self.leader, generation=self.generation)
+            reason = Reason(reasons.LEADER_ALIVE, leader=self.leader, generation=self.generation)
         elif self._catching_up():
-            reason = Reason(ev.CATCHING_UP, index=self.catching_up_to)
+            reason = Reason(reasons.CATCHING_UP, index=self.catching_up_to)
         elif not up_to_date:
             reason = self._log_behind(req)
         else:
@@ -420,7 +421,7 @@ class Replica:
         beyond = next((e for e in req.entries if e.generation > req.generation), None)
         if beyond is not None:
             # No leader sends an entry of a generation after its own: the request is forged or broken.
-            self._refuse_replication(out, src, req, Reason(ev.ENTRY_FROM_THE_FUTURE, index=beyond.index,
+            self._refuse_replication(out, src, req, Reason(reasons.ENTRY_FROM_THE_FUTURE, index=beyond.index,
                                                            generation=beyond.generation, current=req.generation))
             return
         if self.awaiting_epoch_answer:
@@ -444,8 +445,8 @@ class Replica:
             # Never below what this node has seen committed: whoever asks it (a forged leader, broken code), a
             # committed entry does not change.
             self._event(out, ev.TRUNCATION_REFUSED, from_index=result.truncate_from, hwm=self.confirmed_hwm,
-                        reason=Reason(ev.COMMITTED_WOULD_GO))
-            self._refuse_replication(out, src, req, Reason(ev.TRUNCATION_BELOW_HWM, index=result.truncate_from,
+                        reason=Reason(reasons.COMMITTED_WOULD_GO))
+            self._refuse_replication(out, src, req, Reason(reasons.TRUNCATION_BELOW_HWM, index=result.truncate_from,
                                                            hwm=self.confirmed_hwm))
             return
         if result.truncate_from is not None and result.truncate_from <= self.log.log_end:
@@ -471,7 +472,7 @@ class Replica:
         follower = resp.follower
         if resp.success and resp.match_index > self.log.log_end:
             self._event(out, ev.RESPONSE_IGNORED, follower=follower, match_index=resp.match_index,
-                        reason=Reason(ev.MATCH_BEYOND_LOG_END, end=self.log.log_end))
+                        reason=Reason(reasons.MATCH_BEYOND_LOG_END, end=self.log.log_end))
             return
         if resp.success and not resp.counts:  # a repaired follower catching up: send on, but do not count it
             record = self._progress(follower)
@@ -538,7 +539,7 @@ class Replica:
         self.election_elapsed = 0
         self.election_timeout = self._new_election_timeout()
         if was == LEADER:
-            self._fail_pending(out, Reason(ev.LEADERSHIP_LOST))
+            self._fail_pending(out, Reason(reasons.LEADERSHIP_LOST))
         self._event(out, ev.BECAME_FOLLOWER, generation=generation, leader=leader)
 
     def _start_prevote(self, out: Ready) -> None:
@@ -555,7 +556,7 @@ class Replica:
     def _become_candidate(self, out: Ready, *, force: bool) -> None:
         self.prevotes = None
         if self.role == LEADER:
-            self._fail_pending(out, Reason(ev.LEADERSHIP_GIVEN_UP))
+            self._fail_pending(out, Reason(reasons.LEADERSHIP_GIVEN_UP))
         self._event(out, ev.GENERATION_CHANGED, from_generation=self.generation, generation=self.generation + 1)
         self.generation += 1
         self.role = CANDIDATE
@@ -686,12 +687,12 @@ class Replica:
 
     def _rejection_reason(self, req: ReplicationRequest) -> Reason:
         if req.prev_index > self.log.log_end:
-            return Reason(ev.MISSING_ENTRIES, end=self.log.log_end, index=req.prev_index)
-        return Reason(ev.GENERATION_MISMATCH, index=req.prev_index, generation=self.log.generation_at(req.prev_index),
-                      theirs=req.prev_generation)
+            return Reason(reasons.MISSING_ENTRIES, end=self.log.log_end, index=req.prev_index)
+        return Reason(reasons.GENERATION_MISMATCH, index=req.prev_index,
+                      generation=self.log.generation_at(req.prev_index), theirs=req.prev_generation)
 
     def _log_behind(self, req) -> Reason:
-        return Reason(ev.LOG_BEHIND, last_generation=req.last_generation, last_index=req.last_index,
+        return Reason(reasons.LOG_BEHIND, last_generation=req.last_generation, last_index=req.last_index,
                       own_generation=self.log.last_generation, own_index=self.log.log_end)
 
     def _leader_is_alive(self, req: VoteRequest) -> bool:
@@ -758,9 +759,10 @@ def timeout_error(index: int, holders: Sequence[str], cluster_size: int, hwm: in
     that the leader's high-water mark rule (the student's code, maybe) did not count."""
     holders = tuple(holders)
     if len(holders) >= majority(cluster_size):
-        return Reason(ev.TIMEOUT_MAJORITY_LATER if later else ev.TIMEOUT_MAJORITY, index=index, nodes=holders,
+        return Reason(reasons.TIMEOUT_MAJORITY_LATER if later else reasons.TIMEOUT_MAJORITY, index=index, nodes=holders,
                       count=len(holders), size=cluster_size, hwm=hwm)
-    return Reason(ev.TIMEOUT_MINORITY_LATER if later else ev.TIMEOUT_MINORITY, index=index, nodes=holders, hwm=hwm)
+    return Reason(reasons.TIMEOUT_MINORITY_LATER if later else reasons.TIMEOUT_MINORITY, index=index, nodes=holders,
+                  hwm=hwm)
 
 
 _HANDLERS = {

@@ -7,7 +7,8 @@ from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteR
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.i18n import Joined, Text, say
-from lab.core.events import FOLLOWER_APPEND, SERVED_ABOVE_HWM, Reason
+from lab.core.events import FOLLOWER_APPEND
+from lab.core.reasons import SERVED_ABOVE_HWM, Reason
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),

@@ -12,8 +12,8 @@ from lab.core.monitor import check_trace
 from lab.ports.trace import parse_line
 from lab.core.events import (
     BECAME_LEADER, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, HWM_CHANGED, MATCH_INDEX_UPDATED, NODE_EXITED,
-    NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, SERVED_ABOVE_HWM, TRUNCATED, TWO_LEADERS,
-    WAL_TRUNCATED, WRITE_ACKED, Reason)
+    NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
+from lab.core.reasons import SERVED_ABOVE_HWM, TWO_LEADERS, Reason
 
 # ---- what the clients saw ----------------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Callable
 
-from lab.core import events as ev
-from lab.core.events import (
-    DISK_FULL, DISK_OK, FSYNC_FAIL, NODE_SAYS, READ_SERVED, Reason, Reasons, SERVED, TRUNCATED, WRITE_ACKED)
+from lab.core import reasons
+from lab.core.events import DISK_FULL, DISK_OK, FSYNC_FAIL, READ_SERVED, TRUNCATED, WRITE_ACKED
+from lab.core.reasons import NODE_SAYS, Reason, Reasons, SERVED
 from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
 from lab.core.messages import digest
@@ -65,7 +65,7 @@ def cmd_write(run: Run, command, step, args):
     for payload in words:
         answer = run.driver.write(payload, target, wait=wait)
         if wait and (answer is None or not answer.ok):
-            raise WaitTimeout(Reason(ev.WRITE_NOT_ACKNOWLEDGED, payload=payload,
+            raise WaitTimeout(Reason(reasons.WRITE_NOT_ACKNOWLEDGED, payload=payload,
                                      error=answer.error if answer else "no answer"))
 
 
@@ -111,19 +111,19 @@ def cmd_wait(run: Run, command, step, args):
         among = set(run._nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
             among = set(run._nodes(args[1]))
-        run._wait(Reason(ev.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(ev.A_LEADER),
+        run._wait(Reason(reasons.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(reasons.A_LEADER),
                   lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
     elif what in ("hwm", "log_end"):
         (_, value), spec = _on(args)
         target = int(value)
         names = run._nodes(spec)
-        run._wait(Reason(ev.HWM_ON if what == "hwm" else ev.LOG_END_ON, count=target, nodes=",".join(names)),
+        run._wait(Reason(reasons.HWM_ON if what == "hwm" else reasons.LOG_END_ON, count=target, nodes=",".join(names)),
                   lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
-        run._wait(Reason(ev.WHOLE_LOG), _converged)
+        run._wait(Reason(reasons.WHOLE_LOG), _converged)
     elif what == "stopped":
         names = run._nodes(args[1])
-        run._wait(Reason(ev.TO_STOP, nodes=names),
+        run._wait(Reason(reasons.TO_STOP, nodes=names),
                   lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
@@ -168,7 +168,7 @@ def cmd_expect(run: Run, command, step, args):
     elif what == "leader":
         among = run._nodes(rest[-1])
         ok = status.get("leader") in among
-        detail = Reason(ev.LEADER_IS, leader=status.get("leader"))
+        detail = Reason(reasons.LEADER_IS, leader=status.get("leader"))
     elif what == "generation":
         (op, value), spec = _on(rest)
         got = {n: _node(status, n)["generation"] for n in run._nodes(spec)}
@@ -180,20 +180,20 @@ def cmd_expect(run: Run, command, step, args):
         hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names
                 and e["from_index"] == int(index)]
         ok = len(hits) > 0
-        detail = Reasons(Reason(ev.REMOVED_ENTRIES, node=e["node"], entries=Reasons(
-            (Reason(ev.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", "), reason=e["reason"])
-            for e in hits) if hits else Reason(ev.NO_TRUNCATION)
+        detail = Reasons(Reason(reasons.REMOVED_ENTRIES, node=e["node"], entries=Reasons(
+            (Reason(reasons.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", "), reason=e["reason"])
+            for e in hits) if hits else Reason(reasons.NO_TRUNCATION)
     elif what == "not-truncated":
         names = run._nodes(_on(rest)[1])
         hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names]
         ok = not hits
-        detail = Reasons(Reason(ev.REMOVED_FROM, node=e["node"], index=e["from_index"], reason=e["reason"])
+        detail = Reasons(Reason(reasons.REMOVED_FROM, node=e["node"], index=e["from_index"], reason=e["reason"])
                          for e in hits)
     elif what == "never-served":
         target = digest(rest[0])
         hits = [e for e in run.driver.events() if e["type"] == READ_SERVED and e["entry"][2] == target]
         ok = not hits
-        detail = Reasons(Reason(ev.SERVED_AT, node=e["node"], index=e["index"]) for e in hits)
+        detail = Reasons(Reason(reasons.SERVED_AT, node=e["node"], index=e["index"]) for e in hits)
     elif what == "acked-survive":
         acked = {e["digest"]: e for e in run.driver.events() if e["type"] == WRITE_ACKED}
         missing = []
@@ -201,11 +201,11 @@ def cmd_expect(run: Run, command, step, args):
             if node["state"] != "running":
                 continue
             held = {digest(e[2]) for e in node["log"]}
-            missing += [Reason(ev.LACKS_INDEX, node=node["id"], index=e["index"]) for d, e in acked.items()
+            missing += [Reason(reasons.LACKS_INDEX, node=node["id"], index=e["index"]) for d, e in acked.items()
                         if d not in held]
         ok = not missing
-        detail = (Reason(ev.ACKED_WRITES_MISSING, count=len(acked), missing=Reasons(missing[:5])) if missing
-                  else Reason(ev.ACKED_WRITES, count=len(acked)))
+        detail = (Reason(reasons.ACKED_WRITES_MISSING, count=len(acked), missing=Reasons(missing[:5])) if missing
+                  else Reason(reasons.ACKED_WRITES, count=len(acked)))
     elif what == "logs-agree":
         live = [n for n in status["nodes"] if n["state"] == "running"]
         logs = {n["id"]: [tuple(e) for e in n["log"]] for n in live}
@@ -217,12 +217,12 @@ def cmd_expect(run: Run, command, step, args):
         names, want = run._nodes(rest[0]), rest[1] if len(rest) > 1 else ""
         got = {n: (_node(status, n)["state"], _node(status, n).get("exit_reason") or "") for n in names}
         ok = all(state == "exited" and reason.startswith(want) for state, reason in got.values())
-        detail = Reasons(Reason(ev.STOPPED_BECAUSE, node=n, why=reason) if state == "exited" and reason
-                         else Reason(ev.NODE_IS, node=n, state=state) for n, (state, reason) in got.items())
+        detail = Reasons(Reason(reasons.STOPPED_BECAUSE, node=n, why=reason) if state == "exited" and reason
+                         else Reason(reasons.NODE_IS, node=n, state=state) for n, (state, reason) in got.items())
     elif what == "not-acked":  # expect not-acked d2: no node acknowledged that write
         hits = [e for e in run.driver.events() if e["type"] == WRITE_ACKED and e["digest"] == digest(rest[0])]
         ok = not hits
-        detail = Reasons(Reason(ev.ACKED_AT, node=e["node"], index=e["index"]) for e in hits)
+        detail = Reasons(Reason(reasons.ACKED_AT, node=e["node"], index=e["index"]) for e in hits)
     elif what == "safety":
         problems = safety_violations(run.driver.events(), status)
         ok = not problems

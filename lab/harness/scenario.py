@@ -11,8 +11,9 @@ from typing import Any, Callable, Protocol
 
 from lab.ports.cluster import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
-from lab.core import events as ev
-from lab.core.events import EXPECTATION, RULE_BROKEN, Reason, Reasons, STEP
+from lab.core import reasons
+from lab.core.events import EXPECTATION, RULE_BROKEN, STEP
+from lab.core.reasons import Reason, Reasons
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
 from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, WaitTimeout
@@ -161,7 +162,7 @@ class Run:
                 self._execute(command, index)
             except WaitTimeout as exc:
                 self._record(index, command, False, exc.args[0])
-                self.verdict.aborted = Reason(ev.AT_STEP, step=index + 1, error=exc.args[0])
+                self.verdict.aborted = Reason(reasons.AT_STEP, step=index + 1, error=exc.args[0])
             if self._stopped_by_fault(index) or self.verdict.aborted:
                 break
         if self.scenario.network == "manual":
@@ -180,8 +181,8 @@ class Run:
             fault = node.get("fault")
             if fault:
                 self.verdict.fault = {"node": node["id"], "step": index + 1, "scenario": self.scenario.name, **fault}
-                self.verdict.aborted = Reason(ev.AT_STEP, step=index + 1, error=Reason(
-                    ev.NODE_STOPPED_BECAUSE, node=node["id"], why=Fault(**fault).sentence()))
+                self.verdict.aborted = Reason(reasons.AT_STEP, step=index + 1, error=Reason(
+                    reasons.NODE_STOPPED_BECAUSE, node=node["id"], why=Fault(**fault).sentence()))
                 return True
         return False
     def _check_rules(self, index: int) -> None:
@@ -223,16 +224,16 @@ class Run:
     def _leader_or_fail(self) -> str:
         leader = self.driver.status().get("leader")
         if not leader:
-            raise WaitTimeout(Reason(ev.NO_LEADER_FOR_STEP))
+            raise WaitTimeout(Reason(reasons.NO_LEADER_FOR_STEP))
         return leader
 
     def _wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
-            stopped = [Reason(ev.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
+            stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
                        for n in self.driver.status()["nodes"] if n["state"] == "exited"]
             seconds = f"{timeout or self.wait_timeout:g}"
-            raise WaitTimeout(Reason(ev.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
-                              if stopped else Reason(ev.WAITED, seconds=seconds, what=what))
+            raise WaitTimeout(Reason(reasons.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
+                              if stopped else Reason(reasons.WAITED, seconds=seconds, what=what))
 
     def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)

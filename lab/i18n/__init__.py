@@ -4,7 +4,7 @@
 A sentence is made once, in English, as a `Text`: a str (so English callers and tests see plain English) that
 also keeps its catalogue key and values, so that `localize(text, lang)` can say it later in any language.
 Values (numbers, node names, payloads, digests) are never translated; a value that is itself a Text is.
-A `Reason` of the lab (lab.core.events) is said by its kind: its translation is the catalogue's entry of context
+A `Reason` of the lab (lab.core.reasons) is said by its kind: its translation is the catalogue's entry of context
 "because" keyed by that kind, never by its English sentence.
 """
 
@@ -17,7 +17,7 @@ import threading
 import unicodedata
 from pathlib import Path
 
-from lab.core.events import PHRASES, REASONS, WORDS, Reason, Reasons
+from lab.core.reasons import PHRASES, REASONS, WORDS, Reason, Reasons
 
 SOURCE = "en"
 LANGUAGES = {"en": "English", "es": "Español", "zh": "中文"}  # each named in its own language
@@ -77,7 +77,7 @@ def word(context: str, msgid: str) -> Text:
 
 
 SPOKEN = (Text, Reason, Reasons)  # what localize says in a language (anything else is a value)
-REASON = "because"  # the catalogue's context of the reasons (lab.core.events), keyed by kind
+REASON = "because"  # the catalogue's context of the reasons (lab.core.reasons), keyed by kind
 
 
 def localize(value, lang: str | None):

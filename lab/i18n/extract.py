@@ -3,7 +3,7 @@ Spanish and Chinese catalogues up to date with them (new messages arrive untrans
 
 Marked messages: `say("...")`, `phrase("...")` and `word(context, "...")` in Python, `t("...")` in
 web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
-reasons declared in lab/core/events.py (context "because", keyed by kind: rewording their English changes no key).
+reasons declared in lab/core/reasons.py (context "because", keyed by kind: rewording their English changes no key).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lab.core.events import PHRASES, REASONS, WORDS
+from lab.core.reasons import PHRASES, REASONS, WORDS
 from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,13 +38,13 @@ def extract():
         for filename, lineno, message, comments, context in found:
             catalog.add(message, None, [(f"{folder}/{filename}", lineno)], auto_comments=comments, context=context)
     for kind in REASONS:
-        catalog.add(kind, None, [("lab/core/events.py", None)], context=REASON)
+        catalog.add(kind, None, [("lab/core/reasons.py", None)], context=REASON)
     for field, words in WORDS.items():  # a reason's words, said with the field's name as their context
         for value in words:
-            catalog.add(value, None, [("lab/core/events.py", None)], context=field)
+            catalog.add(value, None, [("lab/core/reasons.py", None)], context=field)
     for phrases in PHRASES.values():  # a reason's fixed phrases
         for value in phrases:
-            catalog.add(value, None, [("lab/core/events.py", None)])
+            catalog.add(value, None, [("lab/core/reasons.py", None)])
     return catalog
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from lab.core.events import WORDS
+from lab.core.reasons import WORDS
 from lab.i18n import Text, word
 
 

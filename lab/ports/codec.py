@@ -17,7 +17,7 @@ import re
 import struct
 from typing import Any, Callable
 
-from lab.core.events import Reason, reason_from_record
+from lab.core.reasons import Reason, reason_from_record
 from lab.core.messages import (
     REFUSALS,
     Answer,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import os
 
-from lab.core import events as ev
-from lab.core.events import Reason
+from lab.core import reasons
+from lab.core.reasons import Reason
 
 __all__ = ["DiskFaults", "FsyncFailed", "failure", "mark", "EXIT_KINDS", "EXIT_REASONS", "STORAGE_ERRNOS"]
 
@@ -24,10 +24,10 @@ EXIT_FSYNC_FAILED = 74
 EXIT_DISK_ERROR = 75
 EXIT_KINDS = {EXIT_DISK_FULL: "disk full", EXIT_FSYNC_FAILED: "fsync failed", EXIT_DISK_ERROR: "disk error"}
 _EXIT_OF = {"disk full": EXIT_DISK_FULL, "fsync failed": EXIT_FSYNC_FAILED}
-_REASON_OF = {"fsync failed": ev.FSYNC_FAILED, "disk full": ev.DISK_FULL_AT, "disk error": ev.DISK_ERROR,
-              "disk read-only": ev.DISK_READ_ONLY}
-EXIT_REASONS = {EXIT_DISK_FULL: ev.DISK_FULL_EXIT, EXIT_FSYNC_FAILED: ev.FSYNC_FAILED_EXIT,
-                EXIT_DISK_ERROR: ev.DISK_ERROR_EXIT}  # why a node stopped, said from its exit code alone
+_REASON_OF = {"fsync failed": reasons.FSYNC_FAILED, "disk full": reasons.DISK_FULL_AT, "disk error": reasons.DISK_ERROR,
+              "disk read-only": reasons.DISK_READ_ONLY}
+EXIT_REASONS = {EXIT_DISK_FULL: reasons.DISK_FULL_EXIT, EXIT_FSYNC_FAILED: reasons.FSYNC_FAILED_EXIT,
+                EXIT_DISK_ERROR: reasons.DISK_ERROR_EXIT}  # why a node stopped, said from its exit code alone
 
 
 class FsyncFailed(OSError):

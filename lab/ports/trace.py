@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab.core.events import BECAUSE, REASON_FIELDS, because_of, with_reasons
+from lab.core.reasons import BECAUSE, REASON_FIELDS, because_of, with_reasons
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 from lab.ports.faults import mark
 
@@ -226,7 +226,7 @@ EVENT_FIELDS = frozenset(("seq", "time", "node", "type"))  # what every line hol
 
 def parse_line(raw: bytes | str) -> dict:
     """One trace line as its event: the trace format's one parser of lines (every reader of events files calls it);
-    the fields its `because` describes are Reasons again (lab.core.events.with_reasons). Raises ValueError, saying
+    the fields its `because` describes are Reasons again (lab.core.reasons.with_reasons). Raises ValueError, saying
     why, when the line is not JSON or not an object with seq, time, node and type."""
     event = json.loads(raw)
     if not isinstance(event, dict) or not EVENT_FIELDS <= event.keys():

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from lab.core import events as ev
-from lab.core.events import BECAUSE, Reason, because_of, reason_from_record, with_reasons
+from lab.core import reasons
+from lab.core.reasons import BECAUSE, Reason, because_of, reason_from_record, with_reasons
 from lab.ports import codec
 from lab.core.messages import Answer, Challenge, ClientRead, ClientWrite, Control, ControlReply, Hello
 from lab.ports.tcp import SUPERVISOR, proof
@@ -308,15 +308,16 @@ class NodeClient:
         while not self._inbox:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(Reason(ev.SENT_NOTHING, address=f"{self.address[0]}:{self.address[1]}"))
+                raise TimeoutError(Reason(reasons.SENT_NOTHING, address=f"{self.address[0]}:{self.address[1]}"))
             self._sock.settimeout(remaining)
             try:
                 data = self._sock.recv(1 << 16)  # recv(1 MiB) would map and unmap a fresh megabyte every call
             except socket.timeout:
-                raise TimeoutError(Reason(ev.SENT_NOTHING, address=f"{self.address[0]}:{self.address[1]}")) from None
+                address = f"{self.address[0]}:{self.address[1]}"
+                raise TimeoutError(Reason(reasons.SENT_NOTHING, address=address)) from None
             if not data:
                 self.close()
-                raise ConnectionError(Reason(ev.CONNECTION_CLOSED, address=f"{self.address[0]}:{self.address[1]}"))
+                raise ConnectionError(Reason(reasons.CONNECTION_CLOSED, address=f"{self.address[0]}:{self.address[1]}"))
             self._inbox.extend(self._decoder.feed(data))
         return self._inbox.pop(0)
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from lab.ports.cluster import check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
-from lab.core.events import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
+from lab.core.reasons import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 
 log = logging.getLogger("lab.processes.control_api")

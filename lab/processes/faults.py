@@ -16,8 +16,8 @@ from lab.ports import codec
 from lab.processes.client import NodeError
 from lab.processes.errors import BadRequest, SupervisorError
 from lab.processes.runfiles import NETWORK_FILE, write_json
-from lab.core import events as ev
-from lab.core.events import Reason, because
+from lab.core import reasons
+from lab.core.reasons import Reason, because
 from lab.core.events import (
     DELAY_SET, DISK_FULL, DISK_OK, DROP_SET, FSYNC_FAIL, LINK_CUT, LINK_HEALED, NODE_KILLED, NODE_PAUSED,
     NODE_RESTARTED, NODE_RESUMED, SETTINGS_CHANGED)
@@ -36,7 +36,7 @@ class Faults:
         with self.lock:
             node = self._node(name)
             if node.state in ("killed", "exited", "stopped"):
-                raise SupervisorError(Reason(ev.NODE_ALREADY, node=name, state=node.state))
+                raise SupervisorError(Reason(reasons.NODE_ALREADY, node=name, state=node.state))
             if not lose_unsynced and node.state == "running":
                 try:
                     self._control(node, "flush", timeout=2.0)
@@ -70,7 +70,7 @@ class Faults:
         with self.lock:
             node = self._node(name)
             if node.state != "running":
-                raise SupervisorError(Reason(ev.CANNOT_PAUSE, node=name, state=node.state))
+                raise SupervisorError(Reason(reasons.CANNOT_PAUSE, node=name, state=node.state))
             try:  # what it was when it froze: a paused node answers nothing
                 node.last = self._control(node, "status", timeout=2.0, log="all")
             except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:
@@ -84,7 +84,7 @@ class Faults:
         with self.lock:
             node = self._node(name)
             if node.state != "paused":
-                raise SupervisorError(Reason(ev.NOT_PAUSED, node=name, state=node.state))
+                raise SupervisorError(Reason(reasons.NOT_PAUSED, node=name, state=node.state))
             os.kill(node.pid, signal.SIGCONT)
             node.state = "running"
             self.cluster_event(NODE_RESUMED, target=name)
@@ -106,14 +106,14 @@ class Faults:
                 self._control(node, "disk", fsync_fail=True)
             except (OSError, TimeoutError, NodeError, codec.CodecError) as exc:  # it stopped meanwhile
                 self._reap(node)
-                raise SupervisorError(Reason(ev.FAULT_NOT_TAKEN, node=name, error=because(exc))) from None
+                raise SupervisorError(Reason(reasons.FAULT_NOT_TAKEN, node=name, error=because(exc))) from None
             self.cluster_event(FSYNC_FAIL, target=name)
 
     def _disk(self, name: str, event: str, *, full: bool) -> None:
         with self.lock:
             node = self._node(name)
             if node.state == "paused":
-                raise SupervisorError(Reason(ev.RESUME_FIRST, node=name))
+                raise SupervisorError(Reason(reasons.RESUME_FIRST, node=name))
             (self.full_disks.add if full else self.full_disks.discard)(name)
             if node.state == "running":
                 try:

@@ -30,8 +30,8 @@ from lab.processes.errors import BadRequest, NotFound, SupervisorError
 from lab.processes.node import FAULT_FILE
 from lab.processes.runfiles import (NETWORK_FILE, SECRET_FILE, exit_reason, iso, parse_time, read_fault,
                                     read_json, tail, write_private)
-from lab.core import events as ev
-from lab.core.events import Reason
+from lab.core import reasons
+from lab.core.reasons import Reason
 from lab.core.events import CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, NODE_EXITED
 
 log = logging.getLogger("lab.processes.supervisor")
@@ -362,5 +362,5 @@ class Lifecycle:
     def _running(self, name: str) -> NodeProc:
         node = self._node(name)
         if node.state != "running":
-            raise SupervisorError(Reason(ev.NOT_RUNNING, node=name, state=node.state))
+            raise SupervisorError(Reason(reasons.NOT_RUNNING, node=name, state=node.state))
         return node

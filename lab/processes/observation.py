@@ -10,7 +10,7 @@ import json
 import logging
 import time
 
-from lab.core.events import Reason
+from lab.core.reasons import Reason
 from lab.core.messages import Event
 from lab.ports import codec
 from lab.ports.trace import CLUSTER, parse_line, record

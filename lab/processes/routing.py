@@ -15,8 +15,9 @@ from lab.core.replica import timeout_error
 from lab.ports import codec
 from lab.processes.client import NodeClient
 from lab.processes.errors import BadRequest, SupervisorError
-from lab.core import events as ev
-from lab.core.events import CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND, Reason, because
+from lab.core import reasons
+from lab.core.events import CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND
+from lab.core.reasons import Reason, because
 
 READ_SECONDS = 3.0  # a node answers a read at once, or not at all
 
@@ -76,15 +77,16 @@ class Routing:
         """Route one write until a node acknowledges or refuses it for good: its Answer, and who answered."""
         deadline = time.monotonic() + timeout
         target = node or self._leader_hint or self._any_running()
-        why = Reason(ev.NO_NODE_RUNNING)
+        why = Reason(reasons.NO_NODE_RUNNING)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return self._write_failed(request, TIMEOUT, Reason(ev.WRITE_NOT_ACKED, seconds=f"{timeout:g}",
+                return self._write_failed(request, TIMEOUT, Reason(reasons.WRITE_NOT_ACKED, seconds=f"{timeout:g}",
                                                                    why=why))
             proc = self.nodes.get(target) if target else None
             if proc is None or proc.state != "running" or not proc.port:
-                why = Reason(ev.NODE_IS, node=target, state=proc.state) if proc else Reason(ev.NO_NODE_RUNNING)
+                why = (Reason(reasons.NODE_IS, node=target, state=proc.state) if proc
+                       else Reason(reasons.NO_NODE_RUNNING))
                 target = self._leader_hint if self._leader_hint != target else None
                 target = target or self._any_running(exclude=proc.id if proc else None)
                 time.sleep(min(0.05, max(0.0, remaining)))
@@ -96,13 +98,13 @@ class Routing:
             except (TimeoutError, OSError, codec.CodecError) as exc:
                 client.close()
                 if not client.sent:  # never left: try elsewhere
-                    why = Reason(ev.NODE_UNREACHABLE, node=target, error=because(exc))
+                    why = Reason(reasons.NODE_UNREACHABLE, node=target, error=because(exc))
                     target = self._any_running(exclude=target)
                     time.sleep(0.02)
                     continue
                 if isinstance(exc, TimeoutError):
                     return self._write_failed(request, TIMEOUT, self._where_is(request, target, timeout))
-                return self._write_failed(request, UNREACHABLE, Reason(ev.CONNECTION_LOST, node=target,
+                return self._write_failed(request, UNREACHABLE, Reason(reasons.CONNECTION_LOST, node=target,
                                                                        error=because(exc)))
             self.clients.give_back(target, port, client)
             if answer.ok:
@@ -126,7 +128,7 @@ class Routing:
         appended = next((e for e in reversed(self.event_dicts(0))
                          if e.get("type") == LEADER_APPEND and e.get("request") == request), None)
         if appended is None:
-            return Reason(ev.NODE_SILENT, node=target, seconds=f"{timeout:g}")
+            return Reason(reasons.NODE_SILENT, node=target, seconds=f"{timeout:g}")
         index = appended["index"]
         state = self.state(log=0)
         holders = [n["id"] for n in state["nodes"] if n.get("log_end", 0) >= index and n["state"] == "running"]
@@ -149,22 +151,22 @@ class Routing:
             raise BadRequest(f"index must be an integer, not {index!r}")
         target = node or self._leader_hint or self._find_leader() or self._any_running()
         if target is None:
-            raise SupervisorError(Reason(ev.NO_NODE_RUNNING))
+            raise SupervisorError(Reason(reasons.NO_NODE_RUNNING))
         proc = self._node(target)
         self.cluster_event(CLIENT_READ, index=index, target=target)
         return codec.answer_to_json(self._read(proc, index), node=target)
 
     def _read(self, proc, index: int) -> Answer:
         if proc.state != "running":
-            return Answer(request="", ok=False, index=index, error=Reason(ev.NODE_IS, node=proc.id, state=proc.state),
-                          refusal=NODE_DOWN)
+            return Answer(request="", ok=False, index=index,
+                          error=Reason(reasons.NODE_IS, node=proc.id, state=proc.state), refusal=NODE_DOWN)
         port = proc.port
         client = self.clients.take(proc.id, port, READ_SECONDS)
         try:
             answer = client.read(index, timeout=READ_SECONDS)
         except (TimeoutError, OSError, codec.CodecError) as exc:
             client.close()
-            return Answer(request="", ok=False, index=index, error=Reason(ev.NO_ANSWER, node=proc.id, error=because(exc)),
-                          refusal=UNREACHABLE)
+            return Answer(request="", ok=False, index=index,
+                          error=Reason(reasons.NO_ANSWER, node=proc.id, error=because(exc)), refusal=UNREACHABLE)
         self.clients.give_back(proc.id, port, client)
         return answer

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from lab.core.guard import Fault
-from lab.core.events import Reason, reason_from_record
+from lab.core.reasons import Reason, reason_from_record
 from lab.ports.faults import EXIT_KINDS, EXIT_REASONS
 from lab.processes.node import FAULT_FILE
 

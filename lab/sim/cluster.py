@@ -31,8 +31,8 @@ from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
 from lab.ports.wal import SEGMENT_BYTES
-from lab.core import events as ev
-from lab.core.events import Reason
+from lab.core import reasons
+from lab.core.reasons import Reason
 from lab.core.events import (
     CLIENT_READ, CLIENT_WRITE, CLUSTER_STARTED, CLUSTER_STOPPED, DISK_FULL, DISK_OK, FSYNC_FAIL, LINK_CUT,
     LINK_HEALED, LOG_SNAPSHOT, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, STEP)
@@ -330,7 +330,7 @@ class SimCluster:
         self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
             self.answers[request] = Answer(request=request, ok=False, refusal=NODE_DOWN,
-                                           error=Reason(ev.NODE_IS, node=target, state=self.states[target]))
+                                           error=Reason(reasons.NODE_IS, node=target, state=self.states[target]))
         else:
             self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
         return request
@@ -339,7 +339,7 @@ class SimCluster:
         request = f"r{next(self._requests)}"
         self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=Reason(ev.NODE_IS, node=node, state=self.states[node]),
+            return Answer(request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
                           refusal=NODE_DOWN)
         self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
         return self.answers.get(request) or Answer(request=request, ok=False, error=f"node {node} stopped",

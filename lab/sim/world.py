@@ -18,8 +18,8 @@ from lab.sim.calls import recording
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
-from lab.core import events as ev
-from lab.core.events import Reason
+from lab.core import reasons
+from lab.core.reasons import Reason
 from lab.core.events import CLIENT_READ, CLIENT_WRITE, NODE_EXITED, STUDENT_CALL
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
@@ -159,7 +159,7 @@ class World(SimCluster):
         request = f"r{self.requests}"
         self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=Reason(ev.NODE_IS, node=node, state=self.states[node]),
+            return Answer(request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
                           refusal=NODE_DOWN)
         self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
         return self.answers.pop(request, None) or Answer(request=request, ok=False, refusal=NODE_DOWN)

@@ -31,7 +31,8 @@ from lab.harness import scenario as scenario_module
 from lab.harness.script import load as load_script
 from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
-from lab.core.events import ABOVE_HWM, FOLLOWER_APPEND, Reason
+from lab.core.events import FOLLOWER_APPEND
+from lab.core.reasons import ABOVE_HWM, Reason
 
 
 class NotStarted(Exception):

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lab.core.events import ABOVE_HWM, Reason
+from lab.core.reasons import ABOVE_HWM, Reason
 
 from tests.dashboard.conftest import FakeHost, frames, make_app, received, wait_until
 from web.app import localized_frame

@@ -7,8 +7,8 @@ from __future__ import annotations
 from tests.dashboard.conftest import frames, make_app, received, wait_until
 from tests.dashboard.test_app import connect, control
 from web.fold import IDLE_SECONDS, STEP_SECONDS, Replay, play_times
-from lab.core import events as ev
-from lab.core.events import Reason, Reasons
+from lab.core import reasons
+from lab.core.reasons import Reason, Reasons
 from lab.i18n import localize
 from web.narrate import Narrator
 
@@ -192,8 +192,8 @@ def test_a_real_trace_keeps_its_pace_but_skips_idle_stretches():
 
 def removed(index: int, generation: int) -> Reason:
     """What `expect truncated` finds (lab.harness.scenario): entries by index and generation, not by digest."""
-    return Reason(ev.REMOVED_ENTRIES, node="A", reason="conflict",
-                  entries=Reasons([Reason(ev.ENTRY_AT, index=index, generation=generation)], ", "))
+    return Reason(reasons.REMOVED_ENTRIES, node="A", reason="conflict",
+                  entries=Reasons([Reason(reasons.ENTRY_AT, index=index, generation=generation)], ", "))
 
 
 def test_messages_are_in_indexes_not_digests():

@@ -1,0 +1,259 @@
+"""Every reason (a refusal, why a node stopped, what a check found), declared once as a kind with an English template
+whose placeholders are its fields: a `Reason` reads as that sentence and keeps its kind and values, for the catalogues."""
+
+from __future__ import annotations
+
+from string import Formatter
+
+from lab.core.events import KINDS, READ_REFUSED, REASON, TRUNCATION_REASONS
+
+
+# ---- reasons ----------------------------------------------------------------------------------------------------
+
+REASONS: dict[str, str] = {}  # kind -> English template; its placeholders are the reason's fields
+
+
+def _reason(kind: str, template: str) -> str:
+    assert kind not in REASONS, kind
+    REASONS[kind] = template
+    return kind
+
+
+def reason_fields(kind: str) -> tuple[str, ...]:
+    """The fields of a reason kind: its English template's placeholders, in order."""
+    return tuple(dict.fromkeys(name for _, name, _, _ in Formatter().parse(REASONS[kind]) if name))
+
+
+# ---- refusals: why an Answer is not ok. Callers branch on these (Answer.refusal); its `error` is a reason ------
+
+NO_SUCH_INDEX = "no_such_index"  # a read of an index below 1 or beyond the log end
+# READ_REFUSED (the event kind's name): exercise 4 refused a read for another reason (its sentence is the student's)
+TIMEOUT = "timeout"  # a write not acknowledged within the write timeout; `index` and `high_water_mark` say where
+NODE_DOWN = "node_down"  # (supervisor, simulator) the node asked is not running
+UNREACHABLE = "unreachable"  # (supervisor) no answer from the node: the write may or may not be committed
+
+# a node's refusal of a client (NOT_LEADER, ABOVE_HWM and LEADERSHIP_LOST are refusals and reasons alike)
+NOT_LEADER = _reason("not_leader", "not the leader: the leader is {leader}")
+NO_LEADER = _reason("no_leader", "not the leader: no leader is known yet")
+ABOVE_HWM = _reason("above_hwm", "not available: index {index} is above the high-water mark {hwm}")
+BELOW_ONE = _reason("below_one", "not available: index {index} does not exist (the log starts at index 1)")
+BEYOND_LOG_END = _reason("beyond_log_end", "not available: index {index} is beyond this node's log end {end}")
+TIMEOUT_MINORITY = _reason("timeout_minority", "timeout: index {index} is on {nodes} only, not on a majority; the "
+                                               "high-water mark stayed at {hwm}")
+TIMEOUT_MINORITY_LATER = _reason("timeout_minority_later", "timeout: index {index} is on {nodes} only, not on a "
+                                 "majority; the high-water mark stayed at {hwm} (the write may still be committed "
+                                 "later)")
+TIMEOUT_MAJORITY = _reason("timeout_majority", "timeout: index {index} is on {nodes} ({count} of {size}, a "
+                                               "majority), yet the high-water mark stayed at {hwm}")
+TIMEOUT_MAJORITY_LATER = _reason("timeout_majority_later", "timeout: index {index} is on {nodes} ({count} of {size}, "
+                                 "a majority), yet the high-water mark stayed at {hwm} (the write may still be "
+                                 "committed later)")
+LEADERSHIP_LOST = _reason("leadership_lost", "leadership lost before the entry was committed; it may or may not "
+                                             "survive")
+LEADERSHIP_GIVEN_UP = _reason("leadership_given_up", "leadership given up for a new election; the entry may or may "
+                                                     "not survive")
+REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE)
+# a node's refusal of a vote or a pre-vote
+OLDER_GENERATION = _reason("older_generation", "candidate's generation {generation} is older than {current}")
+LEADER_ALIVE = _reason("leader_alive", "a leader ({leader}) is alive in generation {generation}")
+CATCHING_UP = _reason("catching_up", "this node was repaired and holds its log up to index {index} no more")
+ALREADY_VOTED = _reason("already_voted", "already voted for {candidate} in generation {generation}")
+LOG_BEHIND = _reason("log_behind", "candidate's log (last generation {last_generation}, index {last_index}) is "
+                                   "behind this node's (last generation {own_generation}, index {own_index})")
+NOT_ABOVE = _reason("not_above", "generation {generation} is not above this node's {current}")
+# a follower's refusal of a replication request, a leader's of a response
+MISSING_ENTRIES = _reason("missing_entries", "missing entries: the log ends at {end}, before index {index}")
+GENERATION_MISMATCH = _reason("generation_mismatch", "index {index} holds generation {generation}, the leader's "
+                                                     "holds generation {theirs}")
+ENTRY_FROM_THE_FUTURE = _reason("entry_from_the_future", "entry {index} is of generation {generation}, after the "
+                                                         "request's own generation {current}")
+COMMITTED_WOULD_GO = _reason("committed_would_go", "a committed entry would be removed")
+TRUNCATION_BELOW_HWM = _reason("truncation_below_hwm", "truncating from index {index} would remove entries at or "
+                                                       "below this node's high-water mark {hwm}")
+MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond this leader's log end {end}")
+# what a scenario's expectation found
+NODE_SAYS = _reason("node_says", "{node}: {answer}")
+SERVED = _reason("served", "served {payload}")
+
+# the supervisor's answers and errors (lab/processes): a write or read it could not route, a fault it could not set
+WRITE_NOT_ACKED = _reason("write_not_acked", "timeout: the write was not acknowledged within {seconds}s ({why})")
+NODE_SILENT = _reason("node_silent", "timeout: node {node} did not answer within {seconds}s; the write may or may "
+                                     "not be committed")
+CONNECTION_LOST = _reason("connection_lost", "connection lost: node {node} did not answer ({error}); the write may "
+                                             "or may not be committed")
+NO_ANSWER = _reason("no_answer", "node {node} did not answer: {error}")
+CONNECTION_CLOSED = _reason("connection_closed", "node {address} closed the connection")
+SENT_NOTHING = _reason("sent_nothing", "node {address} sent nothing in time")
+NODE_UNREACHABLE = _reason("node_unreachable", "node {node} is unreachable ({error})")
+NODE_IS = _reason("node_is", "node {node} is {state}")
+NODE_ALREADY = _reason("node_already", "node {node} is already {state}")
+CANNOT_PAUSE = _reason("cannot_pause", "node {node} is {state}, not running: only a running node can pause")
+NOT_PAUSED = _reason("not_paused", "node {node} is {state}, not paused")
+NOT_RUNNING = _reason("not_running", "node {node} is {state}, not running")
+NO_NODE_RUNNING = _reason("no_node_running", "no node is running")
+CLUSTER_HAS_STOPPED = _reason("cluster_has_stopped", "the cluster has stopped")
+FAULT_NOT_TAKEN = _reason("fault_not_taken", "node {node} did not take the fault: {error}")
+RESUME_FIRST = _reason("resume_first", "node {node} is paused: resume it first (a paused node takes no requests)")
+# why a node's disk stopped it (lab/ports/faults.py): `where` is one of WHERE, `os_error` one of OS_ERRORS
+FSYNC_FAILED = _reason("fsync_failed", "fsync failed: {where} ({os_error})")
+DISK_FULL_AT = _reason("disk_full_at", "disk full: {where} ({os_error})")
+DISK_ERROR = _reason("disk_error", "disk error: {where} ({os_error})")
+DISK_READ_ONLY = _reason("disk_read_only", "disk read-only: {where} ({os_error})")
+DISK_FULL_EXIT = _reason("disk_full_exit", "disk full (exit code {code}; see its node.log)")
+FSYNC_FAILED_EXIT = _reason("fsync_failed_exit", "fsync failed (exit code {code}; see its node.log)")
+DISK_ERROR_EXIT = _reason("disk_error_exit", "disk error (exit code {code}; see its node.log)")
+STOPPED_BECAUSE = _reason("stopped_because", "{node} stopped: {why}")
+NODE_STOPPED_BECAUSE = _reason("node_stopped_because", "node {node} stopped: {why}")
+# what a scenario's step found or why it stopped (lab/harness/scenario.py)
+LEADER_IS = _reason("leader_is", "leader is {leader}")
+REMOVED_ENTRIES = _reason("removed_entries", "{node} removed {entries} ({reason})")
+ENTRY_AT = _reason("entry_at", "index {index} (generation {generation})")
+REMOVED_FROM = _reason("removed_from", "{node} removed from {index} ({reason})")
+NO_TRUNCATION = _reason("no_truncation", "no truncation")
+SERVED_AT = _reason("served_at", "{node} served it at index {index}")
+ACKED_WRITES = _reason("acked_writes", "{count} acknowledged writes")
+ACKED_WRITES_MISSING = _reason("acked_writes_missing", "{count} acknowledged writes: {missing}")
+LACKS_INDEX = _reason("lacks_index", "{node} lacks index {index}")
+WAITED = _reason("waited", "waited {seconds}s for {what}; it did not happen")
+WAITED_BECAUSE = _reason("waited_because", "waited {seconds}s for {what}; it did not happen; {why}")
+A_LEADER = _reason("a_leader", "a leader")
+A_LEADER_AMONG = _reason("a_leader_among", "a leader among {nodes}")
+HWM_ON = _reason("hwm_on", "hwm {count} on {nodes}")
+LOG_END_ON = _reason("log_end_on", "log_end {count} on {nodes}")
+WHOLE_LOG = _reason("whole_log", "every live node to hold the leader's whole log, committed")
+TO_STOP = _reason("to_stop", "{nodes} to stop on its own")
+ACKED_AT = _reason("acked_at", "{node} acknowledged it at index {index}")
+NO_LEADER_FOR_STEP = _reason("no_leader_for_step", "no leader when the step needed one")
+WRITE_NOT_ACKNOWLEDGED = _reason("write_not_acknowledged", "write {payload} was not acknowledged: {error}")
+AT_STEP = _reason("at_step", "step {step}: {error}")
+# a safety rule broken (lab/core/invariants.py)
+COMMITTED_CHANGED = _reason("committed_changed", "committed entry at index {index} changed: {other} committed "
+                            "generation {generation} ({digest}), {node} later committed generation {current} "
+                            "({digest2})")
+TWO_LEADERS = _reason("two_leaders", "two leaders in generation {generation}: {other} and {node}")
+SERVED_ABOVE_HWM = _reason("served_above_hwm", "{node} served index {index} above its high-water mark {hwm}")
+TRUNCATED_COMMITTED = _reason("truncated_committed", "{node} truncated committed index {index} (generation "
+                                                     "{generation})")
+HOLDS_OTHER_GENERATION = _reason("holds_other_generation", "{node} holds generation {generation} at committed index "
+                                                           "{index}, committed as generation {current}")
+LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {index} below both high-water marks "
+                                         "({hwm}, {hwm2})")
+
+# Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's
+# name); and fields whose values are fixed phrases of the catalogue. Any other value is data, never translated.
+WORDS = {
+    "state": ("running", "killed", "paused", "exited", "stopped", "starting"),
+    "spec": ("all", "leader", "last-killed"),
+    "reason": TRUNCATION_REASONS,
+}
+WHERE = ("fsync of the write-ahead log", "fsync of the write-ahead log's directory", "appending to the write-ahead log",
+         "writing back the write-ahead log", "saving the generation and vote", "checkpointing the high-water mark",
+         "writing the trace", "writing the boot counter", "setting aside space for its exit reason", "a write to disk")
+OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")
+PHRASES = {"where": WHERE, "os_error": OS_ERRORS}
+
+
+class Reason(str):
+    """A reason as its kind and values; reads as its English sentence. A value may be a Reason itself, or a list
+    of node names (said "A, B and C")."""
+
+    def __new__(cls, kind: str, **values):
+        self = super().__new__(cls, english(kind, values))
+        self.kind, self.values = kind, values
+        return self
+
+    def as_record(self) -> dict:
+        """The reason as JSON-able data: its kind and values (a value that is a reason, as its record)."""
+        return {"kind": self.kind, **{k: record_of(v) for k, v in self.values.items()}}
+
+    def __reduce__(self):  # copies and pickles keep the kind
+        return (_rebuild, (self.kind, self.values))
+
+
+class Reasons(str):
+    """Reasons (or plain values) said one after another, joined by `sep`; reads as the English of each."""
+
+    def __new__(cls, items, sep: str = "; "):
+        items = list(items)
+        self = super().__new__(cls, sep.join(str(item) for item in items))
+        self.items, self.sep = items, sep
+        return self
+
+    def __reduce__(self):
+        return (type(self), (self.items, self.sep))
+
+
+def _rebuild(kind: str, values: dict) -> Reason:
+    return Reason(kind, **values)
+
+
+def english(kind: str, values: dict) -> str:
+    return REASONS[kind].format(**{k: names(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
+
+
+def names(nodes) -> str:
+    """Node names as a sentence says them: "A", "A and B", "A, B and C"."""
+    nodes = list(nodes)
+    return " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes) or "no node"
+
+
+def reason_from_record(record) -> Reason | None:
+    """The Reason a record (`Reason.as_record`) describes, or None when it is not one this lab declares."""
+    if not isinstance(record, dict) or record.get("kind") not in REASONS:
+        return None
+    values = {k: said_again(v) or v if isinstance(v, dict) else v for k, v in record.items() if k != "kind"}
+    if set(values) != set(reason_fields(record["kind"])):
+        return None
+    try:
+        return Reason(record["kind"], **values)
+    except (TypeError, ValueError):  # a list of names that holds something else
+        return None
+
+
+def because(exc: BaseException):
+    """Why an exception was raised: the Reason it was raised with, else its message."""
+    first = exc.args[0] if len(exc.args) == 1 else None
+    return first if isinstance(first, (Reason, Reasons)) else str(exc)
+
+
+def record_of(value):
+    """A reason (or reasons) as JSON-able data, for a trace line or an answer; any other value as it is."""
+    if isinstance(value, Reason):
+        return value.as_record()
+    if isinstance(value, Reasons):
+        return {"all": [record_of(item) for item in value.items], "sep": value.sep}
+    return value
+
+
+def said_again(record):
+    """The Reason or Reasons a record (record_of) describes; None when it describes none this lab declares."""
+    if isinstance(record, dict) and isinstance(record.get("all"), list) and isinstance(record.get("sep"), str):
+        return Reasons([said_again(item) or item if isinstance(item, dict) else item for item in record["all"]],
+                       record["sep"])
+    return reason_from_record(record)
+
+
+# ---- a trace line's reasons: the English in its fields, and their kinds and values in `because` -----------------
+
+BECAUSE = "because"  # {field: record} for the fields of a line that hold a reason (docs/trace-format.md)
+REASON_FIELDS = {name: tuple(f for f, type_ in kind.fields.items() if type_ == REASON) for name, kind in KINDS.items()
+                 if REASON in kind.fields.values()}
+
+
+def because_of(kind: str, fields: dict) -> dict | None:
+    """What a line of `kind` with `fields` says in `because`: its reasons' kinds and values (None if it has none)."""
+    found = {f: record_of(fields[f]) for f in REASON_FIELDS.get(kind, ())
+             if isinstance(fields.get(f), (Reason, Reasons))}
+    return found or None
+
+
+def with_reasons(event: dict) -> dict:
+    """An event read back (a trace line, an answer of the control API): each field that `because` describes a Reason
+    again, when it says the same English as the field (an older line, without `because`, stays as it is)."""
+    described = event.get(BECAUSE)
+    if isinstance(described, dict):
+        for name, record in described.items():
+            reason = said_again(record)
+            if reason is not None and str(reason) == event.get(name):
+                event[name] = reason
+    return event
