@@ -443,7 +443,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
         state.update(reuse)
 
-    similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
+    with settings(spark, partitions_for(spark, args.shuffle_partitions)):
+        similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar)
     if getattr(args, "lms", None):
         from lab.grade import lms
