@@ -22,10 +22,12 @@ classic mistake), re-executed per (submission, exercise); the bench prints the g
     .venv/bin/python bench/grading.py [--classes small,medium,large,reexec32,reexec300] [--repeat 3]
                                       [--master local[2]] [--data DIR] [--no-baseline] [--json FILE]
 
-With --incremental CLASS (issue 24): a full grade of the class, then 5 of its submissions changed and a re-grade
-into the same output folder (only what changed is graded again), then a full grade of the changed class; it prints
-the three times, the re-grade's share of the full grade's (target <= 1/5), and whether the re-grade's grades.csv
-and violations.csv are those of the full grade.
+With --incremental CLASS (issue 24): the class with its exercise files (version 2 submissions, answers in different
+styles and a few renamed copies, so that the grade computes similarity too); a full grade of it, then 5 of its
+submissions changed and a re-grade into the same output folder (only what changed is graded again), then a full
+grade of the changed class; it prints the three times, the re-grade's share of the full grade's (target <= 1/5),
+the re-grade's own progress lines, and whether its grades.csv, similarity.csv, report.html and violations.csv are
+those of the full grade.
 
     .venv/bin/python bench/grading.py --incremental large --data DIR
 """
@@ -48,7 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.grade import synth  # noqa: E402
+from tests.grade import styles, synth  # noqa: E402
 from lab.grade.rules import CHECK_IDS  # noqa: E402
 
 BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect", "read-strict", "wal-keeps")
@@ -70,35 +72,45 @@ def student_bugs(i: int) -> frozenset:
     return frozenset({BUGS[(i // 5) % len(BUGS)]}) if i % 5 == 4 else frozenset()
 
 
+def student_code(i: int) -> dict[str, bytes]:
+    """The exercise files of student i (a class with code): answers in different styles, and every fiftieth
+    student from the 42nd on hands in the previous one's with every name changed (similarity.csv lists them)."""
+    if i % 50 == 42:
+        return styles.renamed(styles.student_files(i - 1), seed=i)
+    return styles.student_files(i)
+
+
 def _write_student(job) -> int:
-    root, i, runs, events, *again = job
-    bugs = again[0] if again else student_bugs(i)
+    root, i, runs, events, bugs, code = job
+    bugs = student_bugs(i) if bugs is None else bugs
     folder = Path(root) / student_id(i)
-    if (folder / "manifest.json").exists() and not again:
+    if (folder / "manifest.json").exists() and job[4] is None:
         return 0
     tmp = Path(root) / f".{student_id(i)}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     clusters = [(synth.l1_run(f"r{r:02d}", events=events, bugs=bugs,
                               nodes=("A", "B", "C") if r % 3 else ("A", "B", "C", "D", "E"),
                               reads_every=4 + r % 3), r % 6 + 1) for r in range(runs)]
-    synth.write_submission(tmp, student_id(i), clusters, as_zip=False)
+    v2 = {"version": 2, "files": student_code(i)} if code else {}
+    synth.write_submission(tmp, student_id(i), clusters, as_zip=False, **v2)
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(tmp / student_id(i), folder)
     shutil.rmtree(tmp, ignore_errors=True)
     return sum(c.events for c, _ in clusters)
 
 
-def generate(root: Path, students: int, runs: int, events: int) -> None:
+def generate(root: Path, students: int, runs: int, events: int, code: bool = False) -> None:
+    """The class at root (kept if it is there already); code: version 2 submissions, with their exercise files."""
     root.mkdir(parents=True, exist_ok=True)
     stamp = root / "class.json"
-    want = {"students": students, "runs": runs, "events": events, "generator": 2}
+    want = {"students": students, "runs": runs, "events": events, "generator": 2, **({"code": 1} if code else {})}
     if stamp.exists() and json.loads(stamp.read_text()) == want:
         return
     for p in root.iterdir():
         shutil.rmtree(p) if p.is_dir() else p.unlink()
     t0 = time.monotonic()
     with multiprocessing.Pool(min(2, os.cpu_count() or 1)) as pool:
-        for n, _ in enumerate(pool.imap_unordered(_write_student, [(str(root), i, runs, events)
+        for n, _ in enumerate(pool.imap_unordered(_write_student, [(str(root), i, runs, events, None, code)
                                                                    for i in range(students)]), 1):
             if n % max(1, students // 10) == 0:
                 print(f"  generated {n}/{students} students ({time.monotonic() - t0:.0f} s)", flush=True)
@@ -537,9 +549,10 @@ CHANGED = 5  # submissions changed between a grade and the re-grade
 
 def bench_incremental(name: str, data: Path, args) -> None:
     students, runs, per_run, _ = CLASSES[name]
-    class_dir = data / name
-    print(f"\n{name} (incremental): generating {students} students in {class_dir}", flush=True)
-    generate(class_dir, students, runs, per_run)
+    class_dir = data / f"{name}-code"
+    print(f"\n{name} (incremental): generating {students} students, with their exercise files, in {class_dir}",
+          flush=True)
+    generate(class_dir, students, runs, per_run, code=True)
     events, size = class_size(class_dir)
     print(f"{name}: {students} students, {events:,} events, {size / 2**20:,.0f} MiB; load average {load()}", flush=True)
     out, full_out = data / f"out-{name}-incremental", data / f"out-{name}-full"
@@ -548,27 +561,30 @@ def bench_incremental(name: str, data: Path, args) -> None:
     changed = [i * students // CHANGED for i in range(CHANGED)]
     try:
         for i in changed:  # a bug the student never had: their grade changes
-            _write_student((str(class_dir), i, runs, per_run, frozenset({"stall"})))
+            _write_student((str(class_dir), i, runs, per_run, frozenset({"stall"}), True))
         again = spark_grade(class_dir, out, args.master, args.driver_memory, again=True)
         share = again["wall_s"] / first["wall_s"]
         print(f"  re-grade with {CHANGED} submissions changed: {again['wall_s']:.1f} s wall "
               f"({again['reused']} submissions reused) = {share:.2f} of the full grade (target <= 0.20: "
               f"{'met' if share <= 0.2 else 'NOT met'}); load {load()}", flush=True)
+        for line in again["log"]:
+            if re.search(r"hashed|starting Spark|parsed|checks done|similarity:|done in", line):
+                print(f"    {line}", flush=True)
         full = spark_grade(class_dir, full_out, args.master, args.driver_memory)
         print(f"  full grade of the changed class: {full['wall_s']:.1f} s wall; load {load()}", flush=True)
-        same_grades = (out / "grades.csv").read_text() == (full_out / "grades.csv").read_text()
-        same_violations = (sorted((out / "violations.csv").read_text().splitlines())
-                           == sorted((full_out / "violations.csv").read_text().splitlines()))
+        same = {f: (out / f).read_text() == (full_out / f).read_text()
+                for f in ("grades.csv", "similarity.csv", "report.html")}
+        same["violations.csv"] = (sorted((out / "violations.csv").read_text().splitlines())
+                                  == sorted((full_out / "violations.csv").read_text().splitlines()))
         floor = min(first["wall_s"], full["wall_s"])
         print(f"\nsummary ({name}, {students} students, {CHANGED} changed): full grade {first['wall_s']:.1f} s and "
               f"{full['wall_s']:.1f} s, re-grade {again['wall_s']:.1f} s = {again['wall_s'] / floor:.2f} of the "
               f"faster full grade (target <= 0.20: {'met' if again['wall_s'] / floor <= 0.2 else 'NOT met'}); "
-              f"grades.csv {'identical' if same_grades else 'DIFFERENT'}, violations.csv "
-              f"{'identical' if same_violations else 'DIFFERENT'} to the full grade's; load average {load()}",
-              flush=True)
+              + ", ".join(f"{f} {'identical' if ok else 'DIFFERENT'}" for f, ok in same.items())
+              + f" to the full grade's; load average {load()}", flush=True)
     finally:
         for i in changed:  # the generated class as it was, for the next run
-            _write_student((str(class_dir), i, runs, per_run, student_bugs(i)))
+            _write_student((str(class_dir), i, runs, per_run, student_bugs(i), True))
 
 
 def main(argv=None) -> int:

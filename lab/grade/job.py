@@ -339,9 +339,7 @@ def _state_of(cat, results, hashes, counts, per_run, outcome=None) -> dict[str, 
 def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say) -> int:
     """Add the reused submissions' results, and their violations to violations.parquet and .csv; the class's
     counts and common messages then come from all of them. Returns their events."""
-    from pyspark.sql import functions as F
-
-    from lab.grade.graded import common_messages
+    from lab.grade.graded import common_messages, graded_totals
     from lab.grade.rules import CHECK_IDS
 
     results.extend(incremental.restore(entry, name, rubric) for name, entry in reuse.items())
@@ -350,8 +348,12 @@ def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric
                                           out, staging)
     _write_single_csv(merged, storage, staging, join(out, "violations.csv"))
     found.common = common_messages(merged)
-    found.check_totals = {r["check"]: r["n"] for r in merged.filter("graded").groupBy("check")
-                          .agg(F.count(F.lit(1)).alias("n")).collect()}
+    for entry in reuse.values():  # counted as the full grade counts them (`_check`), from the kept counts
+        student = entry["student"]
+        kept = graded_totals(rubric, {(student, run, check): n for run, check, n in entry["counts"]},
+                             {(student, run): (exercise, scenario) for run, exercise, scenario in entry["runs"]})
+        for check, n in kept.items():
+            found.check_totals[check] = found.check_totals.get(check, 0) + n
     say(f"the whole class, with the {len(reuse)} reused submissions: "
         + ", ".join(f"{check} {found.check_totals.get(check, 0)}" for check in CHECK_IDS) + " violations")
     return sum(e["events"] for e in reuse.values())
@@ -429,7 +431,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
             f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
         if events is not None and graded:
-            found = _check(spark, storage, events, graded, staging, out, say, rubric)
+            found = _check(spark, storage, events, graded, staging, out, say, rubric, whole=previous is None)
 
     counts: dict[str, dict[tuple[str, str], int]] = {}
     for (student, run, check), n in found.counts.items():
@@ -457,7 +459,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
         outcome.timings.sort(key=lambda t: (t["student"], t["exercise"]))
         storage.write(join(out, "reexec.csv"), reexec.timings_csv(outcome))
 
-    similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
+    with settings(spark, partitions_for(spark, args.shuffle_partitions)):
+        similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
                      trusted=outcome is None)
     if getattr(args, "lms", None):
@@ -529,10 +532,11 @@ def _parse(spark, storage, cat, partitions: int):
     return cached, cached.filter(valid).select(*EVENTS.fieldNames()), per_run
 
 
-def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
+def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: bool = True) -> Found:
     """Run every check in one job, write the violations once, and derive everything else from them. Violations
     that cost no points (a check the rubric skips on the run's scenario, or does not grade on its exercise) are
-    written with graded=false and counted nowhere."""
+    written with graded=false and counted nowhere. Not `whole` (a re-grade): violations.csv and the common messages
+    are left to `_reuse`, which makes them with the reused submissions' violations."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -566,12 +570,13 @@ def _check(spark, storage, events, graded, staging, out, say, rubric) -> Found:
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
     marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
               .withColumn("graded", graded_column(rubric)))
-    found.common = common_messages(marked)
     ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
-    _write_single_csv(spark.read.parquet(storage.for_spark(join(out, "violations.parquet"))), storage, staging,
-                      join(out, "violations.csv"))
+    if whole:
+        found.common = common_messages(marked)
+        _write_single_csv(spark.read.parquet(storage.for_spark(join(out, "violations.parquet"))), storage,
+                          staging, join(out, "violations.csv"))
     return found
 
 

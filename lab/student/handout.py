@@ -118,7 +118,8 @@ the tests that need it are skipped, naming it; once all six are done, every test
 bash .ci/setup && .venv/bin/python -m pytest --impl exercises
 ```
 
-Check one exercise with `hwm-lab exercise check N`, and hand in with `hwm-lab submit --student ID`.
+Then, after `source .venv/bin/activate`: check one exercise with `hwm-lab exercise check N`, and hand in with
+`hwm-lab submit --student ID`.
 """
 
 

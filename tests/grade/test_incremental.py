@@ -143,3 +143,34 @@ def test_a_re_grade_of_a_few_changed_submissions_gets_a_jvm_that_compiles_with_c
     job._start(args, said.append)  # bob's zip changed
     assert quick == [False, True, False]
     assert "the part to grade is small: the JVM compiles with C1 only" in said[1]
+
+
+def test_a_submission_is_changed_by_its_content_not_its_size_or_time(tmp_path):
+    """The hashes are of the content, computed alike by every thread: a byte changed with the same size and
+    modification time is a change; an entry that is neither a zip nor a folder, or the output folder, is none."""
+    import hashlib
+    import os
+    import zipfile
+
+    from lab.grade.storage import LocalStorage
+
+    subs = tmp_path / "subs"
+    for i in range(12):
+        (subs / f"s{i:02d}" / "runs").mkdir(parents=True)
+        (subs / f"s{i:02d}" / "runs" / "events-A.jsonl").write_bytes(b"x" * (1000 + i))
+    with zipfile.ZipFile(subs / "bob.zip", "w") as z:
+        z.writestr("manifest.json", b"{}")
+    (subs / "notes.txt").write_text("not a submission")
+    (subs / "out").mkdir()
+    storage = LocalStorage()
+    before = incremental.entry_hashes(storage, str(subs), str(subs / "out"))
+    assert sorted(before) == ["bob.zip", *[f"s{i:02d}" for i in range(12)]]
+    assert before["bob.zip"] == hashlib.sha256((subs / "bob.zip").read_bytes()).hexdigest()
+    assert len(set(before.values())) == 13
+    events = subs / "s05" / "runs" / "events-A.jsonl"
+    stat = events.stat()
+    events.write_bytes(b"x" * 1004 + b"y")
+    os.utime(events, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert events.stat().st_size == stat.st_size and events.stat().st_mtime_ns == stat.st_mtime_ns
+    after = incremental.entry_hashes(storage, str(subs), str(subs / "out"))
+    assert {n for n in before if before[n] != after[n]} == {"s05"}

@@ -76,3 +76,29 @@ def test_copies_are_listed_and_independent_answers_are_not(spark, tmp_path):
     # Side by side: bea's line is ann's with other names.
     assert "<pre>    end = log.log_end</pre>" in section or "log.generation_at" in section
     assert "Not gradable" not in section and "solutions/" in section
+
+
+@pytest.mark.spark
+def test_the_candidates_are_those_of_spark_mls_similarity_join(spark, tmp_path):
+    """The join on MinHash values alone finds, with the same similarities, every pair of one scope that MinHashLSH's
+    own approxSimilarityJoin finds below the distance threshold (a copy included, so that the list is not empty)."""
+    from pyspark.ml.feature import MinHashLSH
+    from pyspark.sql import functions as F
+
+    from lab.grade.storage import LocalStorage
+
+    files = {f"s{i:02d}": {k: v.decode() for k, v in styles.student_files(300 + i).items()} for i in range(12)}
+    files["copy"] = {k: v.decode() for k, v in styles.renamed(styles.student_files(300)).items()}
+    files[sim.SOLUTIONS] = sim.reference_files()
+    docs, _ = sim.documents(files, sim.handout_stubs())
+    ours = sim.candidates(spark, LocalStorage(), docs, str(tmp_path / "docs.libsvm"))
+
+    data = spark.read.format("libsvm").option("numFeatures", str(sim.FEATURES)).load(str(tmp_path / "docs.libsvm"))
+    model = MinHashLSH(inputCol="features", outputCol="hashes", numHashTables=sim.HASH_TABLES, seed=sim.SEED).fit(data)
+    lowest = min(sim.WHOLE_THRESHOLD, sim.EXERCISE_THRESHOLD)
+    theirs = [(r["a"], r["b"], 1.0 - r["distance"]) for r in model.approxSimilarityJoin(
+        data, data, 1.0 - lowest + 1e-9, distCol="distance").select(
+        F.col("datasetA.label").cast("int").alias("a"), F.col("datasetB.label").cast("int").alias("b"), "distance")
+        .filter("a < b").collect() if docs[r["a"]][1] == docs[r["b"]][1]]
+    assert sorted(ours) == sorted(theirs)
+    assert any({docs[a][0], docs[b][0]} == {"s00", "copy"} and s == 1.0 for a, b, s in ours)
