@@ -106,7 +106,7 @@ class ClusterHost:
         self._unpoint(proc.pid)
         if proc.poll() is None and url:
             try:
-                ControlClient(url, timeout=3, token=token).post("/api/shutdown")
+                ControlClient(url, token=token).shutdown(timeout=3)
             except ControlError:
                 pass
         for sig, wait in ((None, STOP_SECONDS), (signal.SIGTERM, STOP_SECONDS), (signal.SIGKILL, 5)):

@@ -203,8 +203,8 @@ class ControlClient:
         because = because_of(kind, fields)
         return self._op("POST", "/api/note", {"type": kind, **fields, **({BECAUSE: because} if because else {})})
 
-    def shutdown(self) -> dict:
-        return self._op("POST", "/api/shutdown", {}, timeout=30.0)
+    def shutdown(self, timeout: float = 30.0) -> dict:
+        return self._op("POST", "/api/shutdown", {}, timeout=timeout)
 
 
 def cluster_info(run_dir: str | os.PathLike) -> dict | None:
