@@ -32,9 +32,10 @@ from flask_socketio import SocketIO
 from lab import i18n
 from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
-from web.actions import VIEWERS_ONLY, guide_for_pages, perform
+from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
 from web.frames import localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed
+from web.room import Room
 from web.sockets import socket_handlers
 from web.narrate import FEED_KINDS
 
@@ -126,6 +127,8 @@ class Dashboard:
         self.guide = None
         self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
         self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
+        self.room = Room(lambda event, payload: self.emit(event, payload),
+                         spawn=lambda fn: self.socketio.start_background_task(fn), sleep=self.socketio.sleep)
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
         token = app.config["CONTROL_TOKEN"] or (self.host.token if self.host else None)
         self.feed = LiveFeed(ControlClient(url, token=token) if url else None, event_cap=app.config["EVENT_CAP"],
@@ -277,6 +280,7 @@ class Dashboard:
 
     def _guide_changed(self, state: dict) -> None:
         self.emit("guide", guide_for_pages(state))
+        reveal_after_step(self, state)  # a question closed on the step that just played is revealed
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
@@ -319,11 +323,12 @@ class Dashboard:
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
-    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False) -> dict:
+    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False, seat: str = "") -> dict:
         from web.guide import catalog
 
         mode = mode or self.mode
         return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control,
+                "question": self.room.view(), "answered": self.room.mine(seat),
                 "token_required": self.token is not None, "follow": follow, "room_lang": self.room_lang,
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
@@ -371,6 +376,15 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         if request.args.get("download") == "1":
             headers["Content-Disposition"] = 'attachment; filename="sequence.svg"'
         return Response(svg, mimetype="image/svg+xml", headers=headers)
+
+    @app.get("/api/dashboard/answers.csv")
+    def answers_csv():
+        """The lecture's answers, for the instructor only (the token, as for a control)."""
+        if not dashboard.may_control(request.headers.get("X-HWM-Token") or request.args.get("token")):
+            return jsonify(ok=False, error=localize(VIEWERS_ONLY, dashboard.request_lang())), 403
+        name = time.strftime("answers-%Y%m%d-%H%M.csv")
+        return Response(dashboard.room.csv(), mimetype="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
 
     @app.post("/api/dashboard/control/<action>")
     def control(action):

@@ -1,7 +1,8 @@
 """Guided scenarios: the teaching scripts (lab/scenarios) run one narrated step at a time on a real cluster.
 
 "Next" runs the next step's commands; "back" starts a fresh cluster and replays the steps before the previous
-one, so the cluster is where it was one step earlier (a cluster cannot be rewound in place).
+one, so the cluster is where it was one step earlier (a cluster cannot be rewound in place). The questions a room
+may be asked before a step come from the scenario's model (web.questions), made when the scenario starts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from lab.i18n import scenarios as words
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.scenario import Run
+from web.questions import Model, Question
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
 
@@ -48,6 +50,7 @@ class Guide:
         self.outcomes: list[dict] = []
         self.action = None  # what the busy guide is doing: ("start" | "next" | "back", the step it heads for)
         self.generation = 0  # bumps on start/stop so that a stale background step reports nothing
+        self.model: Model | None = None  # the scenario on the simulator: the answers to the room's questions
 
     def state(self) -> dict:
         s = self.scenario
@@ -61,7 +64,18 @@ class Guide:
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
                 "text": steps[done - 1] if done else "",
                 "next_text": steps[done] if done < len(s.steps) else "",
-                "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None}
+                "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None,
+                "asks": [{"n": n, "prompt": q.prompt} for n, q in enumerate(self.questions())]}
+
+    def questions(self) -> list[Question]:
+        """The questions the room may be asked before the next step (none while a step runs)."""
+        model, run = self.model, self.run
+        if self.busy or model is None or run is None or model.scenario != self.scenario:
+            return []
+        return model.questions(run.next_step) if run.next_step < len(self.scenario.steps) else []
+
+    def finished(self) -> bool:
+        return self.run is not None and not self.busy and self.run.next_step >= len(self.scenario.steps)
 
     def _publish(self) -> None:
         self.on_change(self.state())
@@ -124,6 +138,8 @@ class Guide:
     def _rebuild(self, generation: int, steps: int) -> None:
         """A fresh cluster for the scenario, then its first `steps` steps run quickly (for back)."""
         try:
+            if self.model is None or self.model.scenario != self.scenario:
+                self.model = Model(self.scenario)
             driver = self.launch(self.scenario)
             run = Run(self.scenario, driver, wait_timeout=self.wait_seconds)
             for _ in range(steps):

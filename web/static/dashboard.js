@@ -24,6 +24,7 @@
     feed: [], skipped: 0, skippedByType: {}, rate: 0, eventsNext: 1, frameHz: 10,
     selected: null, dirty: true, guide: null, scenarios: [], showHeartbeats: true,
     replay: null, position: 0, total: 0, time: 0, play: 0, duration: 0, playing: false, playTime: 0,
+    question: null, myAnswer: null,  // the question put to the room (web/room.py), and this page's answer to it
   };
   // For bench/dashboard.py and the browser tests: what arrived and when, and how long each drawing took
   // (recording is off unless a test turns it on).
@@ -37,11 +38,17 @@
     select: (id) => { S.selected = id; S.dirty = true; schedule(); },
     drop: (flight) => dropMessage(flight),
     // what else decides the lanes' height: the caption, the timeline, the feed (body classes are seen already)
-    sizing: () => [$("#caption").textContent, $("#timeline").hidden].join("|"),
+    sizing: () => [$("#caption").textContent, $("#timeline").hidden, $("#question").offsetHeight].join("|"),
+  });
+  const question = window.HWMQuestion(S, {
+    answer: (id, choice) => answerQuestion(id, choice),
+    control: (action, args) => control(action, args),
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
-  const socket = io({ auth: token ? { token, lang: T.lang } : { lang: T.lang }, query: token ? { token } : {} });
+  const seat = window.hwmSeat();  // this page's own random name: it answers the room's questions once
+  const socket = io({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
+                      query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
   socket.on("disconnect", () => setConn(false));
   socket.on("connect_error", () => setConn(false));
@@ -49,6 +56,22 @@
   socket.on("frame", onFrame);
   socket.on("guide", (g) => { S.guide = g; renderGuide(); S.dirty = true; schedule(); });
   socket.on("room_lang", (r) => followRoomLanguage(r && r.lang));
+  socket.on("question", (q) => {
+    S.question = q;
+    if (!q || (S.myAnswer && S.myAnswer.id !== q.id)) S.myAnswer = null;
+    renderGuide(); S.dirty = true; schedule();
+  });
+  socket.on("question_count", (c) => {
+    if (S.question && c && c.id === S.question.id && S.question.count !== c.count) {
+      S.question = { ...S.question, count: c.count }; S.dirty = true; schedule();
+    }
+  });
+  function answerQuestion(id, choice) {
+    socket.emit("answer", { id, choice }, (a) => {
+      if (a && a.ok) { S.myAnswer = { id: a.id, choice: a.choice }; S.dirty = true; schedule(); }
+      else toast((a && a.error) || T.refusedControl, true);
+    });
+  }
 
   function setConn(ok) {
     const c = $("#conn");
@@ -63,6 +86,8 @@
     S.roomLang = h.room_lang;
     if (followRoomLanguage(h.room_lang)) return;
     if (h.guide) S.guide = h.guide;
+    S.question = h.question || null;
+    S.myAnswer = h.question && h.answered !== null && h.answered !== undefined ? { id: h.question.id, choice: h.answered } : null;
     S.replay = h.replay; S.seq = null; S.clocks = {};
     if (h.mode !== "replay") stopPlaying();
     stage.clearFlights();
@@ -186,6 +211,8 @@
     $("#btn-guide-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-live").disabled = !S.liveAvailable;
+    $("#answers-csv").hidden = !S.canControl;
+    $("#answers-csv").href = "api/dashboard/answers.csv" + (token ? "?token=" + encodeURIComponent(token) : "");
     $("#lang").title = S.canControl ? T.langRoomTitle : T.langTitle;
     renderGuideButtons();
   }
@@ -231,12 +258,29 @@
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
   $("#btn-clocks").addEventListener("click", toggleClocks);
-  // A scenario starts its own cluster: the room is asked first when that loses what it built.
+  // A scenario starts its own cluster: the instructor is asked first, in the page (a presenter's remote answers
+  // it with a button), when that loses what the room built.
+  let guideAsked = null;
   $("#guide-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const args = { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null };
     const a = await control("guide_start", args);
-    if (a.confirm && window.confirm(a.confirm)) control("guide_start", { ...args, replace: true });
+    if (a.confirm) {
+      guideAsked = args;
+      $("#guide-confirm-text").textContent = a.confirm;
+      $("#guide-confirm").hidden = false;
+      $("#btn-guide-replace").focus();
+    }
+  });
+  function answerGuideConfirm(yes) {
+    $("#guide-confirm").hidden = true;
+    if (yes && guideAsked) control("guide_start", { ...guideAsked, replace: true });
+    guideAsked = null;
+  }
+  $("#btn-guide-replace").addEventListener("click", () => answerGuideConfirm(true));
+  $("#btn-guide-cancel").addEventListener("click", () => answerGuideConfirm(false));
+  $("#btn-read-ask").addEventListener("click", () => {
+    control("question_ask", { index: Number($("#read-index").value), node: $("#read-node").value });
   });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
@@ -518,7 +562,7 @@
   }
 
   function renderAll(now) {
-    renderHeader(); renderLegend(); renderBanners(); renderCaption();
+    renderHeader(); renderLegend(); renderBanners(); renderCaption(); question.render();
     if (seq.on) renderSequence(now); else stage.render(now);
     renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
@@ -751,10 +795,25 @@
       box.appendChild(el("div", "steptext", g.done ? g.text : g.description || T.guideFirst));
       for (const o of g.outcomes || []) box.appendChild(el("div", "outcome small " + (o.ok ? "ok" : "fail"), `${o.ok ? "✓" : "✗"} ${o.name}${o.detail ? " — " + o.detail : ""}`));
       if (g.error) box.appendChild(el("div", "outcome fail small", g.error));
-      if (g.next_text) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
+      const asking = S.question && S.question.state !== "revealed";  // the next step's text would tell the answer
+      if (g.next_text && !asking) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
       else if (g.done === g.total) box.appendChild(el("div", "next-preview", T.guideDone(g.passed)));
     }
+    renderGuideAsks();
     renderGuideButtons();
+  }
+  // The questions the room may be asked before the next step (computed by the server from the scenario's model).
+  function renderGuideAsks() {
+    const g = S.guide, box = $("#guide-asks");
+    box.replaceChildren();
+    const open = S.question && S.question.state !== "revealed";
+    if (!g || !g.active || g.busy || open || S.mode !== "live") return;
+    for (const a of g.asks || []) {
+      const b = el("button", "ask", T.qAsk(a.prompt)); b.type = "button"; b.id = "btn-ask-" + a.n;
+      b.disabled = !S.canControl;
+      b.addEventListener("click", () => control("question_ask", { n: a.n }));
+      box.appendChild(b);
+    }
   }
   function renderGuideButtons() {
     const g = S.guide, can = S.canControl && g && g.active && !g.busy && S.mode === "live";

@@ -156,6 +156,18 @@
     linkTitle: (s, d, cut) => (cut ? t("{src} → {dst}: cut (click to heal)", { src: s, dst: d })
                                    : t("{src} → {dst}: connected (click to cut)", { src: s, dst: d })),
     langTitle: t("Language of this page"),
+
+    // the question put to the room
+    qAnswers: (n) => t("answers: {count}", { count: num(n) }),
+    qAsk: (prompt) => t("Ask the room: {question}", { question: prompt }),
+    qChoose: t("Choose your answer: you can change it until the question closes."),
+    qChange: t("Your answer is in: you can change it until the question closes."),
+    qMine: t("your answer"),
+    qClosed: t("Answers are closed: the step plays…"),
+    qRight: t("✓ right"),
+    qClose: t("Close and play the step ▶"),
+    qCloseRead: t("Close and make the read ▶"),
+    qDismiss: t("Take the question away"),
     langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
   };
 })();
