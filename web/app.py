@@ -140,7 +140,7 @@ class Dashboard:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
                                spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a),
-                               wait_seconds=getattr(self.host, "wait_seconds", 10.0))
+                               wait_seconds=getattr(self.host, "wait_seconds", 10.0), sleep=self.socketio.sleep)
 
     # ---- security -------------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ may be asked before a step come from the scenario's model (web.questions), made 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 from lab.i18n import say
@@ -36,8 +37,9 @@ class Guide:
     """One guided scenario at a time. `launch(scenario)` starts a fresh cluster for it and returns a Driver."""
 
     def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None,
-                 wait_seconds: float = 10.0):
+                 wait_seconds: float = 10.0, sleep: Callable = time.sleep):
         self.launch = launch
+        self.sleep = sleep  # the server's own (eventlet's, or time's): the model's runs let the pages be served
         self.wait_seconds = wait_seconds  # a step's `wait` may take this long (longer at the classroom pace)
         self.on_change = on_change
         self.spawn = spawn or (lambda fn, *a: threading.Thread(target=fn, args=a, daemon=True).start())
@@ -138,8 +140,6 @@ class Guide:
     def _rebuild(self, generation: int, steps: int) -> None:
         """A fresh cluster for the scenario, then its first `steps` steps run quickly (for back)."""
         try:
-            if self.model is None or self.model.scenario != self.scenario:
-                self.model = Model(self.scenario)
             driver = self.launch(self.scenario)
             run = Run(self.scenario, driver, wait_timeout=self.wait_seconds)
             for _ in range(steps):
@@ -162,6 +162,20 @@ class Guide:
                     self.busy = False
         if generation == self.generation:
             self._publish()
+        self._model(generation)
+
+    def _model(self, generation: int) -> None:
+        """The scenario's model, once the cluster is up (the room waits for no simulation): then its questions."""
+        scenario = self.scenario
+        if scenario is None or (self.model is not None and self.model.scenario == scenario):
+            return
+        self.sleep(0.2)  # the pages hear that the cluster is ready before the simulator takes the processor
+        model = Model(scenario, pause=lambda: self.sleep(0.02))
+        with self.lock:
+            if generation != self.generation:
+                return
+            self.model = model
+        self._publish()
 
     def _step(self, generation: int) -> None:
         try:

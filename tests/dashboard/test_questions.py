@@ -127,7 +127,7 @@ def classroom():
 
 def guide_to(dashboard, instructor, name: str, done: int) -> None:
     assert control(instructor, "guide_start", scenario=name, replace=True)["ok"]
-    assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)
+    assert wait_until(lambda: not dashboard.guide.state()["busy"] and dashboard.guide.model is not None, 30)
     for _ in range(done):
         assert control(instructor, "guide_next")["ok"]
         assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)

@@ -38,7 +38,8 @@
     select: (id) => { S.selected = id; S.dirty = true; schedule(); },
     drop: (flight) => dropMessage(flight),
     // what else decides the lanes' height: the caption, the timeline, the feed (body classes are seen already)
-    sizing: () => [$("#caption").textContent, $("#timeline").hidden, $("#question").offsetHeight].join("|"),
+    sizing: () => [$("#caption").textContent, $("#timeline").hidden, $("#question").offsetHeight,
+                   $("#banners").childElementCount].join("|"),
   });
   const question = window.HWMQuestion(S, {
     answer: (id, choice) => answerQuestion(id, choice),
