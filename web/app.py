@@ -59,6 +59,7 @@ DEFAULTS = {
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
 SEQUENCE_EVENTS = 1500  # the sequence view of a replay draws at most this many events before its cursor
+SEQUENCE_ROWS = 1500  # ... and at most this many rows (the newest): a whole scenario's
 
 
 def is_loopback(host: str) -> bool:
@@ -304,22 +305,25 @@ class Dashboard:
             raise RuntimeError(say("no trace is open"))
         return replay_frame(self.replay, position, at_time, log_window=self.config["LOG_WINDOW"])
 
-    def sequence(self, mode: str | None, position: int | None, seconds: float, heartbeats: bool, lang: str) -> str:
-        """The sequence view's SVG: the replay up to its cursor, or the live cluster's last seconds."""
+    def sequence(self, mode: str | None, position: int | None, seconds: float | None, heartbeats: bool, lang: str,
+                 width: int | None = None) -> str:
+        """The sequence view's SVG, `width` pixels wide: the replay up to its cursor, or the live cluster's last
+        seconds (None: all of the run the feed keeps, a whole scenario)."""
         from lab.i18n.sequence import sequence_svg
 
+        width = max(300, min(int(width), 4000)) if width else None
         replay = self.replay
         if mode == "replay" and replay is not None:
             position = max(0, min(int(position or 0), len(replay)))
             start = max(0, position - SEQUENCE_EVENTS)
             ids = sorted(replay.fold_at(position).nodes)
             return sequence_svg(replay.events[start:position + SEQUENCE_EVENTS], upto=position - start, nodes=ids,
-                                heartbeats=heartbeats, lang=lang)
-        seconds = max(1.0, min(float(seconds), 120.0))
+                                heartbeats=heartbeats, lang=lang, width=width, max_rows=SEQUENCE_ROWS)
         with self.lock:
-            events = self.feed.last_seconds(seconds)
+            events = self.feed.last_seconds(max(1.0, min(float(seconds), 120.0)) if seconds else None, heartbeats)
             ids = list(self.feed.cluster.get("ids") or [])
-        return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang)
+        return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang, width=width,
+                            max_rows=SEQUENCE_ROWS)
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
@@ -368,10 +372,13 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
     @app.get("/sequence.svg")
     def sequence():
         """The message-sequence diagram: of the replay up to `position` (mode=replay), else of the live cluster's
-        last `seconds`; heartbeats=1 draws them too; download=1 saves it as a file."""
+        last `seconds` (whole=1: the whole run, as far as the feed keeps it); heartbeats=1 draws them too; width=N
+        spreads it over N pixels; download=1 saves it as a file."""
+        whole = request.args.get("whole") == "1"
         svg = dashboard.sequence(request.args.get("mode"), request.args.get("position", type=int),
-                                 request.args.get("seconds", default=10.0, type=float),
-                                 request.args.get("heartbeats") == "1", dashboard.request_lang())
+                                 None if whole else request.args.get("seconds", default=10.0, type=float),
+                                 request.args.get("heartbeats") == "1", dashboard.request_lang(),
+                                 request.args.get("width", type=int))
         headers = {"Cache-Control": "no-store"}
         if request.args.get("download") == "1":
             headers["Content-Disposition"] = 'attachment; filename="sequence.svg"'

@@ -23,7 +23,10 @@ from lab.core.events import (
     VOTE_DENIED, VOTE_GRANTED, WRITE_ACKED, WRITE_REQUESTED)
 
 CLUSTER = "cluster"
-COL_W, ROW_H, TOP, LEFT = 150, 22, 46, 70
+COL_W, ROW_H, TOP, LEFT = 150, 26, 46, 70
+# An arrowhead (10 px: its marker is 5 stroke widths) lands on a row or half a row after one: 13 px from the
+# middle of any mark (16 px tall), so that no mark is ever drawn over it; nor is any label (see _arrow).
+HEAD_ALONG, HEAD_ACROSS, MARK_H = 10, 5, 16
 RECEIPT_HORIZON = 1000  # a message that no event this far on shows received was lost
 MAX_ROWS = 400  # a longer story keeps its newest rows (a live cluster's last seconds)
 COLORS = ["#5b6470", "#E69F00", "#56B4E9", "#009E73", "#b8a800", "#0072B2", "#D55E00", "#CC79A7"]
@@ -122,7 +125,7 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
     payload_of = {e.get("digest"): e.get("payload") for e in events if e.get("payload") and e.get("digest")}
     down_since: dict[str, float] = {}
     row = 0.0
-    last_step_row = None
+    last_step_row, first_step = None, 0
 
     def take(i: int) -> float:
         nonlocal row
@@ -170,10 +173,13 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
                 d.marks.append(Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")),
                                     "paused"))
             elif kind == STEP:
+                number = (g("index") or 0) + 1
                 if last_step_row != row:
-                    d.marks.append(Mark(None, take(i), (say("step {number}", number=(g("index") or 0) + 1)),
-                                        STEP))
-                    last_step_row = row
+                    d.marks.append(Mark(None, take(i), say("step {number}", number=number), STEP))
+                    last_step_row, first_step = row, number
+                else:  # a step that drew nothing since the one before: one row names both
+                    next(m for m in reversed(d.marks) if m.kind == STEP).label = say(
+                        "steps {first}–{last}", first=first_step, last=number)
             continue
         if node not in known:
             continue
@@ -232,15 +238,15 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
         elif kind == NODE_STARTED and g("boot", 0) and node in down_since:
             r = take(i)
             d.down.setdefault(node, []).append((down_since.pop(node), r))
-    # Arrivals: a request lands where its receiver answered it; an answer lands on the next row; a message on a
-    # cut link, or to a node that is down, is lost.
+    # Arrivals: a request lands where its receiver answered it; an answer half a row on (between two rows, so
+    # never on a row where its receiver's marks are drawn); a message on a cut link, or to a node down, is lost.
     for i, arrow, receipt in pending:
         if receipt is None:
             arrow.end = None
         elif receipt == -1:
-            arrow.end = arrow.row + 0.8
+            arrow.end = arrow.row + 0.5
         else:
-            arrow.end = take(receipt) if receipt in row_of else arrow.row + 0.8
+            arrow.end = take(receipt) if receipt in row_of else arrow.row + 0.5
         d.arrows.append(arrow)
     d.rows = int(row)
     for node, since in down_since.items():
@@ -249,28 +255,31 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
 
 
 def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | None = None, upto: int | None = None,
-                 nodes: list[str] | None = None, title: str | None = None, max_rows: int = MAX_ROWS) -> str:
+                 nodes: list[str] | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
+                 width: int | None = None) -> str:
     """An SVG document of `events` (in trace order; up to `upto` of them, the rest only tell what was in flight).
-    `lang` says the labels in that language; `nodes` names the lines (default: the trace's own)."""
+    `lang` says the labels in that language; `nodes` names the lines (default: the trace's own); `width` spreads
+    the lines over that many pixels (a page's own width)."""
     d = build(list(events), heartbeats, upto, nodes)
     first = max(0, d.rows - max_rows)  # keep the newest rows
     n = max(1, len(d.nodes))
-    width = LEFT + COL_W * n
+    col_w = max(COL_W, (int(width) - LEFT) // n) if width else COL_W
+    width = LEFT + col_w * n
     height = TOP + ROW_H * (d.rows - first + 2) + 24  # the names again at the foot: a long diagram scrolls
-    x = {name: LEFT + COL_W * k + COL_W // 2 for k, name in enumerate(d.nodes)}
+    x = {name: LEFT + col_w * k + col_w // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12">',
-           "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
-           "markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/>"
+           "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" "
+           "markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/>"
            "</marker></defs>",
            f'<rect width="{width}" height="{height}" fill="#fff"/>']
     if title:
         out.append(f'<title>{t(title)}</title>')
     for name in d.nodes:
         label = f'text-anchor="middle" font-size="18" font-weight="700">{escape(name)}</text>'
-        out.append(f'<g class="node" data-node="{escape(name)}"><text x="{x[name]}" y="24" {label}'
+        out.append(f'<g class="node" data-node="{escape(name)}" data-x="{x[name]}"><text x="{x[name]}" y="24" {label}'
                    f'<line x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 30}" stroke="#9aa3ad" '
                    f'stroke-width="2"/><text x="{x[name]}" y="{height - 8}" {label}</g>')
         for a, b in d.down.get(name, []):
@@ -278,10 +287,16 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
                 continue
             out.append(f'<line class="down" x1="{x[name]}" y1="{y(max(a, first))}" x2="{x[name]}" y2="{y(b)}" '
                        f'stroke="#fff" stroke-width="4" stroke-dasharray="4 4"/>')
+    shown = [a for a in d.arrows if a.row >= first]
+    heads = [head_box(x[a.dst], y(a.end)) for a in shown if a.end is not None]
+    badges = []
     for m in d.marks:
         if m.row < first:
             continue
         out.append(_mark(m, x, y(m.row), width, t))
+        if m.node is not None:
+            w = _width(str(localize(m.label, lang) if lang else m.label)) + 10
+            badges.append((x[m.node] - w / 2, y(m.row) - MARK_H / 2, w, MARK_H))
     # One message to many (a candidate's votes) is labelled once, on its longest arrow: the same words twice on
     # one row would overlap.
     longest: dict[tuple, Arrow] = {}
@@ -289,12 +304,31 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
         key = (a.src, a.row, str(a.label))
         if key not in longest or abs(x[a.dst] - x[a.src]) > abs(x[longest[key].dst] - x[longest[key].src]):
             longest[key] = a
-    for a in d.arrows:
-        if a.row < first:
-            continue
-        out.append(_arrow(a, x, y, t, labelled=longest[(a.src, a.row, str(a.label))] is a))
+    for a in shown:
+        labelled = longest[(a.src, a.row, str(a.label))] is a
+        out.append(_arrow(a, x, y, t, labelled=labelled, free=heads + badges))
     out.append("</svg>")
     return "\n".join(out)
+
+
+# Where along its arrow a label is tried, the middle first, then nearer one end or the other; on the line, then
+# just above it.
+LABEL_AT = [(k, lift) for lift in (0, 9) for k in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9)]
+
+
+def _crosses(a: tuple, b: tuple) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def head_box(x: float, y: float) -> tuple:
+    """The box an arrowhead that ends at (x, y) takes, whichever way it points."""
+    return (x - HEAD_ALONG, y - HEAD_ACROSS, 2 * HEAD_ALONG, 2 * HEAD_ACROSS)
+
+
+def label_box(text: str, lx: float, ly: float) -> tuple:
+    """The box an arrow's label takes (11 px type, centred on lx, its baseline at ly)."""
+    w = _width(text) * 11 / 12
+    return (lx - w / 2, ly - 10, w, 13)
 
 
 def _width(text: str) -> int:
@@ -321,12 +355,12 @@ def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
     filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
-    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - 9}" '
-            f'width="{w}" height="17" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
+    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - MARK_H / 2}" '
+            f'width="{w}" height="{MARK_H}" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
             f'text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">{label}</text></g>')
 
 
-def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
+def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = None) -> str:
     x0, x1, y0 = x[a.src], x[a.dst], y(a.row)
     color = {"response": "#1b7f3b", "refusal": "#b3261e", "vote": "#4b2a87", "heartbeat": "#9aa3ad"}.get(
         a.kind, COLORS[((a.gen - 1) % 7) + 1] if a.gen else COLORS[0])
@@ -343,11 +377,16 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True) -> str:
     if lost:
         parts.append(f'<path class="cross" d="M{xe - 6:.1f},{ye - 6:.1f} l12,12 m0,-12 l-12,12" stroke="#b3261e" '
                      f'stroke-width="3"/>')
-    lx = x0 + (x1 - x0) * (0.25 if lost else 0.5)
     if not labelled:
         parts.append("</g>")
         return "".join(parts)
-    parts.append(f'<text x="{lx:.1f}" y="{y0 + (ye - y0) * 0.5 - 4:.1f}" text-anchor="middle" fill="{color}" '
+    # Along the arrow (a lost message's: the stretch it travelled), the first place where the label covers no
+    # arrowhead and no mark.
+    text = html.unescape(t(a.label))
+    spots = [(x0 + (xe - x0) * k, y0 + (ye - y0) * (0.5 if lost else k) - 4 - lift) for k, lift in LABEL_AT]
+    lx, ly = next((spot for spot in spots if not any(_crosses(label_box(text, *spot), box) for box in free or ())),
+                  spots[0])
+    parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{color}" '
                  f'font-size="11" paint-order="stroke" stroke="#fff" stroke-width="3">{t(a.label)}</text></g>')
     return "".join(parts)
 

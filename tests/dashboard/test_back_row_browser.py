@@ -6,6 +6,8 @@ legend. Once the guide is over and the room writes by hand, its caption goes."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.dashboard.browser import BROWSER_MARKS, chromium, open_page, running_demo, shots_dir
@@ -42,6 +44,18 @@ OVER_LEGEND = """() => {
   for (const g of generations) if (!inView.includes(g)) out.push('generation ' + g.textContent + ' wrapped away');
   if (!generations.length) out.push('no generation in the legend');
   return out;
+}"""
+
+
+# The sequence view as the page shows it: its steps, its width against its box's, and its nodes' names (in view at
+# the top of the box, scrolled to its newest rows).
+SEQUENCE = """() => {
+  const box = document.querySelector('#sequence'), svg = box.querySelector('svg'), B = box.getBoundingClientRect();
+  const names = [...box.querySelectorAll('.seq-names span')];
+  return {steps: [...svg.querySelectorAll('g.mark.step')].map((g) => g.textContent.trim()),
+          width: svg.getBoundingClientRect().width, box: box.clientWidth, scrolled: box.scrollTop > 0,
+          names: names.map((n) => n.textContent),
+          namesInView: names.every((n) => { const r = n.getBoundingClientRect(); return r.top >= B.top - 1 && r.bottom <= B.top + 40; })};
 }"""
 
 
@@ -83,6 +97,20 @@ def test_large_type_at_720p_reads_from_the_back_row(tmp_path):
             if step in (2, 7):
                 for lang, page in pages.items():
                     page.screenshot(path=str(shots / f"s1-step{step}-{lang}.png"))
+        # The sequence view, on the projector: the whole scenario, as wide as the stage, its nodes named at the
+        # top of the view however far it has scrolled.
+        projector.keyboard.press("q")
+        expect(projector.locator("#sequence svg")).to_be_visible(timeout=30_000)
+        projector.wait_for_function("document.querySelectorAll('#sequence svg g.mark.step').length >= 5",
+                                    timeout=30_000)
+        seen = projector.evaluate(SEQUENCE)
+        named = [int(n) for m in seen["steps"] for n in re.findall(r"\d+", m)]
+        assert named[0] == 1 and named[-1] == 7, seen  # S1 whole, from its first step to its last
+        assert seen["scrolled"] and seen["width"] >= 0.9 * seen["box"], seen
+        assert seen["names"] == ["A", "B", "C"] and seen["namesInView"], seen
+        projector.screenshot(path=str(shots / "s1-sequence.png"))
+        projector.keyboard.press("q")
+
         # the guide is over; the room writes by hand: the finished guide's caption goes
         assert projector.evaluate("() => window.hwmControl('write', {payload: 'x1'})")["ok"]
         for page in pages.values():

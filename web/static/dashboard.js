@@ -507,26 +507,42 @@
 
   // ---- the message-sequence view: drawn by the server (lab/i18n/sequence.py), the same picture it exports ------
   // A replay's view is of the events up to its cursor, and is fetched again whenever the cursor moves; a live
-  // cluster's is of its last seconds, fetched at most once a second.
+  // cluster's is of the whole run (or its last seconds), fetched at most once a second. It is drawn as wide as
+  // the stage, and the nodes' names stay at the top of the view however far it scrolls.
   const seq = { on: false, pending: false, again: false, shownKey: null, at: 0 };
+  const SEQ_ZOOM = 1.3;  // large type draws the diagram bigger (dashboard.css)
+  function sequenceWidth() {
+    const zoom = document.body.classList.contains("large") ? SEQ_ZOOM : 1;
+    return Math.floor(($("#sequence").clientWidth - 2) / zoom);
+  }
   function sequenceUrl(download) {
-    const q = new URLSearchParams({ lang: T.lang });
-    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); } else q.set("seconds", "15");
+    const q = new URLSearchParams({ lang: T.lang, width: String(sequenceWidth()) });
+    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); }
+    else if ($("#seq-span").value === "whole") q.set("whole", "1");
+    else q.set("seconds", "15");
     if ($("#seq-heartbeats").checked) q.set("heartbeats", "1");
     if (download) q.set("download", "1");
     return "sequence.svg?" + q.toString();
   }
   function renderSequence(now) {
-    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked].join("|");
+    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked, $("#seq-span").value,
+                 sequenceWidth()].join("|");
     if (S.mode === "replay" ? key === seq.shownKey : key === seq.shownKey && now - seq.at < 1000) return;
     if (seq.pending) { seq.again = true; return; }
     seq.pending = true; seq.at = now; seq.shownKey = key;
     const position = S.position;
-    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total) : T.seqLive(15);
+    $("#seq-span").hidden = S.mode === "replay";
+    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total)
+      : $("#seq-span").value === "whole" ? T.seqWhole : T.seqLive(15);
     $("#seq-export").href = sequenceUrl(true);
     fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
       const box = $("#sequence");
       box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/i18n/sequence.py)
+      const names = el("div", "seq-names");  // the lines' names, kept in view at the top as the diagram scrolls
+      for (const g of box.querySelectorAll("svg g.node")) {
+        const n = el("span", "", g.dataset.node); n.style.left = g.dataset.x + "px"; names.appendChild(n);
+      }
+      box.prepend(names);
       box.dataset.position = S.mode === "replay" ? String(position) : "";
       box.scrollTop = box.scrollHeight;  // the newest rows (the cursor's) in view
     }).catch(() => { seq.shownKey = null; }).finally(() => {
@@ -544,6 +560,7 @@
   }
   $("#btn-sequence").addEventListener("click", () => setSequence(!seq.on));
   $("#seq-heartbeats").addEventListener("change", () => { S.dirty = true; schedule(); });
+  $("#seq-span").addEventListener("change", () => { S.dirty = true; schedule(); });
   window.hwmSequence = setSequence;
 
   // ---- drawing -----------------------------------------------------------------------------------------

@@ -89,6 +89,7 @@
     // messages in flight
     seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
     seqLive: (s) => t("the last {seconds} s", { seconds: s }),
+    seqWhole: t("the whole run, as far as the dashboard keeps it"),
     msg: {
       append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
       heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
