@@ -230,3 +230,61 @@ def test_a_live_read_is_asked_then_made_and_judged_by_the_rule(classroom):
     assert [p for p in host.fake.posts if p[0] == "/api/read"][-1][1] == {"index": 2, "node": "B"}
     assert control(instructor, "question_ask", node="B", index=0)["ok"] is False
     assert control(instructor, "question_ask", node="Q", index=1)["ok"] is False
+
+
+# ---- the room's record, by itself --------------------------------------------------------------------------------
+
+
+def room_with_question():
+    from web.room import Room
+
+    published = []
+    room = Room(lambda event, payload: published.append((event, payload)), spawn=lambda fn: None)
+    q = model("s1").questions(1)[0]  # where will A's high-water mark be?
+    room.ask(q)
+    return room, published, q
+
+
+def test_a_burst_of_answers_reaches_the_pages_as_a_few_counts_not_one_message_each():
+    import threading
+
+    from web.room import Room
+
+    published = []
+    room = Room(lambda event, payload: published.append((event, payload)),
+                spawn=lambda fn: threading.Thread(target=fn, daemon=True).start(), count_every=0.1)
+    number = room.ask(model("s1").questions(1)[0])["question"]["id"]
+    for k in range(300):
+        assert room.answer(f"seat-{k:05d}", number, k % 3)["ok"]
+    assert wait_until(lambda: published[-1] == ("question_count", {"id": number, "count": 300}), 5)
+    counts = [p for e, p in published if e == "question_count"]
+    assert len(counts) <= 5 and counts[-1]["count"] == 300
+    room.close()
+
+
+def test_the_stage_is_named_when_it_departs_from_the_rule_and_the_csv_names_no_page():
+    room, published, q = room_with_question()
+    right = q.values[q.right]
+    assert room.answer("a-page-0001", 1, q.right)["ok"] and room.answer("a-page-0002", 1, (q.right + 1) % 3)["ok"]
+    assert room.answer("a-page-0003", 1, True)["ok"] is False  # a choice is a number, not a flag
+    assert room.answer("a-page-0003", 2, 0)["error"] == "that question is no longer asked"
+    asked = room.close()
+    other = next(v for v in q.values if v != right)
+    view = room.reveal(asked, q.right, stage=other)
+    assert view["stage"] == (f"The cluster on the stage showed {other}: it departs from the lab's rule here.")
+    assert sum(view["counts"]) == 2 and view["counts"][q.right] == 1
+    assert "stage" not in room.reveal(asked, q.right, stage=right)  # agreeing with the rule: nothing to say
+    text = room.csv()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["correct"] for r in sorted(rows, key=lambda r: r["answer"] != str(right))] == ["yes", "no"]
+    assert "a-page" not in text and rows[0]["prompt"] == "Where will A's high-water mark be after this step?"
+    room.dismiss()
+    assert published[-1] == ("question", None) and room.view() is None
+
+
+def test_a_page_names_itself_within_bounds_or_is_named_by_its_connection():
+    from web.room import seat_of
+
+    assert seat_of("a1b2c3d4e5f6", "sid-x") == "a1b2c3d4e5f6"
+    for claimed in (None, "", "short", "x" * 65, "has space in it", "../../etc/passwd", 12345678, ["a" * 10]):
+        assert seat_of(claimed, "sid-x") == "sid-x", claimed

@@ -11,7 +11,7 @@ import pytest
 
 from lab.harness import script as scripts
 from lab.i18n import localize
-from tests.dashboard.browser import BROWSER_MARKS, chromium, open_page, running_demo, shots_dir
+from tests.dashboard.browser import BROWSER_MARKS, ROOT, chromium, open_page, running_demo, shots_dir
 from web.actions import VIEWERS_ONLY
 from web.questions import Ask, prompt
 
@@ -118,6 +118,6 @@ def test_the_room_predicts_and_the_cluster_answers(tmp_path):
         expect(projector.locator("#caption")).to_contain_text("step 5 of 5")
         for node in "AC":  # the step played on the cluster: C holds what the room was told
             expect(projector.locator(f"#lane-{node} .l2")).to_have_text("log end 3 · HWM 3")
-        projector.screenshot(path=str(shots / "revealed.png"))
+        projector.screenshot(path=str(ROOT / "docs" / "img" / "dashboard-room-reveal.png"))  # docs/dashboard.md
         students["zh"].screenshot(path=str(shots / "revealed-zh.png"))
     assert errors == [], errors
