@@ -178,6 +178,11 @@ def question_ask(dash, args: dict) -> dict:
     if args.get("index") is not None:
         dash.client()
         return dash.room.ask(live_read(node_arg(dash, args), _index(args)))
+    if args.get("replay_step") is not None:  # a replayed scenario: the questions of its step (from 1)
+        try:
+            return dash.room.ask(dash.replayed.questions[int(args["replay_step"]) - 1][int(args.get("n", 0))])
+        except (AttributeError, TypeError, ValueError, IndexError):
+            raise ValueError(say("no question {n} at this step", n=repr(args.get("n")))) from None
     guide = dash.guide
     questions = guide.questions() if guide is not None else []
     if not questions:
@@ -195,11 +200,23 @@ def question_close(dash, args: dict) -> dict:
     source, guide = asked.question.source, dash.guide
     if source.get("live"):
         return {"ok": True, "question": _reveal_read(dash, asked)}
+    if source.get("replay"):  # the instructor's page plays the step, then asks for the reveal (question_reveal)
+        return {"ok": True, "question": dash.room.view(asked), "play_to": dash.replayed.end_of(source["step"])}
     if guide is not None and guide.state().get("name") == source["scenario"] and guide.run is not None \
             and guide.run.next_step + 1 == source["step"] and not guide.busy:
         guide.next()  # reveal_after_step reveals when the step is done
         return {"ok": True, "question": dash.room.view(asked)}
     return {"ok": True, "question": dash.room.reveal(asked, asked.question.right)}
+
+
+def question_reveal(dash, args: dict) -> dict:
+    """A replayed step has played: the reveal, with what the run showed at the step's end."""
+    asked = dash.room.shown
+    if asked is None or asked.state != CLOSED or not asked.question.source.get("replay"):
+        raise RuntimeError(say("no question is waiting for its step to play"))
+    end = dash.replayed.end_of(asked.question.source["step"])
+    stage = outcome(asked.question.ask, dash.replay.fold_at(end).status())
+    return {"ok": True, "question": dash.room.reveal(asked, asked.question.right, stage)}
 
 
 def reveal_after_step(dash, state: dict) -> None:
@@ -248,6 +265,7 @@ ROOM = {  # action -> run(dashboard, args)
     "room_lang": lambda dash, args: dash.set_room_lang(args.get("lang")),
     "question_ask": question_ask,
     "question_close": question_close,
+    "question_reveal": question_reveal,
     "question_dismiss": lambda dash, args: dash.room.dismiss(),
 }
 

@@ -125,6 +125,7 @@ class Dashboard:
         self.frames_sent = 0
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
+        self.replayed = None  # the replay's questions (web.questions.Replayed)
         self.guide = None
         self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
         self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
@@ -296,8 +297,11 @@ class Dashboard:
             raise ValueError(str(exc)) from None
         except OSError as exc:
             raise ValueError(say("cannot read {path}: {error}", path=str(path), error=exc.strerror or str(exc))) from None
+        from web.questions import Replayed
+
+        replayed = Replayed(replay)
         with self.lock:
-            self.replay = replay
+            self.replay, self.replayed = replay, replayed
         return replay.info()
 
     def replay_frame(self, position: int | None = None, at_time: float | None = None) -> dict:
@@ -337,7 +341,8 @@ class Dashboard:
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
                 "guide": guide_for_pages(self.guide.state()) if self.guide else None,
-                "replay": self.replay.info() if self.replay and mode == "replay" else None}
+                "replay": {**self.replay.info(), "asks": self.replayed.prompts()} if self.replay and mode == "replay"
+                else None}
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:

@@ -321,7 +321,7 @@ class Model:
         cluster.close()
         return steps
 
-    def questions(self, step: int) -> list[Question]:
+    def questions(self, step: int, replayed: bool = False) -> list[Question]:
         """The questions of a step (0-based) that every run of the model answers alike (and, of who leads, that
         the election's rule leaves to one node: timing never decides an answer)."""
         found = []
@@ -333,6 +333,35 @@ class Model:
                 continue
             if len(answers) == 1:
                 before, after, events = self.runs[0][step]
-                found.append(question(ask, before, after, events, {"scenario": self.scenario.name,
-                                                                   "step": step + 1}))
+                source = {"scenario": self.scenario.name, "step": step + 1, **({"replay": True} if replayed else {})}
+                found.append(question(ask, before, after, events, source))
         return found
+
+
+class Replayed:
+    """The questions of a replayed scenario's steps: the model's, with the trace's own strategy (a student's trace
+    is judged by the lab's rule, not by what its code did), and where each step ends in the replay, where what the
+    run showed is read."""
+
+    def __init__(self, replay):
+        from lab.harness import script as scripts
+        from lab.harness.commands import ScenarioError
+
+        self.replay, self.questions, self.ends = replay, [], []
+        name, steps = replay.meta.get("scenario"), [s["n"] for s in replay.info()["steps"]]
+        try:
+            scenario = scripts.load(str(name)) if name else None
+        except ScenarioError:
+            scenario = None
+        if scenario is None or len(scenario.steps) != len(steps):
+            return  # not one of the scenarios (or not as the scripts have it now): nothing to ask
+        model = Model(replace(scenario, truncation=replay.meta.get("truncation") or scenario.truncation))
+        self.questions = [model.questions(k, replayed=True) for k in range(len(steps))]
+        self.ends = [n - 1 for n in steps[1:]] + [len(replay)]
+
+    def prompts(self) -> list[list[Text]]:
+        return [[q.prompt for q in step] for step in self.questions]
+
+    def end_of(self, step: int) -> int:
+        """The replay's position once step `step` (from 1) has played."""
+        return self.ends[step - 1]

@@ -288,3 +288,30 @@ def test_a_page_names_itself_within_bounds_or_is_named_by_its_connection():
     assert seat_of("a1b2c3d4e5f6", "sid-x") == "a1b2c3d4e5f6"
     for claimed in (None, "", "short", "x" * 65, "has space in it", "../../etc/passwd", 12345678, ["a" * 10]):
         assert seat_of(claimed, "sid-x") == "sid-x", claimed
+
+
+def test_a_replayed_scenario_asks_its_steps_questions_and_reveals_what_the_run_showed(tmp_path):
+    """K1 simulated with high-water-mark truncation, replayed: the model answers with the trace's own strategy,
+    closing tells the instructor's page where the step ends, and the reveal reads the run there."""
+    trace = tmp_path / "k1"
+    simulate("k1", seed=0, out=trace, truncation="high-water-mark")
+    app, socketio, dashboard = make_app(REPLAY_DIR=str(trace), TOKEN="secret")
+    instructor = connect(socketio, app, auth={"token": "secret"})
+    student = connect(socketio, app, auth={"seat": "replay-student-1"})
+    asks = received(instructor, "hello")[0]["args"][0]["replay"]["asks"]
+    assert [len(a) for a in asks] == [0, 0, 1, 0, 1]  # who leads (step 4) is not asked: the rule leaves A or C
+    assert asks[4] == ["Which entries will C hold after this step?"]
+    q = control(instructor, "question_ask", replay_step=5, n=0)["question"]
+    assert control(instructor, "question_ask", replay_step=4, n=0)["ok"] is False
+    labels = q["choices"]
+    assert student.emit("answer", {"id": q["id"], "choice": labels.index("m1 m3")}, callback=True)["ok"]
+    closed = control(instructor, "question_close")
+    steps = dashboard.replay.info()["steps"]
+    assert closed["question"]["state"] == "closed" and closed["play_to"] == len(dashboard.replay) > steps[-1]["n"]
+    assert control(student, "question_reveal")["ok"] is False  # the instructor's page asks for it
+    revealed = control(instructor, "question_reveal")["question"]
+    assert revealed["choices"][revealed["right"]] == "m1 m3" and revealed["counts"][revealed["right"]] == 1
+    assert "stage" not in revealed  # the run agrees with the rule
+    step3 = control(instructor, "question_ask", replay_step=3, n=0)  # a revealed question gives way to the next
+    assert step3["ok"] and closed["question"]["id"] != step3["question"]["id"]
+    assert control(instructor, "question_close")["play_to"] == steps[3]["n"] - 1

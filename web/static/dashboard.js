@@ -25,6 +25,7 @@
     selected: null, dirty: true, guide: null, scenarios: [], showHeartbeats: true,
     replay: null, position: 0, total: 0, time: 0, play: 0, duration: 0, playing: false, playTime: 0,
     question: null, myAnswer: null,  // the question put to the room (web/room.py), and this page's answer to it
+    playUntil: null,  // a replayed step being played for a question's reveal: where it ends
   };
   // For bench/dashboard.py and the browser tests: what arrived and when, and how long each drawing took
   // (recording is off unless a test turns it on).
@@ -153,6 +154,7 @@
     }
     if (replaying) {
       S.position = f.position; S.total = f.total; S.time = f.time; S.play = f.play || 0; S.duration = f.duration;
+      if (S.playUntil !== null && S.position >= S.playUntil) stepPlayed();
     }
     // Messages in flight: live ones are timed by the run's clock (how long ago each left); replayed ones by
     // the replay's pace.
@@ -181,6 +183,7 @@
       socket.emit("control", { action, args: args || {} }, (answer) => {
         if (!answer.ok && !answer.confirm && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
         if (answer.guide) { S.guide = answer.guide; renderGuide(); S.dirty = true; schedule(); }
+        if (answer.play_to !== undefined) playStep(answer.play_to);
         resolve(answer);
       });
     });
@@ -789,7 +792,36 @@
     }
   }
 
+  // A question about a replayed step: closing it plays the step (the followers follow), then asks for the reveal.
+  function playStep(end) {
+    S.playUntil = end;
+    if (S.position >= end) { stepPlayed(); return; }
+    if (!S.playing) togglePlay();
+  }
+  function stepPlayed() {
+    const end = S.playUntil;
+    S.playUntil = null;
+    stopPlaying();
+    if (S.position !== end) seek({ position: end });  // a played moment may overshoot the step's last event
+    control("question_reveal");
+  }
+  function renderReplayAsks() {
+    const box = $("#replay-asks"), asks = (S.replay && S.replay.asks) || [], list = steps();
+    const k = list.findIndex((s) => s.n >= S.position);  // the step the cursor is before (or at the start of)
+    const open = S.question && S.question.state !== "revealed";
+    const key = [k, open, S.canControl, S.mode, S.replay && S.replay.run_dir].join("|");
+    if (box.dataset.key === key) return;
+    box.dataset.key = key; box.replaceChildren();
+    if (S.mode !== "replay" || k < 0 || open || !S.canControl) return;
+    (asks[k] || []).forEach((prompt, n) => {
+      const b = el("button", "ask", T.qAskStep(k + 1, prompt)); b.type = "button"; b.id = `btn-replay-ask-${n}`;
+      b.addEventListener("click", () => control("question_ask", { replay_step: k + 1, n }));
+      box.appendChild(b);
+    });
+  }
+
   function renderTimeline() {
+    renderReplayAsks();
     if (S.mode !== "replay") return;
     const scrub = $("#scrub");
     scrub.max = String(Math.ceil(S.duration * 100) / 100);

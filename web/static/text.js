@@ -161,6 +161,7 @@
     // the question put to the room
     qAnswers: (n) => t("answers: {count}", { count: num(n) }),
     qAsk: (prompt) => t("Ask the room: {question}", { question: prompt }),
+    qAskStep: (k, prompt) => t("Before step {k}, ask the room: {question}", { k, question: prompt }),
     qChoose: t("Choose your answer: you can change it until the question closes."),
     qChange: t("Your answer is in: you can change it until the question closes."),
     qMine: t("your answer"),
