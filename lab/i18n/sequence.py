@@ -355,9 +355,10 @@ def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
     filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
-    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" y="{top - MARK_H / 2}" '
-            f'width="{w}" height="{MARK_H}" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
-            f'text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">{label}</text></g>')
+    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" '
+            f'y="{top - MARK_H / 2}" width="{w}" height="{MARK_H}" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/>'
+            f'<text x="{cx}" y="{top + 4}" text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">'
+            f'{label}</text></g>')
 
 
 def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = None) -> str:

@@ -16,7 +16,10 @@ pytestmark = BROWSER_MARKS
 
 # The rendered size (px) of what the back row must read; None when the page draws no such thing yet.
 FONT_SIZES = """() => {
-  const size = (sel) => { const e = document.querySelector(sel); return e ? parseFloat(getComputedStyle(e).fontSize) : null; };
+  const size = (sel) => {
+    const e = document.querySelector(sel);
+    return e ? parseFloat(getComputedStyle(e).fontSize) : null;
+  };
   return {index: size('.cell:not(.collapsed) .i'), generation: size('.cell:not(.collapsed) .g'),
           payload: size('.cell:not(.collapsed) .p'), feed: size('#feed li .x'), role: size('.info .l1'),
           log: size('.info .l2'), state: size('.info .state')};
@@ -32,14 +35,20 @@ OVER_LEGEND = """() => {
   const out = [], L = document.querySelector('#legend'), box = L.getBoundingClientRect();
   const cross = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
   const items = [...L.children];
-  const inView = items.filter((i) => { const r = i.getBoundingClientRect(); return r.top < box.bottom - 1 && r.height > 0; });
+  const inView = items.filter((i) => {
+    const r = i.getBoundingClientRect();
+    return r.top < box.bottom - 1 && r.height > 0;
+  });
   for (const item of inView) {
     const r = item.getBoundingClientRect();
     const at = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
-    if (!at || !L.contains(at)) out.push('over "' + item.textContent + '": ' + (at ? at.id || at.className : 'nothing'));
+    if (!at || !L.contains(at))
+      out.push('over "' + item.textContent + '": ' + (at ? at.id || at.className : 'nothing'));
   }
-  for (const other of document.querySelectorAll('#banners, #banners .banner, #caption, #question, #btn-sequence, .hb-toggle, #toast'))
-    if (other.getClientRects().length && cross(other.getBoundingClientRect(), box)) out.push('crosses the legend: ' + (other.id || other.className));
+  const others = '#banners, #banners .banner, #caption, #question, #btn-sequence, .hb-toggle, #toast';
+  for (const other of document.querySelectorAll(others))
+    if (other.getClientRects().length && cross(other.getBoundingClientRect(), box))
+      out.push('crosses the legend: ' + (other.id || other.className));
   const generations = items.filter((i) => i.querySelector('.sw:not(.uncommitted):not(.ring)'));
   for (const g of generations) if (!inView.includes(g)) out.push('generation ' + g.textContent + ' wrapped away');
   if (!generations.length) out.push('no generation in the legend');
@@ -55,7 +64,10 @@ SEQUENCE = """() => {
   return {steps: [...svg.querySelectorAll('g.mark.step')].map((g) => g.textContent.trim()),
           width: svg.getBoundingClientRect().width, box: box.clientWidth, scrolled: box.scrollTop > 0,
           names: names.map((n) => n.textContent),
-          namesInView: names.every((n) => { const r = n.getBoundingClientRect(); return r.top >= B.top - 1 && r.bottom <= B.top + 40; })};
+          namesInView: names.every((n) => {
+            const r = n.getBoundingClientRect();
+            return r.top >= B.top - 1 && r.bottom <= B.top + 40;
+          })};
 }"""
 
 
@@ -79,8 +91,8 @@ def test_large_type_at_720p_reads_from_the_back_row(tmp_path):
         expect(projector.locator("#btn-next")).to_be_enabled(timeout=120_000)
         for step in range(1, 8):
             projector.keyboard.press("n")
-            projector.wait_for_function("(n) => { const g = window.hwmState.guide; return g && g.done === n && !g.busy; }",
-                                        arg=step, timeout=120_000)
+            projector.wait_for_function("(n) => { const g = window.hwmState.guide; return g && g.done === n && "
+                                        "!g.busy; }", arg=step, timeout=120_000)
             for lang, page in pages.items():
                 expect(page.locator("#caption")).to_contain_text("S1", timeout=30_000)
                 page.wait_for_timeout(300)  # the lanes take their new size

@@ -135,7 +135,8 @@ def guide_to(dashboard, instructor, name: str, done: int) -> None:
 
 
 def questions(client) -> list[dict]:
-    return [m["args"][0] if m["args"] else None for m in received(client) if m["name"] in ("question", "question_count")]
+    return [m["args"][0] if m["args"] else None for m in received(client)
+            if m["name"] in ("question", "question_count")]
 
 
 def test_the_room_answers_once_each_sees_only_the_count_and_the_reveal_follows_the_step(classroom):
