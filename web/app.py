@@ -55,6 +55,8 @@ DEFAULTS = {
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
     "LANGUAGE": None,  # the room's language to start with (hwm-lab demo --lang); None: each browser's own
+    "OFFLOAD": None,  # runs a long computation (a scenario's model) off the event loop: eventlet's tpool.execute,
+    # given by the entry point (web.serve); None: in the calling background thread (threading)
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
@@ -142,7 +144,8 @@ class Dashboard:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
                                spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a),
-                               wait_seconds=getattr(self.host, "wait_seconds", 10.0), sleep=self.socketio.sleep)
+                               wait_seconds=getattr(self.host, "wait_seconds", 10.0), sleep=self.socketio.sleep,
+                               offload=app.config["OFFLOAD"])
 
     # ---- security -------------------------------------------------------------------------------------------
 
@@ -299,7 +302,8 @@ class Dashboard:
             raise ValueError(say("cannot read {path}: {error}", path=str(path), error=exc.strerror or str(exc))) from None
         from web.questions import Replayed
 
-        replayed = Replayed(replay)
+        offload = self.config["OFFLOAD"]  # (the scenario's model, off the event loop)
+        replayed = offload(Replayed, replay) if offload else Replayed(replay)
         with self.lock:
             self.replay, self.replayed = replay, replayed
         return replay.info()

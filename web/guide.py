@@ -37,9 +37,10 @@ class Guide:
     """One guided scenario at a time. `launch(scenario)` starts a fresh cluster for it and returns a Driver."""
 
     def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None,
-                 wait_seconds: float = 10.0, sleep: Callable = time.sleep):
+                 wait_seconds: float = 10.0, sleep: Callable = time.sleep, offload: Callable | None = None):
         self.launch = launch
-        self.sleep = sleep  # the server's own (eventlet's, or time's): the model's runs let the pages be served
+        self.sleep = sleep  # the server's own (eventlet's, or time's)
+        self.offload = offload or (lambda fn, *args: fn(*args))  # where the model's simulations run (app.OFFLOAD)
         self.wait_seconds = wait_seconds  # a step's `wait` may take this long (longer at the classroom pace)
         self.on_change = on_change
         self.spawn = spawn or (lambda fn, *a: threading.Thread(target=fn, args=a, daemon=True).start())
@@ -170,7 +171,7 @@ class Guide:
         if scenario is None or (self.model is not None and self.model.scenario == scenario):
             return
         self.sleep(0.2)  # the pages hear that the cluster is ready before the simulator takes the processor
-        model = Model(scenario, pause=lambda: self.sleep(0.02))
+        model = self.offload(Model, scenario)
         with self.lock:
             if generation != self.generation:
                 return

@@ -298,13 +298,9 @@ class Model:
     """A scenario run on the simulator with the reference solutions, once per seed: every step's states before
     and after it, and its events. The lab's answer to a question about a step, whatever code the stage runs."""
 
-    def __init__(self, scenario, seeds=SEEDS, pause=None):
+    def __init__(self, scenario, seeds=SEEDS):
         self.scenario = scenario
-        self.runs = []
-        for seed in seeds:  # between two runs, `pause` lets a server that shares its thread serve its pages
-            self.runs.append(self._run(seed))
-            if pause is not None:
-                pause()
+        self.runs = [self._run(seed) for seed in seeds]
 
     def _run(self, seed: int) -> list[tuple[dict, dict, list[dict]]]:
         s = self.scenario

@@ -857,10 +857,9 @@
     const g = S.guide, box = $("#guide-asks");
     box.replaceChildren();
     const open = S.question && S.question.state !== "revealed";
-    if (!g || !g.active || g.busy || open || S.mode !== "live") return;
+    if (!g || !g.active || g.busy || open || S.mode !== "live" || !S.canControl) return;
     for (const a of g.asks || []) {
       const b = el("button", "ask", T.qAsk(a.prompt)); b.type = "button"; b.id = "btn-ask-" + a.n;
-      b.disabled = !S.canControl;
       b.addEventListener("click", () => control("question_ask", { n: a.n }));
       box.appendChild(b);
     }
