@@ -34,6 +34,7 @@ from lab.grade import rubric as rubric_module
 from lab.grade import sandbox
 from lab.grade import seeds as reexec_seeds
 from lab.grade.rules import RULES
+from lab.grade.similarity import course_folder
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -254,6 +255,10 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     if args.secret is not None and not getattr(args, "unsandboxed", False) and sandbox.bwrap() is None:
         print("grade: no working bubblewrap (bwrap) here to re-execute the submissions in: install Debian's "
               "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
+        return 2
+    if args.secret is not None and course_folder("solutions") is None:
+        print("grade: re-execution runs the rest of the cluster on the reference answers, and this is a handout (no "
+              "solutions/ beside the lab): grade from the course's repository, or with --trust-traces", file=sys.stderr)
         return 2
     own = spark is None
     storage = None

@@ -1,6 +1,5 @@
-"""The output folder of a grade, replaced whole at the end: the new outputs are written aside (DIR/_new) and put in
-place of the previous ones only once all of them are written, with Ctrl-C held off meanwhile; an interrupted or
-failed grade leaves DIR as it was (its Spark log kept beside, as DIR/spark-interrupted.log)."""
+"""A grade's output folder, replaced whole: the new outputs are written aside (DIR/_new) and put in place once all
+are written; an interrupted or failed grade leaves DIR as it was."""
 
 from __future__ import annotations
 

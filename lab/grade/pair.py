@@ -1,7 +1,5 @@
-"""One submission on an executor, in two sandboxes (CMS's communication tasks: a trusted manager and the
-contestant's program, apart): the harness (lab.grade.rerun: the lab, the reference, the runs) and, each time it asks,
-the student's process (lab.grade.serve: the student's files alone), joined by a socket this task makes and hands
-over. The task watches both (a wall clock, their processes) and tells the harness how a student's process ended."""
+"""One submission on an executor, in two sandboxes joined by a socket this task hands over: the harness
+(lab.grade.rerun) and the student's processes (lab.grade.serve), watched and ended by the task."""
 
 from __future__ import annotations
 

@@ -1,26 +1,24 @@
-"""The harness's side of the student's process: an Impl whose graded functions are calls across the socket, each
-under its own time limit, with what comes back rebuilt and checked here. A call that times out, kills the process,
-or gets garbage back is that call's fault (a StudentFault, as the guard says it in process); the process is started
-again for the next call. The executor starts the process and hands its end of the socket over (lab/grade/pair.py)."""
+"""The harness's side of the student's process: the exercise's functions as calls across the socket, each under its
+own time limit, the answers checked here; a hang, a death or garbage is that call's StudentFault."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from collections.abc import MutableMapping
 from dataclasses import replace
 
-from lab.core.guard import IMPORT, INTERRUPTED, RAISED, RETURNS, TIMEOUT, WRONG_TYPE, Fault, StudentFault
+from lab.core.guard import ENDED, IMPORT, INTERRUPTED, RAISED, RETURNS, TIMEOUT, WRONG_TYPE, Fault, StudentFault
 from lab.core.guard import describe_call, guarded
 from lab.core.impl import Impl, load
 from lab.grade import wire
 
 GRACE_SECONDS = 4.0  # past a call's limit, the harness's own clock: the student's process missed its alarm
 HELLO_SECONDS = 60.0  # for the student's file to import (a file that loops at import meets the exercise's clock)
-ENDED = "the student's process ended: "  # a fault's detail when the process ended during the call
-PROCESSES = ENDED + "processes"  # ... because it started more processes than the limit allows
-KINDS = (RAISED, TIMEOUT, WRONG_TYPE, IMPORT, INTERRUPTED)
+PROCESSES = "it started more processes than the grader allows"  # an ENDED fault's detail
+KINDS = (RAISED, TIMEOUT, WRONG_TYPE, IMPORT, INTERRUPTED, ENDED)
 
 
 class NotImportable(Exception):
@@ -41,13 +39,14 @@ class Control:
 
     def ask(self, request: list, with_fd: bool = False):
         self.number += 1
-        self.sock.send(json.dumps([self.number, *request]).encode())
+        number = f"{os.getpid()}-{self.number}"  # (the harness's exercise children share the socket, one at a time)
+        self.sock.send(json.dumps([number, *request]).encode())
         while True:  # a reply to an earlier request (its asker killed before it read it) is left aside
             data, fds, _, _ = socket.recv_fds(self.sock, 65536, 1)
             if not data:
                 raise EOFError("the executor is gone")
             reply = json.loads(data)
-            if reply[0] == self.number:
+            if reply[0] == number:
                 break
             for fd in fds:
                 socket.socket(fileno=fd).close()
@@ -181,7 +180,7 @@ class Student:
             return StudentFault(fault)
         except wire.Garbage as exc:
             self._lose(0)
-            return StudentFault(Fault(RAISED, name, describe_call(args), f"the student's process sent {exc}",
+            return StudentFault(Fault(WRONG_TYPE, name, describe_call(args), f"something that is not an answer: {exc}",
                                       *self.where[name]))
 
     def _result(self, name: str, args: tuple, raw, changed):
@@ -265,7 +264,9 @@ def _ended(name: str, inputs: str, status: str, where: tuple[str, int]) -> Fault
         return Fault(TIMEOUT, name, inputs, "its CPU time", *where)
     if status == "memory":
         return Fault(RAISED, name, inputs, "MemoryError: the student's process ran out of memory", *where)
-    return Fault(RAISED, name, inputs, f"{ENDED}{status or 'how is not known'}", *where)
+    if status == "processes":
+        return Fault(ENDED, name, inputs, PROCESSES, *where)
+    return Fault(ENDED, name, inputs, status.removeprefix("crashed: ") or "how is not known", *where)
 
 
 def student_impl(task: dict, control: Control, watch=lambda fn: fn) -> tuple[Impl, Student]:

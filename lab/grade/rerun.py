@@ -53,14 +53,14 @@ class Faults:
 
 def status_of(faults: list, crash: str | None) -> str:
     """The exercise's status from the faults seen: a time limit, memory or processes anywhere, else a crashed run."""
-    from lab.core.guard import TIMEOUT as CALL_TIMEOUT
+    from lab.core.guard import ENDED, TIMEOUT as CALL_TIMEOUT
     from lab.grade.proxy import PROCESSES as TOO_MANY
 
     if any(f.kind == CALL_TIMEOUT for f in faults):
         return TIMEOUT
     if any("MemoryError" in f.detail for f in faults):
         return "memory"
-    if any(f.detail == TOO_MANY for f in faults):
+    if any(f.kind == ENDED and f.detail == TOO_MANY for f in faults):
         return PROCESSES
     return f"crashed: {crash}" if crash else "ok"
 

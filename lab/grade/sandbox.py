@@ -1,7 +1,5 @@
-"""The grader's sandboxes (bubblewrap where installed: no network, its own processes, and only the folders it is
-given, read-only but for its own): the harness's, which sees the lab and the reference, and the student's, which sees
-the Python runtime, the lab's interface and the student's own files; rlimits always, a wall clock, and a watch on
-the number of processes. What a sandbox writes is read back as data by the caller."""
+"""The grader's two sandboxes (bubblewrap: no network, and only the folders each is given), the harness's and the
+student's, with rlimits always and a watch on their processes (docs/security.md)."""
 
 from __future__ import annotations
 
@@ -155,7 +153,8 @@ def harness_command(tool: str | None, lab_root: str, box: str, fd: int) -> list[
     python, runtime = python_runtime()
     return [*_isolated(tool), "--proc", "/proc", *runtime,
             *(a for p in prefixes for a in ("--ro-bind", p, p)),
-            *(a for name in ("lab", "solutions") for a in ("--ro-bind", os.path.join(lab_root, name), f"{LAB}/{name}")),
+            *(a for name in ("lab", "solutions") for a in ("--ro-bind-try", os.path.join(lab_root, name),
+                                                           f"{LAB}/{name}")),
             "--bind", box, BOX, "--chdir", BOX, *argv]
 
 

@@ -1,10 +1,7 @@
-"""The student's process in the grader: it imports the student's exercise file and answers the harness's calls of its
-functions one at a time, each under the guard; it holds nothing else (docs/security.md, "Student code in the
-grader"). The student's sandbox starts one first process, where only the Python runtime, the lab's interface and the
-student's own files are to be seen; it forks one process per exercise on the executor's request (FD: its socket to
-the executor, which hands it each exercise's socket to the harness):
+"""The student's process in the grader: a first process forks one per exercise, which imports the student's file and
+answers the harness's calls one at a time, each under the guard; nothing else is in it (docs/security.md).
 
-    python -S -B -m lab.grade.serve FD
+    python -S -B -m lab.grade.serve FD      (FD: its socket to the executor, which hands it each exercise's socket)
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""What crosses the socket between the grader's harness and the student's process: one frame per message (its
-length, then compact JSON) and the values of the calls as plain data, rebuilt and checked on arrival (a log as its
-generations, an entry or a segment as its fields, a function handed in as a call back). Both processes import it."""
+"""What crosses the socket between the grader's harness and the student's process (both import it): one frame per
+message, its length then JSON, and the calls' values as plain data, rebuilt and checked on arrival."""
 
 from __future__ import annotations
 

@@ -60,8 +60,8 @@ def bad(folder: Path) -> dict[str, str]:
     shutil.copy(alice, folder / "bomb.zip")
     with zipfile.ZipFile(folder / "bomb.zip", "a", zipfile.ZIP_DEFLATED) as z:
         z.writestr("runs/ex1-s1/events-A.jsonl.bak", b"\0" * (200 * 1024 * 1024))  # 200 MB in 200 kB
-    shutil.copy(alice, folder / "garbled.zip")
-    data = bytearray((folder / "garbled.zip").read_bytes())
+    synth.write_submission(folder / "made", "garbled", full_runs(), version=2, files=reference_files())
+    data = bytearray((folder / "made" / "garbled.zip").read_bytes())
     start = data.index(b"files/exercises/high_water_mark.py") + 40  # inside that member's compressed bytes
     data[start:start + 64] = bytes(64)
     (folder / "garbled.zip").write_bytes(bytes(data))

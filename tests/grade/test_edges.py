@@ -99,3 +99,16 @@ def test_a_manifest_without_a_format_is_said_so_in_words(tmp_path):
     cat = catalog(LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "staging"))
     status = cat.submissions[0].status
     assert status.startswith("malformed: manifest.json has no format") and "None" not in status
+
+
+def test_re_execution_needs_the_reference_answers_which_a_handout_has_not(tmp_path, monkeypatch, capsys):
+    from lab.grade import job
+
+    monkeypatch.setattr(job, "course_folder", lambda name: None)  # as in a handout: no solutions/ beside the lab
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "course.key").write_text("a course secret of 32 bytes, ok.")
+    args = job.build_parser().parse_args([str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--course-secret",
+                                          str(tmp_path / "course.key"), "--unsandboxed"])
+    assert job.run(args) == 2
+    assert "this is a handout (no solutions/ beside the lab)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -309,7 +309,8 @@ def test_each_sandbox_is_given_folders_not_the_machine(tmp_path):
     assert student_binds == runtime_binds | {(str(view), sandbox.LAB), (str(code), sandbox.CODE)}
     assert "--bind" not in student  # nothing writable but its private /tmp
     assert ["--bind", str(box), sandbox.BOX] == harness[harness.index("--bind"):harness.index("--bind") + 3]
-    harness_sources = {harness[i + 1] for i in range(len(harness) - 2) if harness[i] in ("--ro-bind", "--bind")}
+    harness_sources = {harness[i + 1] for i in range(len(harness) - 2)
+                       if harness[i] in ("--ro-bind", "--ro-bind-try", "--bind")}
     assert str(ROOT / "solutions") in harness_sources and str(ROOT / "exercises") not in harness_sources
     assert str(code) not in harness_sources  # the harness never sees the student's files
     assert (python, python) in runtime_binds

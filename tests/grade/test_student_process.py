@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.core.guard import RAISED, TIMEOUT, WRONG_TYPE, StudentFault
+from lab.core.guard import ENDED, RAISED, TIMEOUT, WRONG_TYPE, StudentFault
 from lab.core.interface import AppendResult, Entry, SegmentInfo, TruncationPlan
 from lab.core.replica import Log
 from lab.grade import pair, proxy, sandbox
@@ -233,11 +233,14 @@ def test_a_process_that_ends_or_sends_garbage_faults_that_call_only(executor):
     call = student.function("check_read")
     with pytest.raises(StudentFault) as ended:
         call(7, 1)
-    assert ended.value.fault.detail == proxy.ENDED + "crashed: exit code 3"
+    assert (ended.value.fault.kind, ended.value.fault.detail) == (ENDED, "exit code 3")
+    assert ended.value.fault.sentence() == "check_read(7, 1) ended the student's process (exit code 3) " \
+                                           "(exercises/reads.py:2)"
     assert call(1, 1) == "no"
     with pytest.raises(StudentFault) as garbage:
         call(8, 1)
-    assert garbage.value.fault.detail.startswith("the student's process sent bytes that are not JSON")
+    assert garbage.value.fault.kind == WRONG_TYPE
+    assert garbage.value.fault.detail.startswith("something that is not an answer: bytes that are not JSON")
     assert call(1, 1) == "no" and student.started == 3
 
 
