@@ -58,6 +58,16 @@ def jvm_output_to(path: str | None, local: bool):
             os.environ.pop("SPARK_LOCAL_IP", None)
 
 
+def python_logs_to(path: str | None) -> logging.Handler | None:
+    """py4j logs the exceptions of a broken connection (Ctrl-C during a call into the JVM) on Python's root logger,
+    which prints them to stderr unless it has a handler of its own: while the job runs, they go to the Spark log."""
+    if not path:
+        return None
+    handler = logging.FileHandler(path, encoding="utf-8")
+    logging.getLogger().addHandler(handler)
+    return handler
+
+
 def quiet_py4j() -> None:
     """py4j logs a broken connection (after Ctrl-C) as tracebacks; the job says what happened in one line."""
     logging.getLogger("py4j").setLevel(logging.CRITICAL + 1)
@@ -81,6 +91,10 @@ def finish(spark, storage, args, failure: BaseException | None = None) -> None:
     if new and left is None:
         left = _abandon(storage if isinstance(storage, LocalStorage) else LocalStorage(), args)
     sweep(getattr(args, "grade", ""))
+    handler = getattr(args, "python_log", None)
+    if handler is not None:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
     if failure is not None:
         said = str(failure).strip().splitlines()[0][:200] if failure is not None and str(failure).strip() else ""
         why = "interrupted" if interrupted else f"failed ({type(failure).__name__}{': ' + said if said else ''})"

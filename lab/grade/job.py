@@ -321,6 +321,7 @@ def _start(args, say) -> "SparkSession":
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
     log = None if is_uri(args.out) or under_submit else os.path.join(args.new, edges.LOG_FILE)
     say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
+    args.python_log = edges.python_logs_to(log)
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
 
