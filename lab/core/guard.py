@@ -282,6 +282,17 @@ def not_importable(function: str, exc: BaseException) -> Callable:
     return call
 
 
+def answers(fn: Callable, calls: list[tuple]):
+    """fn's answer to each call, in order: in one batch where fn answers many at once (the grader's calls across to
+    the student's process, lab.grade.proxy), else one call at a time. A call that fails raises where its answer is;
+    the calls after it may have been made."""
+    many = getattr(fn, "many", None)
+    for answer in many(calls) if many else (fn(*args) for args in calls):
+        if isinstance(answer, BaseException):
+            raise answer
+        yield answer
+
+
 def fault_of(exc: BaseException) -> Fault | None:
     """The Fault behind an exception, also when the lab wrapped it on the way up."""
     seen = 0

@@ -8,6 +8,7 @@ import functools
 import itertools
 from typing import Callable
 
+from lab.core.guard import answers
 from lab.core.messages import Entry
 from lab.core.replica import Log
 
@@ -42,16 +43,6 @@ def _applied(follower: tuple[int, ...], result) -> list[int]:
     if result.truncate_from is not None:
         held = held[: result.truncate_from - 1]
     return held + [e.generation for e in result.append]
-
-
-def answers(fn: Callable, calls: list[tuple]):
-    """fn's answer to each call, in order: in one batch where fn can answer many at once (the student's process,
-    across the wire: lab.grade.proxy), else one call at a time. A call that fails raises where its answer is."""
-    many = getattr(fn, "many", None)
-    for answer in many(calls) if many else (fn(*args) for args in calls):
-        if isinstance(answer, BaseException):
-            raise answer
-        yield answer
 
 
 def match_acknowledged(impl) -> str | None:

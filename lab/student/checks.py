@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
+from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, answers, fault_of, guarded
 from lab.core.impl import Impl
 from lab.i18n import Joined, Text, localize, say, word
 from lab.i18n import scenarios as scenario_words
@@ -147,14 +147,17 @@ def _majority_index(match):
 
 def _hwm_rule(sizes):
     def check(impl):
-        for size in sizes:
-            for match in itertools.product(range(4), repeat=size):  # smallest lists first
-                got = _call(impl.high_water_mark, list(match))
+        cases = [match for size in sizes for match in itertools.product(range(4), repeat=size)]  # smallest first
+        try:  # (asked all at once: in the grader they cross to the student's process in one message)
+            for match, got in zip(cases, answers(impl.high_water_mark, [(list(match),) for match in cases])):
                 want = _majority_index(match)
                 if got != want:
+                    size = len(match)
                     return say("match indexes {match} ({size} nodes, a majority is {majority}): got {got}, "
                                "expected {want}", match=list(match), size=size, majority=size // 2 + 1, got=got,
                                want=want)
+        except NotImplementedError as exc:
+            raise NotStarted(str(exc)) from exc
         return None
     return check
 
