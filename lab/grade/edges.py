@@ -8,7 +8,6 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
 import sys
 import tempfile
 
@@ -77,27 +76,28 @@ def finish(spark, storage, args, failure: BaseException | None = None) -> None:
     """After the job, whichever way it ended (`failure`: KeyboardInterrupt for Ctrl-C, or why it failed): Spark
     stopped (`spark`: when the job started it), and for a grade that did not put its outputs in place: DIR left as it
     was (lab/grade/outdir.py), this grade's sandbox folders removed, and one line that says so."""
-    interrupted = isinstance(failure, KeyboardInterrupt)
+    from lab.grade.outdir import held_off
+
     if failure is not None:
-        with contextlib.suppress(ValueError):  # (outside the main thread: no signal handlers to set)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C meanwhile is ignored
         quiet_py4j()
-    new = getattr(args, "new", None)
-    left = None
-    if storage is not None and not isinstance(storage, LocalStorage) and new:  # through the JVM: before it stops
-        left = _abandon(storage, args)
-    if spark is not None:
-        stop_quietly(spark)
-    if new and left is None:
-        left = _abandon(storage if isinstance(storage, LocalStorage) else LocalStorage(), args)
-    sweep(getattr(args, "grade", ""))
-    handler = getattr(args, "python_log", None)
-    if handler is not None:
-        logging.getLogger().removeHandler(handler)
-        handler.close()
+    with held_off() if failure is not None else contextlib.nullcontext():  # a second Ctrl-C meanwhile is ignored
+        new = getattr(args, "new", None)
+        left = None
+        if storage is not None and not isinstance(storage, LocalStorage) and new:  # through the JVM: before it stops
+            left = _abandon(storage, args)
+        if spark is not None:
+            stop_quietly(spark)
+        if new and left is None:
+            left = _abandon(storage if isinstance(storage, LocalStorage) else LocalStorage(), args)
+        sweep(getattr(args, "grade", ""))
+        handler = getattr(args, "python_log", None)
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
     if failure is not None:
-        said = str(failure).strip().splitlines()[0][:200] if failure is not None and str(failure).strip() else ""
-        why = "interrupted" if interrupted else f"failed ({type(failure).__name__}{': ' + said if said else ''})"
+        said = str(failure).strip().splitlines()[0][:200] if str(failure).strip() else ""
+        why = ("interrupted" if isinstance(failure, KeyboardInterrupt)
+               else f"failed ({type(failure).__name__}{': ' + said if said else ''})")
         log = f" (this grade's log: {left})" if left else ""
         print(f"grade: {why}; {args.out} is as it was before{log}", file=sys.stderr, flush=True)
 

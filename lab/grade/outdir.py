@@ -49,7 +49,7 @@ def recover(storage, out: str) -> None:
 def commit(storage, out: str) -> None:
     """Put the new outputs in place of the previous ones (of every file in DIR but this module's own)."""
     new, old = join(out, NEW), join(out, OLD)
-    with _held_off():
+    with held_off():
         storage.remove(old)
         storage.makedirs(old)
         for name, _, _ in storage.listdir(out):
@@ -75,9 +75,9 @@ def abandon(storage, out: str, log_file: str) -> str | None:
 
 
 @contextlib.contextmanager
-def _held_off():
-    """No Ctrl-C during the block (a few renames), so that DIR holds one grade or the other, never half of each: the
-    grade is then complete, and ends as it would have."""
+def held_off():
+    """No Ctrl-C during the block (putting the outputs in place: DIR then holds one grade or the other, never half of
+    each; or cleaning up after one); the handler before it is back afterwards."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
