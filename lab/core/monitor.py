@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from lab.core import events as ev
+from lab.core import judges
 
 from lab.core import reasons
 from lab.core.messages import digest
@@ -178,15 +179,14 @@ class Monitor:
     def _epoch_answer(self, e):
         end, log_end, g = e["end_index"], e.get("log_end"), e["generation"]
         eg, ng = e.get("end_generation"), e.get("next_generation")
-        if (log_end is not None and end > log_end) or (eg is not None and eg > g) or (ng is not None and ng <= g):
+        if judges.epoch_end(end, end if log_end is None else log_end, eg, ng, g) is not None:
             return [Violation("epoch-end", e["node"], end, f"leader {e['node']} answered {end} as the end of "
                               f"generation {g} in its log (entry there of generation {eg}, next of generation {ng})",
                               (("node", e["node"]), ("index", end), ("generation", g)))]
         return []
 
     def _epoch_truncation(self, e):
-        expected = e["end_index"] + 1 if e["end_index"] < e["log_end"] else None
-        if e.get("cut") != expected:
+        if judges.epoch_cut(e["log_end"], e["end_index"], e.get("cut")) is not None:
             return [Violation("epoch-truncation", e["node"], e.get("cut"), f"{e['node']} was told the leader's log "
                               f"ends at {e['end_index']} (its own ends at {e['log_end']}) and cut at {e.get('cut')}",
                               (("node", e["node"]), ("end", e["end_index"]), ("log_end", e["log_end"]),
