@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Callable, NamedTuple
 
 from lab.core import reasons
+from lab.core.events import FOLLOWER_APPEND
 from lab.core.guard import describe, describe_call
 from lab.core.impl import Impl
 from lab.core.reasons import Reason
@@ -211,7 +212,7 @@ def judge(function: str, args: tuple, result, saved) -> Reason | None:
         match_index, follower, acknowledged, current_hwm, generation, generation_at, _ = args
         return on_replication_response(saved, dict(match_index), follower, acknowledged, current_hwm, generation,
                                        generation_at, result)
-    if function == "follower_append":
+    if function == FOLLOWER_APPEND:
         return follower_append(*args, result)
     if function == "check_read":
         return check_read(*args, result)
