@@ -235,6 +235,7 @@ class Call(NamedTuple):
     result: object = None
     why: Reason | None = None
     unwritten: bool = False
+    used: "Call | None" = None  # a wrong answer of the function it was handed (exercise 2 is handed exercise 1's)
 
     def inputs(self) -> str:
         """The arguments as the call received them (a table it changed in place, as it was before)."""
@@ -252,17 +253,26 @@ class Call(NamedTuple):
 
 def judged(impl: Impl, functions, on_call: Callable[[Call], None]) -> Impl:
     """`impl` whose `functions` are judged at every call; `on_call` hears of each call (and of a function not written
-    yet, before its NotImplementedError goes on). A function's guard (time limit, type) stays inside."""
+    yet, before its NotImplementedError goes on). A function's guard (time limit, type) stays inside. A call of
+    exercise 2 that was handed a wrong answer of exercise 1 says so (`used`): its own answer rests on it."""
+    handed: list = [None]  # the last wrong call of high_water_mark, heard while on_replication_response ran
 
     def wrap(name, fn):
         def call(*args):
             saved = before(name, args)
+            if name == "on_replication_response":
+                handed[0] = None
             try:
                 result = fn(*args)
             except NotImplementedError:
                 on_call(Call(name, args, saved, unwritten=True))
                 raise
-            on_call(Call(name, args, saved, result, judge(name, args, result, saved)))
+            heard = Call(name, args, saved, result, judge(name, args, result, saved))
+            if name == "high_water_mark" and heard.why is not None:
+                handed[0] = heard
+            elif name == "on_replication_response":
+                heard = heard._replace(used=handed[0])
+            on_call(heard)
             return result
 
         call.__name__ = getattr(fn, "__name__", name)

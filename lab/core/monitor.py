@@ -43,11 +43,11 @@ class Violation:
 class Monitor:
     """Feed it trace records (dicts as trace lines hold them) in order; each call returns the rules broken.
 
-    `holders(leader, k)`, when given, counts the nodes whose log holds the leader's entries 1..k (the world's own
+    `holders(leader, k)`, when given, names the nodes whose log holds the leader's entries 1..k (the world's own
     logs, for the explorer); without it, rule 1 counts the acknowledgements the leader's trace reports.
     """
 
-    def __init__(self, size: int, holders: Callable[[str, int], int] | None = None):
+    def __init__(self, size: int, holders: Callable[[str, int], list[str]] | None = None):
         self.size = size
         self.majority = size // 2 + 1
         self.holders = holders
@@ -101,16 +101,17 @@ class Monitor:
                               (("leader", node), ("index", k), ("generation", gen),
                                ("entry_generation", entry_generation)))]
         if self.holders is not None:
-            holders = self.holders(node, k)
+            names = self.holders(node, k)
         else:
             held = self.held.get((node, e.get("boot", 0), gen), {})
-            holders = 1 + sum(1 for m in held.values() if m >= k)
+            names = sorted([node, *(n for n, m in held.items() if m >= k)])
+        holders = len(names)
         if holders < self.majority:
             return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
                               f"generation {gen}, but only {holders} of {self.size} nodes hold index {k} "
                               f"(a majority is {self.majority})",
                               (("leader", node), ("index", k), ("generation", gen), ("holders", holders),
-                               ("size", self.size), ("majority", self.majority)))]
+                               ("nodes", names), ("size", self.size), ("majority", self.majority)))]
         return []
 
     def _commit(self, node, index, generation, entry_digest):
