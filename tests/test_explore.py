@@ -127,6 +127,21 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     assert any(c["function"] == "check_read" and c["wrong"] for c in calls)
 
 
+def test_a_counterexample_of_one_exercise_replays_as_written(tmp_path):
+    # Found with the student's exercise 1 and the reference for the rest: the script says so, and a replay without
+    # flags runs that same code (with the reference alone, the run would break nothing).
+    code, out, _ = cli("explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget", "25", "--out",
+                       str(tmp_path), "--json")
+    assert code == 1
+    violation = json.loads(out)["violation"]
+    script = tmp_path / "counterexample.txt"
+    assert f"impl {ARTICLE}:high_water_mark" in script.read_text().splitlines()
+    code, out, _ = cli("simulate", "--script", str(script), "--json")
+    assert code == 1 and json.loads(out)["violation"]["detail"] == violation["detail"]
+    code, out, _ = cli("simulate", "--script", str(script), "--impl", "solutions", "--json")  # a flag overrides it
+    assert code == 0 and json.loads(out)["violation"] is None
+
+
 def test_the_same_seed_writes_the_same_counterexample_byte_for_byte(tmp_path):
     texts = []
     for attempt in ("one", "two"):
@@ -237,13 +252,31 @@ def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_call
     info = replay.info()
     assert info["stepped"] and len(info["steps"]) == 1
     assert info["broken"]["step"] == 0 and "Rule broken" in str(info["broken"]["text"])
+    # a step's tick lands on its last event: the red one shows the rule broken, and step ▶ gets there
+    step = info["steps"][0]
+    assert step["start"] < info["broken"]["n"] <= step["n"] == len(replay)
+    assert replay.events[step["start"] - 1]["type"] == "step"
     calls = [str(t) for t, e in zip(replay.texts, replay.events) if e["type"] == "student_call"]
-    assert "A calls your check_read(1, 0) → None" in calls
+    assert "A calls your check_read(1, 0) → None, which breaks its rule: it serves index 1, above the high-water " \
+           "mark 0" in calls
 
 
 def test_a_function_not_written_yet_is_a_usage_error_not_a_violation(tmp_path):
     code, out, err = cli("explore", "--impl", "exercises", "--nodes", "3", "--budget", "5", "--out", str(tmp_path))
     assert code == 2 and "not written yet" in err and "--exercise N" in err
+    code, out, err = cli("explore", "--impl", "exercises", "--exercise", "4", "--budget", "5", "--out", str(tmp_path))
+    assert code == 2 and "exercise 4 cannot run yet: check_read -- not written yet" in err
+
+
+def test_a_search_leaves_out_the_runs_that_reach_a_function_not_written_yet(tmp_path, monkeypatch):
+    # Everything written but exercise 4: the search goes on without the runs that read, and says so.
+    (tmp_path / "no_reads.py").write_text("from solutions import *  # noqa\n\n\ndef check_read(index, hwm):\n"
+                                          "    raise NotImplementedError('exercise 4')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, figures = search([Config(3, impl="no_reads")], budget=2, seed=0)
+    assert found is None and figures.unwritten == {"check_read"}
+    assert {"high_water_mark", "on_replication_response", "follower_append"} <= figures.called
+    assert figures.as_dict()["left_out"] == ["check_read"]
 
 
 def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():

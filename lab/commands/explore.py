@@ -74,8 +74,10 @@ REACHED_THROUGH = {"high_water_mark": ("on_replication_response", FOLLOWER_APPEN
                    "leader_epoch_end": (FOLLOWER_APPEND,), "epoch_truncation_point": (FOLLOWER_APPEND, "leader_epoch_end")}
 
 
-def _named(functions) -> str:
-    return ", ".join(f"{f} ({EXERCISE_OF[f]})" for f in sorted(functions, key=lambda f: (EXERCISE_OF[f], f)))
+def _named(functions) -> i18n.Joined:
+    """`on_replication_response (exercise 2), follower_append (exercise 3)`, in the reader's language."""
+    return i18n.Joined([say("{function} (exercise {number})", function=f, number=EXERCISE_OF[f])
+                        for f in sorted(functions, key=lambda f: (EXERCISE_OF[f], f))], ", ")
 
 
 def searched(impl: str, exercise: int | None) -> tuple[tuple[str, ...], dict]:

@@ -94,8 +94,8 @@ class CheckReport:
         waits = sorted({n for s in self.scenarios for n in s.get("waits", ())} |
                        set((self.exploration or {}).get("waits", ())))
         if waits:
-            said.append(say("Its scenarios and its exploration wait for your {exercises} (not written yet, or a file "
-                            "that does not import): they run once those can.", exercises=_exercises(waits)))
+            said.append(say("Its scenarios and its exploration wait for {exercises} (not written yet, or a file that "
+                            "does not import): they run once those can.", exercises=_exercises(waits)))
         uses = [r.uses for r in self.rules if r.uses]
         uses += [s["explain"] for s in self.scenarios if s.get("status") == "elsewhere"]
         if uses:

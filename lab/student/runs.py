@@ -74,11 +74,11 @@ def _segments():
 
 
 def exercises_text(numbers) -> Text:
-    """`exercise 2`, or `exercises 2, 3`."""
+    """`your exercise 2`, or `your exercises 2, 3`."""
     numbers = sorted(numbers)
     if len(numbers) == 1:
-        return say("exercise {number}", number=numbers[0])
-    return say("exercises {numbers}", numbers=", ".join(map(str, numbers)))
+        return say("your exercise {number}", number=numbers[0])
+    return say("your exercises {numbers}", numbers=", ".join(map(str, numbers)))
 
 
 def waits_for(needs, missing: dict[str, str]) -> list[int]:
