@@ -24,8 +24,8 @@ def test_exercise_keeps_every_rule(impl, number):
     assert not broken, f"Exercise {number} ({ex.module}) breaks:\n" + "\n".join(broken)
     # One verdict per exercise: the last whole check of these same files (its scenarios, its exploration) says too.
     assert last_verdict(number, impl.name) != "failing", \
-        f"Exercise {number} ({ex.module}): its rules hold, but `hwm-lab exercise check {number}` failed on these same " \
-        f"files: run it to see why"
+        f"Exercise {number} ({ex.module}): its rules hold, but `hwm-lab exercise check {number}` failed on these " \
+        f"same files: run it to see why"
 
 
 WRONG_VARIANTS = {

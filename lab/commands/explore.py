@@ -71,7 +71,8 @@ def target(impl: str, exercise: int | None) -> tuple[str, str]:
 # The functions a run must go through before it calls each one (a follower answers before the leader counts).
 REACHED_THROUGH = {"high_water_mark": ("on_replication_response", FOLLOWER_APPEND),
                    "on_replication_response": (FOLLOWER_APPEND,), "plan_truncation": (FOLLOWER_APPEND,),
-                   "leader_epoch_end": (FOLLOWER_APPEND,), "epoch_truncation_point": (FOLLOWER_APPEND, "leader_epoch_end")}
+                   "leader_epoch_end": (FOLLOWER_APPEND,),
+                   "epoch_truncation_point": (FOLLOWER_APPEND, "leader_epoch_end")}
 
 
 def _named(functions) -> i18n.Joined:

@@ -519,21 +519,17 @@ def _rule_epoch_end() -> str:
 
 
 def _rule_epoch_truncation() -> str:
-    """Given the leader's end index e, what a follower keeps ends at e or at its own log end, whichever comes first;
-    a cut is one of its indexes, and none is named when nothing is to go (judged as lab/core/judges.py judges it)."""
-    kept = "coalesce(cut - 1, log_end)"
-    outside = "(cut IS NOT NULL AND (cut < 1 OR cut > log_end))"
-    beyond = f"({kept} > end_index)"
-    short = f"({kept} < least(end_index, log_end))"
-    detail = (f"CASE WHEN {outside} THEN " + fmt(
-        "%s cut its log from index %d, but it holds indexes 1 to %d: nothing is to be removed there", "node", "cut",
-        "log_end")
-        + " WHEN cut IS NULL THEN " + fmt(
-            "%s kept its whole log (it ends at %d), beyond the leader's end index %d", "node", "log_end", "end_index")
-        + f" WHEN {beyond} THEN " + fmt("%s cut its log from index %d and keeps index %d, beyond the leader's end "
-                                        "index %d", "node", "cut", kept, "end_index")
-        + " ELSE " + fmt("%s cut its log from index %d and removes index %d, which the leader's log holds (it ends "
-                         "at %d)", "node", "cut", "cut", "end_index") + " END")
+    """A follower keeps its log up to the leader's end index or its own end, naming a cut only if one goes."""
+    kept, outside = "coalesce(cut - 1, log_end)", "(cut IS NOT NULL AND (cut < 1 OR cut > log_end))"
+    beyond, short = f"({kept} > end_index)", f"({kept} < least(end_index, log_end))"
+    detail = (f"CASE WHEN {outside} THEN " + fmt("%s cut its log from index %d, but it holds indexes 1 to %d: nothing "
+                                                 "is to be removed there", "node", "cut", "log_end")
+              + " WHEN cut IS NULL THEN " + fmt("%s kept its whole log (it ends at %d), beyond the leader's end index "
+                                                "%d", "node", "log_end", "end_index")
+              + f" WHEN {beyond} THEN " + fmt("%s cut its log from index %d and keeps index %d, beyond the leader's "
+                                              "end index %d", "node", "cut", kept, "end_index")
+              + " ELSE " + fmt("%s cut its log from index %d and removes index %d, which the leader's log holds (it "
+                               "ends at %d)", "node", "cut", "cut", "end_index") + " END")
     return one(f"type = 'epoch_truncation' AND ({outside} OR {beyond} OR {short})",
                v("epoch-truncation", node="node", index="coalesce(cut, log_end)", detail=detail, seq="seq",
                  time="time"))

@@ -83,11 +83,8 @@ class SimCluster:
         pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
         limit: float = guard.DEFAULT_LIMIT,
-        judge: bool = False,
+        judge: bool = False,  # each call of the student's functions judged (lab.core.judges): see _heard
     ):
-        """`judge`: each call of the student's functions is judged by its exercise's rule (lab.core.judges); the
-        calls that broke it are kept in `wrong_calls`, the functions not written yet that a node reached in
-        `unwritten`."""
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self.seed = seed
         self.rng = random.Random(f"{seed}-network")
@@ -96,8 +93,7 @@ class SimCluster:
         self.wrong_calls: list[tuple[str, int, Call]] = []  # (node, step, call), the first few
         self.unwritten: set[str] = set()
         self.current = ""  # the node stepping now
-        if judge:
-            self.impl = judged(self.impl, impl_module.student_functions(impl), self._heard)
+        self.impl = judged(self.impl, impl_module.student_functions(impl), self._heard) if judge else self.impl
         self.timing = timing
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
@@ -180,6 +176,8 @@ class SimCluster:
         self._step(name, self.replicas[name].start)
 
     def _heard(self, call: Call) -> None:
+        """With `judge`: the calls that broke their exercise's rule go to `wrong_calls`, and the functions not
+        written yet that a node reached to `unwritten`."""
         if call.unwritten:
             self.unwritten.add(call.function)
         elif call.why is not None and len(self.wrong_calls) < 20:

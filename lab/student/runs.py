@@ -169,7 +169,8 @@ def _run_one(name, strategy, source, out, seed, mixed, meta, limit, number, own)
     if status == ELSEWHERE:
         return {"status": ELSEWHERE, "passed": False, "elsewhere": found, "explain": found["text"], "fault": None}
     if status == FAILED and found is not None:  # a call of the student's broke its rule; the run may have passed
-        said = say("a call of your function broke its exercise's rule in this run: {call}", call=found["call"].sentence())
+        said = say("a call of your function broke its exercise's rule in this run: {call}",
+                   call=found["call"].sentence())
         return {"status": FAILED, "passed": False, "fault": None,
                 "explain": said if passed else Joined([said, explain], "\n")}
     return {"status": PASSED if passed else FAILED, "passed": passed, "explain": explain, "fault": fault}
