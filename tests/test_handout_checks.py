@@ -112,6 +112,28 @@ def test_with_everything_else_written_exercise_2s_runs_lay_exercise_1s_fault_on_
     assert "a call of your function broke its exercise's rule in this run: high_water_mark(" in one.stdout
 
 
+def _follower_that_raises_at_index_3() -> str:
+    """Exercise 3 right on its rules' small logs, raising KeyError once a request follows index 3 (as N4's do)."""
+    text = (ROOT / "solutions" / "follower.py").read_text(encoding="utf-8")
+    return text.replace("    truncate_from = None\n",
+                        "    truncate_from = None\n    if prev_index == 3:\n        raise KeyError(prev_index)\n")
+
+
+def test_another_exercises_fault_in_a_run_is_that_exercises_and_comes_after_this_ones_own(made, tmp_path):
+    right = variant(made, tmp_path / "right", **{**EVERYTHING, "follower": _follower_that_raises_at_index_3()})
+    check = hwm(right, "exercise", "check", "1")
+    assert check.returncode == 0, check.stdout  # exercise 1's own rules and runs hold
+    assert re.search(r"exercise 1 uses your exercise 3, which failed in this run: follower_append\(.*\) raised "
+                     r"KeyError: 3 -- exercises/follower\.py:\d+", first_lines(check, 2)), check.stdout
+    assert "[exercise 3] scenario n4 (generation, sim, seed 7)" in check.stdout
+    wrong = variant(made, tmp_path / "wrong", **{**EVERYTHING, "follower": _follower_that_raises_at_index_3(),
+                                                 "high_water_mark": ARTICLE})
+    check = hwm(wrong, "exercise", "check", "1")
+    assert check.returncode == 1
+    said = check.stdout
+    assert said.index("high_water_mark([0, 1]) returned 1") < said.find("follower.py") or "follower.py" not in said
+
+
 def test_one_verdict_per_exercise_in_check_list_the_students_tests_and_submit(made, tmp_path):
     folder = variant(made, tmp_path, **{**EVERYTHING, "high_water_mark": ARTICLE})
     listing = json.loads(hwm(folder, "exercise", "list", "--json").stdout)

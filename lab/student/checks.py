@@ -86,25 +86,25 @@ class CheckReport:
     def does_not_import(self) -> bool:
         return any(r.fault and r.fault["kind"] == IMPORT for r in self.rules)
 
-    def notes(self) -> list[Text]:
-        """What the runs wait for, and the first failure that lands on another exercise of the student's."""
-        from lab.student.runs import exercises_text
-
-        said = []
+    def waits_note(self) -> Text | None:
+        """Which exercises the runs wait for, if any."""
         waits = sorted({n for s in self.scenarios for n in s.get("waits", ())} |
                        set((self.exploration or {}).get("waits", ())))
-        if waits:
-            said.append(say("Its scenarios and its exploration wait for {exercises} (not written yet, or a file that "
-                            "does not import): they run once those can.", exercises=_exercises(waits)))
+        if not waits:
+            return None
+        return say("Its scenarios and its exploration wait for {exercises} (not written yet, or a file that does not "
+                   "import): they run once those can.", exercises=_exercises(waits))
+
+    def elsewhere_note(self) -> Text | None:
+        """The first failure that lands on another exercise of the student's, if any."""
         uses = [r.uses for r in self.rules if r.uses]
         uses += [s["explain"] for s in self.scenarios if s.get("status") == "elsewhere"]
-        if uses:
-            said.append(uses[0])
-        return said
+        return uses[0] if uses else None
 
     def text(self, lang: str = "en") -> str:
         """The report as `hwm-lab exercise check` prints it, in `lang`: the exercise's own fault first, then what
-        its runs wait for or what another exercise broke, then each rule, scenario and the exploration."""
+        its runs wait for, then each rule, scenario and the exploration; what another exercise broke comes before the
+        rules when they all hold, after them when one of them (this exercise's own) is broken."""
         ex = self.exercise
 
         def say_in(text) -> str:
@@ -117,12 +117,16 @@ class CheckReport:
             lines.extend(f"  {line}" for line in say_in(fault).splitlines())
         if self.does_not_import():  # nothing else could run: the two lines above say it all
             return "\n".join(lines)
-        for note in self.notes():
+        own = any(not r.ok for r in self.rules)
+        notes = [self.waits_note(), None if own else self.elsewhere_note()]
+        for note in filter(None, notes):
             lines.extend(f"  {line}" for line in say_in(note).splitlines())
         for r in self.rules:
             lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] {r.function}: {say_in(r.rule)}")
             if not r.ok:
                 lines.extend(f"      {line}" for line in say_in(r.detail).splitlines())
+        if own and self.elsewhere_note() is not None:
+            lines.extend(f"  {line}" for line in say_in(self.elsewhere_note()).splitlines())
         for s in self.scenarios:
             lines.extend(self._scenario_lines(s, say_in))
         if self.exploration is not None:
