@@ -5,7 +5,7 @@ from __future__ import annotations
 from lab.core.reasons import because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say
-from lab.ports.cluster import MAX_DELAY_MS
+from lab.ports.fault_vocabulary import MAX_DELAY_MS
 from lab.processes.client import ControlClient, ControlError
 from lab.i18n.scenarios import command_text
 from web.narrate import answer_error

@@ -18,7 +18,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from lab.ports.cluster import check_delay
+from lab.ports.fault_vocabulary import check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError

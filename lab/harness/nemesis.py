@@ -17,7 +17,7 @@ class Nemesis:
     are killed or paused at once (a majority stays, so the cluster can go on committing); cuts, delays and drops
     are not budgeted.
 
-    Faults, from the vocabulary of lab/ports/cluster.py and sent through the control API (ControlClient) of a
+    Faults, from the vocabulary of lab/ports/fault_vocabulary.py and sent through the control API (ControlClient) of a
     supervisor: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation, heal,
     delays and drops; with `storage` also a full disk and a failed fsync (disk-full, fsync-fail: the node stops, and
     is restarted after disk-ok). Maelstrom's nemesis is the model."""

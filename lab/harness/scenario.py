@@ -1,5 +1,5 @@
-"""Running a scenario: the teaching scenarios, parsed by lab.harness.script, run step by step on a Driver (the
-simulator's SimDriver below, lab.harness.realdriver.RealDriver for processes) into a Verdict."""
+"""Running a scenario: the teaching scenarios, parsed by lab.harness.script, run step by step on a ScenarioDriver
+(the simulator's SimDriver below, lab.harness.realdriver.RealDriver for processes) into a Verdict."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from lab.ports.cluster import Cluster
+from lab.ports.fault_vocabulary import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
 from lab.core import reasons
 from lab.core.events import EXPECTATION, RULE_BROKEN, STEP
@@ -25,8 +25,9 @@ from lab.sim.cluster import SimCluster
 # ---- drivers ----------------------------------------------------------------------------------------------
 
 
-class Driver(Protocol):
-    """What a scenario runs on: a cluster for the faults (lab.ports.cluster), plus clients and the passing of time."""
+class ScenarioDriver(Protocol):
+    """What a scenario runs on: a cluster for the faults (lab.ports.fault_vocabulary), plus clients and the passing
+    of time."""
 
     names: list[str]
     cluster: Cluster
@@ -143,7 +144,7 @@ class Verdict:
 class Run:
     """Executes a scenario on a driver, one step at a time (the dashboard calls run_step for next/back)."""
 
-    def __init__(self, scenario: Scenario, driver: Driver, *, seed: int = 0, wait_timeout: float = 10.0):
+    def __init__(self, scenario: Scenario, driver: ScenarioDriver, *, seed: int = 0, wait_timeout: float = 10.0):
         self.scenario = scenario
         self.driver = driver
         self.rng = random.Random(f"{seed}-scenario")

@@ -38,7 +38,7 @@ class Clock(Protocol):
     def now(self) -> float: ...
 
 
-class Driver:
+class ReadyDriver:
     """Applies the outputs of one node's replica. `early_requests`: a leader's replication requests leave before
     its own append is synced (they promise nothing; the followers' answers still wait for their own fsync)."""
 

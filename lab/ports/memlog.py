@@ -4,7 +4,7 @@ It keeps the same segments as the file log would (records of HEADER.size + paylo
 reaches `segment_bytes`), so a truncation is planned by exercise 5's `plan_truncation` on the same segment
 offsets and checked the same way. It also keeps what a power cut would lose: the entries not yet synced.
 fsync `always` syncs in `append`, `batch` in `sync()`, `never` only when the OS would write back (`flush()`).
-Storage faults (lab.ports.faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
+Storage faults (lab.ports.disk_faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
 loses the unsynced tail, as a kernel drops the pages it could not write, and raises FsyncFailed.
 """
 
@@ -50,7 +50,7 @@ class MemoryLog:
         self._segments: list[_Segment] = []
         self._log_end = 0
         self.synced = 0  # entries up to this index survive a power cut
-        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the simulator injects
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults: the storage faults the simulator injects
 
     @property
     def log_end(self) -> int:

@@ -37,7 +37,7 @@ from typing import Iterable, Iterator, NamedTuple
 from lab.core.config import FSYNC_POLICIES, check_choice
 from lab.core.interface import SegmentInfo
 from lab.core.messages import Entry
-from lab.ports.faults import FsyncFailed, mark
+from lab.ports.disk_faults import FsyncFailed, mark
 
 __all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "Truncation", "PlanLeftEntries", "MAX_PAYLOAD", "HEADER"]
 
@@ -210,7 +210,7 @@ class WriteAheadLog:
         self._log_end = 0
         self._closed = False
         self._repair = repair
-        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults: the storage faults the lab injects (node processes)
         self._synced_size = 0  # the last segment's size at its last fsync: what an injected fsync failure keeps
         self._failed: FsyncFailed | None = None  # after a failed fsync the log takes no more requests: never retried
         os.makedirs(self.directory, exist_ok=True)
@@ -450,7 +450,7 @@ class WriteAheadLog:
         self._directory_dirty = False
 
     def _fsync(self, fd: int) -> None:
-        """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.faults)."""
+        """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.disk_faults)."""
         if self.faults is not None and self.faults.take_fsync_failure():
             # As a kernel may do: the pages this fsync could not write are dropped, and the file ends where the
             # last successful fsync left it.

@@ -21,7 +21,7 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from lab.ports.cluster import check_delay, check_rate
+from lab.ports.fault_vocabulary import check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
 from lab.core.reasons import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
