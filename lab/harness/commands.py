@@ -4,7 +4,7 @@ that lab.harness.scenario.Run dispatches on; expectations record an Outcome, act
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, Protocol
 
 from lab.core import reasons
 from lab.core.events import DISK_FULL, DISK_OK, FSYNC_FAIL, READ_SERVED, TRUNCATED, WRITE_ACKED
@@ -13,8 +13,17 @@ from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
 from lab.core.messages import digest
 
-if TYPE_CHECKING:
-    from lab.harness.scenario import Run
+
+class Run(Protocol):
+    """What a command may use of the run it is a step of: lab.harness.scenario.Run's public interface."""
+
+    driver: Any  # the lab.harness.scenario.ScenarioDriver it runs on
+    rng: random.Random
+    last_killed: str | None
+
+    def nodes(self, spec: str) -> list[str]: ...
+    def wait(self, what, predicate: Callable[[dict], bool]) -> None: ...
+    def record(self, step: int, command, ok: bool, detail="") -> None: ...
 
 
 class ScenarioError(Exception):
@@ -60,7 +69,7 @@ def cmd_write(run: Run, command, step, args):
     words = [w for w in words if w != "nowait"]
     if "to" in words:
         i = words.index("to")
-        target = run._nodes(words[i + 1])[0]
+        target = run.nodes(words[i + 1])[0]
         words = words[:i] + words[i + 2:]
     for payload in words:
         answer = run.driver.write(payload, target, wait=wait)
@@ -70,14 +79,14 @@ def cmd_write(run: Run, command, step, args):
 
 
 def cmd_kill(run: Run, command, step, args):
-    for name in run._nodes(args[0]):
+    for name in run.nodes(args[0]):
         run.driver.cluster.kill(name, lose_unsynced="lose-unsynced" in args)
         run.last_killed = name
 
 
 def _each(action: str):
     def command(run: Run, command, step, args):
-        for name in run._nodes(args[0]):
+        for name in run.nodes(args[0]):
             getattr(run.driver.cluster, action)(name)
     return command
 
@@ -108,22 +117,22 @@ def cmd_wait(run: Run, command, step, args):
         seconds = _seconds(what, run.rng)
         run.driver.wait_for(lambda s: False, seconds)
     elif what == "leader":
-        among = set(run._nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
+        among = set(run.nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
-            among = set(run._nodes(args[1]))
-        run._wait(Reason(reasons.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(reasons.A_LEADER),
+            among = set(run.nodes(args[1]))
+        run.wait(Reason(reasons.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(reasons.A_LEADER),
                   lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
     elif what in ("hwm", "log_end"):
         (_, value), spec = _on(args)
         target = int(value)
-        names = run._nodes(spec)
-        run._wait(Reason(reasons.HWM_ON if what == "hwm" else reasons.LOG_END_ON, count=target, nodes=",".join(names)),
+        names = run.nodes(spec)
+        run.wait(Reason(reasons.HWM_ON if what == "hwm" else reasons.LOG_END_ON, count=target, nodes=",".join(names)),
                   lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
-        run._wait(Reason(reasons.WHOLE_LOG), _converged)
+        run.wait(Reason(reasons.WHOLE_LOG), _converged)
     elif what == "stopped":
-        names = run._nodes(args[1])
-        run._wait(Reason(reasons.TO_STOP, nodes=names),
+        names = run.nodes(args[1])
+        run.wait(Reason(reasons.TO_STOP, nodes=names),
                   lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
@@ -144,18 +153,18 @@ def cmd_expect(run: Run, command, step, args):
     ok, detail = True, ""
     if what == "hwm":
         (value,), spec = _on(rest)
-        got = {n: _node(status, n)["hwm"] for n in run._nodes(spec)}
+        got = {n: _node(status, n)["hwm"] for n in run.nodes(spec)}
         ok = all(v == int(value) for v in got.values())
         detail = ", ".join(f"{n}: {v}" for n, v in got.items())
     elif what == "log":
         payloads, spec = _on(rest)
-        got = {n: [e[2] for e in _node(status, n)["log"]] for n in run._nodes(spec)}
+        got = {n: [e[2] for e in _node(status, n)["log"]] for n in run.nodes(spec)}
         ok = all(v == payloads for v in got.values())
         detail = "; ".join(f"{n}: [{', '.join(v)}]" for n, v in got.items())
     elif what == "read":
         (index, *want), spec = _on(rest)
         details = []
-        for name in run._nodes(spec):
+        for name in run.nodes(spec):
             answer = run.driver.read(int(index), name)
             if want == ["refused"]:
                 ok &= not answer.ok
@@ -166,17 +175,17 @@ def cmd_expect(run: Run, command, step, args):
                 details.append(Reason(NODE_SAYS, node=name, answer=answer.payload if answer.ok else answer.error))
         detail = Reasons(details)
     elif what == "leader":
-        among = run._nodes(rest[-1])
+        among = run.nodes(rest[-1])
         ok = status.get("leader") in among
         detail = Reason(reasons.LEADER_IS, leader=status.get("leader"))
     elif what == "generation":
         (op, value), spec = _on(rest)
-        got = {n: _node(status, n)["generation"] for n in run._nodes(spec)}
+        got = {n: _node(status, n)["generation"] for n in run.nodes(spec)}
         ok = all(v >= int(value) for v in got.values())
         detail = ", ".join(f"{n}: {v}" for n, v in got.items())
     elif what == TRUNCATED:
         (index,), spec = _on(rest)
-        names = run._nodes(spec)
+        names = run.nodes(spec)
         hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names
                 and e["from_index"] == int(index)]
         ok = len(hits) > 0
@@ -184,7 +193,7 @@ def cmd_expect(run: Run, command, step, args):
             (Reason(reasons.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", "), reason=e["reason"])
             for e in hits) if hits else Reason(reasons.NO_TRUNCATION)
     elif what == "not-truncated":
-        names = run._nodes(_on(rest)[1])
+        names = run.nodes(_on(rest)[1])
         hits = [e for e in run.driver.events() if e["type"] == TRUNCATED and e["node"] in names]
         ok = not hits
         detail = Reasons(Reason(reasons.REMOVED_FROM, node=e["node"], index=e["from_index"], reason=e["reason"])
@@ -214,7 +223,7 @@ def cmd_expect(run: Run, command, step, args):
         if not ok:
             detail = "; ".join(f"{n}: {[e[2] for e in v]}" for n, v in logs.items())
     elif what == "stopped":  # expect stopped A "fsync failed": A stopped on its own, for that reason
-        names, want = run._nodes(rest[0]), rest[1] if len(rest) > 1 else ""
+        names, want = run.nodes(rest[0]), rest[1] if len(rest) > 1 else ""
         got = {n: (_node(status, n)["state"], _node(status, n).get("exit_reason") or "") for n in names}
         ok = all(state == "exited" and reason.startswith(want) for state, reason in got.values())
         detail = Reasons(Reason(reasons.STOPPED_BECAUSE, node=n, why=reason) if state == "exited" and reason
@@ -233,7 +242,7 @@ def cmd_expect(run: Run, command, step, args):
         detail = "; ".join(problems[:5])
     else:
         raise ScenarioError(f"line {command.line}: unknown expectation {what!r}")
-    run._record(step, command, bool(ok), detail)
+    run.record(step, command, bool(ok), detail)
 
 
 COMMANDS: dict[str, Callable] = {

@@ -123,11 +123,3 @@ class Supervisor(Lifecycle, Faults, Routing, Observation):
     def _serve(self) -> None:
         self._server = control_api.serve(self, self.control_port)
         self.control_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-
-if __name__ == "__main__":  # the daemon's former name, kept for scripts that start it so
-    import sys
-
-    from lab.processes.daemon import main
-
-    sys.exit(main())
