@@ -19,7 +19,7 @@ from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
 from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, WaitTimeout
 from lab.harness.script import Command, Scenario, load
-from lab.ports.wal import SEGMENT_BYTES
+from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
 from lab.sim.world import SEGMENT_BYTES as WORLD_SEGMENT_BYTES, World
 

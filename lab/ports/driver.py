@@ -19,7 +19,7 @@ from typing import Protocol, Sequence
 
 from lab.core.messages import Event, ReplicationRequest
 from lab.core.replica import Ready
-from lab.ports.wal import PlanLeftEntries, Truncation
+from lab.ports.segments import PlanLeftEntries, Truncation
 from lab.core.events import WAL_TRUNCATED
 
 

@@ -30,7 +30,8 @@ from lab.ports.disk_faults import DiskFaults, failure, mark
 from lab.ports.state import FileState, StateError, next_boot
 from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport, read_secret
 from lab.ports.trace import TraceFile, TraceOff
-from lab.ports.wal import SEGMENT_BYTES, WalCorruption, WriteAheadLog
+from lab.ports.segments import SEGMENT_BYTES
+from lab.ports.wal import WalCorruption, WriteAheadLog
 from lab.core.events import LOG_SNAPSHOT, NODE_STOPPED, WAL_RECOVERED
 
 log = logging.getLogger("lab.node")

@@ -30,7 +30,7 @@ from lab.ports.disk_faults import DiskFaults, failure
 from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
-from lab.ports.wal import SEGMENT_BYTES
+from lab.ports.segments import SEGMENT_BYTES
 from lab.core import reasons
 from lab.core.reasons import Reason
 from lab.core.events import (
