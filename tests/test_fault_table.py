@@ -141,6 +141,60 @@ def test_a_node_command_calls_its_words_method_with_its_options(argv, called, mo
     assert capsys.readouterr().out.startswith(f"node {argv[1]} {cli.NODE_DONE[argv[0]]}")
 
 
+# ---- the scripts ----------------------------------------------------------------------------------------------
+
+
+class FakeRun:
+    """A run whose cluster records what the commands ask of it."""
+
+    def __init__(self):
+        self.calls = []
+        cluster = SimpleNamespace(**{f.method: (lambda m: lambda *a, **k: self.calls.append((m, a, k)))(f.method)
+                                     for f in FAULTS.values()})
+        self.driver = SimpleNamespace(cluster=cluster)
+        self.last_killed = None
+
+    def nodes(self, spec):
+        return spec.split(",")
+
+
+def test_every_word_is_a_script_command_or_says_why_not_and_the_reference_lists_it():
+    from lab.harness.commands import COMMANDS, NOT_IN_SCRIPTS
+
+    reference = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    for word in FAULTS:
+        assert (word in COMMANDS) != (word in NOT_IN_SCRIPTS), word
+        if word in COMMANDS:
+            assert f"`{word} " in reference or f"`{word}`" in reference, word
+
+
+@pytest.mark.parametrize("words, called", [
+    (("pause", "A,B"), [("pause", ("A",), {}), ("pause", ("B",), {})]),
+    (("disk-full", "C"), [("disk_full", ("C",), {})]),
+    (("isolate", "A"), [("isolate", ("A",), {})]),
+    (("kill", "B", "lose-unsynced"), [("kill", ("B",), {"lose_unsynced": True})]),
+    (("cut", "A->B", "B<->C"), [("cut", ("A", "B"), {"one_way": True}), ("cut", ("B", "C"), {"one_way": False})]),
+    (("heal",), [("heal", (), {})]),
+])
+def test_a_script_command_calls_its_words_method_on_each_node(words, called):
+    from lab.harness.commands import COMMANDS
+
+    run = FakeRun()
+    COMMANDS[words[0]](run, SimpleNamespace(line=1), 0, list(words[1:]))
+    assert run.calls == called
+    assert run.last_killed == ("B" if words[0] == "kill" else None)
+
+
+def test_every_expectation_has_its_check_and_the_reference_and_the_guide_name_only_those():
+    from lab.harness.commands import EXPECTATIONS
+    from lab.i18n.scenarios import COMMANDS as TEMPLATES
+
+    reference = (ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"`expect ([a-z_-]+)", reference))
+    assert documented == set(EXPECTATIONS)
+    assert {t[1] for t in TEMPLATES if t[0] == "expect"} <= set(EXPECTATIONS)
+
+
 # ---- the dashboard ------------------------------------------------------------------------------------------
 
 
