@@ -195,7 +195,24 @@ def test_every_expectation_has_its_check_and_the_reference_and_the_guide_name_on
     assert {t[1] for t in TEMPLATES if t[0] == "expect"} <= set(EXPECTATIONS)
 
 
-# ---- the dashboard ------------------------------------------------------------------------------------------
+# ---- the nemesis and the dashboard ------------------------------------------------------------------------------
+
+
+def test_the_nemesis_has_a_move_for_every_fault_and_each_move_calls_its_words():
+    from lab.harness.checker import Fault
+    from lab.harness.nemesis import MOVES, Look, Nemesis
+
+    assert {word for move in MOVES for word in move.words} == set(FAULT_WORDS)
+    for move in MOVES:
+        calls = []
+        api = SimpleNamespace(**{f.method: (lambda m: lambda *a, **k: calls.append(m))(f.method)
+                                 for f in FAULTS.values()})
+        nemesis = Nemesis(api, ["A", "B", "C"], random.Random(1), 0.0, max_down=1, storage=True)
+        nemesis.disk_faulted, nemesis.cuts = {"C"}, {("A", "B")}
+        look = Look(running=["A", "B"], paused=["B"], dead=["C"], doomed=[], healthy=["A", "B"], leader="A",
+                    leader_generation=2, pair=["A", "B"])
+        move.apply(nemesis, Fault(time=0.0, op=move.op), look)
+        assert set(calls) == {FAULTS[word].method for word in move.words}, move.op
 
 
 def test_the_dashboard_offers_every_node_fault():
