@@ -94,7 +94,7 @@ NO_NODE_RUNNING = _reason("no_node_running", "no node is running")
 CLUSTER_HAS_STOPPED = _reason("cluster_has_stopped", "the cluster has stopped")
 FAULT_NOT_TAKEN = _reason("fault_not_taken", "node {node} did not take the fault: {error}")
 RESUME_FIRST = _reason("resume_first", "node {node} is paused: resume it first (a paused node takes no requests)")
-# why a node's disk stopped it (lab/ports/faults.py): `where` is one of WHERE, `os_error` one of OS_ERRORS
+# why a node's disk stopped it (lab/ports/disk_faults.py): `where` is one of WHERE, `os_error` one of OS_ERRORS
 FSYNC_FAILED = _reason("fsync_failed", "fsync failed: {where} ({os_error})")
 DISK_FULL_AT = _reason("disk_full_at", "disk full: {where} ({os_error})")
 DISK_ERROR = _reason("disk_error", "disk error: {where} ({os_error})")

@@ -43,7 +43,7 @@ class Scenario:
     fsync: dict[str, str]
     steps: tuple[Step, ...]
     liveness_bound: float = 5.0
-    segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.wal.SEGMENT_BYTES)
+    segment_bytes: int | None = None  # the write-ahead log's segment size (default: lab.ports.segments.SEGMENT_BYTES)
     # `manual`: every message waits until a command delivers, drops or duplicates it, and the grader's rules are
     # checked after every step (the explorer's counterexamples, lab.explore)
     network: str = "timed"
