@@ -22,11 +22,12 @@ from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, StudentFault, fault_o
 from lab.core.impl import Impl, has_reference, student_functions
 from lab.i18n import Joined, Text, localize, say, word
 from lab.core.impl import load as load_impl
-from lab.core.interface import AppendResult, SegmentInfo
+from lab.core.interface import AppendResult
 from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
 from lab.student.faults import fault_text, scenario_fault_text
+from lab.student.runs import SEGMENTS
 from lab.core.events import FOLLOWER_APPEND
 from lab.core.reasons import ABOVE_HWM, Reason
 
@@ -325,11 +326,6 @@ def _read_case(index, hwm, want):
 
 # ---- exercise 5 -------------------------------------------------------------------------------------------
 
-SEGMENTS = (
-    SegmentInfo(path="seg-1", first_index=1, offsets={1: 0, 2: 30, 3: 60}, size=90),
-    SegmentInfo(path="seg-4", first_index=4, offsets={4: 0, 5: 30}, size=60),
-    SegmentInfo(path="seg-6", first_index=6, offsets={6: 0}, size=30),
-)
 
 
 def _plan_case(index, must_delete, cut):
@@ -559,7 +555,7 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
     yours = student_functions(mixed)
     report.missing = {f: why for f, why in runs.waiting(impl).items() if f in yours}
     runs.run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit,
-                       mixed=mixed, missing=report.missing)
+                       mixed=mixed, missing=report.missing, files=files_sha256(impl_name, [ex]))
     if explore and report.first_fault() is None:  # a fault is already the story: no search to tell it again
         runs.run_exploration(report, mixed, out_root, progress, report.missing)
     if explore:  # a whole check: what `exercise list` and the students' tests say of these same files

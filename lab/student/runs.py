@@ -11,6 +11,7 @@ from typing import Callable
 
 from lab.core.events import FOLLOWER_APPEND
 from lab.core.guard import IMPORT, StudentFault, fault_of, guarded
+from lab.core.interface import SegmentInfo
 from lab.core.impl import EXERCISE_OF, FUNCTIONS, Impl, student_functions
 from lab.core.replica import Log
 from lab.harness import scenario as scenario_module
@@ -20,6 +21,13 @@ from lab.i18n import Joined, Text, say
 from lab.i18n import scenarios as scenario_words
 from lab.i18n.scenarios import command_text
 from lab.student.faults import fault_text, scenario_fault_text
+
+# The segments exercise 5's probe and rules plan over: three of them, the first index of each its name.
+SEGMENTS = (
+    SegmentInfo(path="seg-1", first_index=1, offsets={1: 0, 2: 30, 3: 60}, size=90),
+    SegmentInfo(path="seg-4", first_index=4, offsets={4: 0, 5: 30}, size=60),
+    SegmentInfo(path="seg-6", first_index=6, offsets={6: 0}, size=30),
+)
 
 # What each run may call, by exercise: a scenario (with its truncation strategy) and the exploration (by strategy).
 # tests/test_student_runs.py holds these against the calls the reference makes, seed after seed.
@@ -44,7 +52,7 @@ PROBES = {
     "on_replication_response": lambda: ({"A": 0}, "A", 0, 0, 1, lambda i: 0, lambda match: 0),
     FOLLOWER_APPEND: lambda: (Log(), 0, 0, ()),
     "check_read": lambda: (1, 1),
-    "plan_truncation": lambda: (list(_segments()), 2),
+    "plan_truncation": lambda: (list(SEGMENTS), 2),
     "leader_epoch_end": lambda: (Log(), 1),
     "epoch_truncation_point": lambda: (Log(), 0),
 }
@@ -65,12 +73,6 @@ def waiting(impl: Impl) -> dict[str, Text]:
         except Exception:  # written, and wrong on this input: the rules say so
             pass
     return found
-
-
-def _segments():
-    from lab.student.checks import SEGMENTS
-
-    return SEGMENTS
 
 
 def exercises_text(numbers) -> Text:
@@ -114,14 +116,13 @@ def blame(number: int, own: tuple[str, ...], fault: dict | None, wrong_calls) ->
 
 
 def run_scenarios(report, impl_name: str, *, out_root: str | Path, seed: int, real: bool,
-                  progress: Callable[[Text], None], limit: float, mixed: str, missing: dict[str, str]) -> None:
-    """The exercise's scenarios on the simulator (and as processes), their results added to the report."""
-    from lab.student.checks import files_sha256
-
+                  progress: Callable[[Text], None], limit: float, mixed: str, missing: dict[str, str],
+                  files: dict[str, str]) -> None:
+    """The exercise's scenarios on the simulator (and as processes), their results added to the report; `files`: the
+    sha256 of the exercise's file, recorded by each run so that a submission packs no stale run."""
     ex, number = report.exercise, report.exercise.number
     own = ex.functions
-    # Each run records the exercise file it was made from, so that a submission packs no stale run.
-    meta = {"exercise": number, "files_sha256": files_sha256(impl_name, [ex])}
+    meta = {"exercise": number, "files_sha256": files}
     for name, strategy in ex.scenarios:
         base = {"scenario": name, "truncation": strategy, "seed": seed, "exercise": number,
                 "files_sha256": meta["files_sha256"], "fault": None}
