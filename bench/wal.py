@@ -19,7 +19,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from lab.core.messages import Entry  # noqa: E402
-from lab.ports.wal import HEADER, WriteAheadLog  # noqa: E402
+from lab.ports.segments import HEADER  # noqa: E402
+from lab.ports.wal import WriteAheadLog  # noqa: E402
 
 ROUNDS = 5  # floor and `always` alternate, so drift in the disk's speed hits both alike
 WARMUP = 20

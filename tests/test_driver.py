@@ -10,7 +10,7 @@ import pytest
 from lab.core.messages import (Answer, Entry, Envelope, Event, HardState, ReplicationRequest, ReplicationResponse,
                                WriteAcked)
 from lab.core.replica import Ready
-from lab.ports.driver import Driver
+from lab.ports.driver import ReadyDriver
 from lab.ports.wal import WriteAheadLog
 from lab.harness.realdriver import run_real
 from lab.harness.scenario import simulate
@@ -32,7 +32,7 @@ class Recorder:
 
 def test_the_driver_persists_then_sends_then_traces_then_answers():
     ports = Recorder()
-    driver = Driver("A", log=ports, state=ports, transport=ports, trace=ports, clock=ports)
+    driver = ReadyDriver("A", log=ports, state=ports, transport=ports, trace=ports, clock=ports)
     ready = Ready()
     ready.append = (Entry(1, 2, "x"),)
     ready.hard_state = HardState(generation=2, voted_for="A")
@@ -53,7 +53,7 @@ def test_the_driver_persists_then_sends_then_traces_then_answers():
 
 def test_nothing_to_sync_means_no_sync():
     ports = Recorder()
-    driver = Driver("A", log=ports, state=ports, transport=ports, trace=ports, clock=ports)
+    driver = ReadyDriver("A", log=ports, state=ports, transport=ports, trace=ports, clock=ports)
     ready = Ready()
     ready.events = (Event("became_follower", {"gen": 1}),)
     driver.apply([ready])

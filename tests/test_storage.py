@@ -1,5 +1,5 @@
-"""Storage faults (lab.ports.faults): a full disk and a failed fsync, in the write-ahead log, the durable state, the
-trace and the simulator. A node stops with its reason, never retries an fsync, acknowledges nothing unsynced, and a
+"""Storage faults (lab.ports.disk_faults): a full disk and a failed fsync, in the write-ahead log, the durable state,
+the trace and the simulator. A node stops with its reason, never retries an fsync, acknowledges nothing unsynced, and a
 restart recovers what was synced."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from lab.core.invariants import safety_violations
 from lab.core.messages import Entry, HardState, digest
-from lab.ports.faults import DiskFaults, FsyncFailed, failure, mark
+from lab.ports.disk_faults import DiskFaults, FsyncFailed, failure, mark
 from lab.ports.memlog import MemoryLog
 from lab.ports.state import FileState
 from lab.ports.trace import TraceFile

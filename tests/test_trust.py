@@ -21,7 +21,8 @@ from lab.ports import codec
 from lab.processes import control_api
 from lab.processes.client import ApiError, ControlClient, NodeClient, NodeError
 from lab.sim.cluster import SimCluster
-from lab.ports.wal import HEADER, WriteAheadLog
+from lab.ports.segments import HEADER
+from lab.ports.wal import WriteAheadLog
 from procutil import by_id, running_cluster, wait_until
 
 # ---- the replica's defence in depth (no processes) --------------------------------------------------------------

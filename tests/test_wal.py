@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from lab.core.interface import TruncationPlan
 from lab.core.messages import Entry
-from lab.ports.wal import HEADER, MAX_PAYLOAD, WalCorruption, WriteAheadLog, encode, segment_name
+from lab.ports.segments import HEADER, MAX_PAYLOAD, encode, segment_name
+from lab.ports.wal import WalCorruption, WriteAheadLog
 from diskutil import FsyncCounter
 
 EXERCISES_NEEDED = (5,)  # with --impl exercises, skipped until these are started
@@ -410,6 +411,36 @@ def test_a_plan_cutting_between_records_is_refused_before_touching_the_disk(tmp_
         with pytest.raises(ValueError, match="not a record boundary"):
             wal.truncate_from(3)
         assert list(wal.entries()) == make_entries(1, 5)
+
+
+def _sloppy(impl, how: str):
+    """A plan_truncation that answers like `impl` but for one mistake; `moves_the_mark` also adds the offset it cuts
+    at to the segments it was handed, so a check on the plan's own copy would find a record there."""
+    def plan_truncation(segments, index):
+        plan = impl.plan_truncation(segments, index)
+        if how == "unknown_file":
+            return TruncationPlan(delete=(*plan.delete, "elsewhere.wal"), cut_path=plan.cut_path,
+                                  cut_offset=plan.cut_offset)
+        cut = next(s for s in segments if s.path == plan.cut_path)
+        cut.offsets[-1] = plan.cut_offset + 1
+        return TruncationPlan(delete=plan.delete, cut_path=plan.cut_path, cut_offset=plan.cut_offset + 1)
+    return plan_truncation
+
+
+@pytest.mark.parametrize("how, refusal", [("unknown_file", "names files that are not segments: .*elsewhere.wal"),
+                                          ("moves_the_mark", "at [0-9]+, which is not a record boundary")])
+def test_the_file_log_and_its_memory_twin_refuse_a_bad_plan_alike(tmp_path, impl, how, refusal):
+    """One check of a truncation plan (lab.ports.segments.check_plan), on the log's own segments, for both twins."""
+    from lab.ports.memlog import MemoryLog
+
+    sloppy = dataclasses.replace(impl, plan_truncation=_sloppy(impl, how))
+    with WriteAheadLog(tmp_path, segment_bytes=SMALL_SEGMENT, impl=sloppy) as wal:
+        memory = MemoryLog(segment_bytes=SMALL_SEGMENT, impl=sloppy)
+        for log in (wal, memory):
+            log.append(make_entries(1, 12))
+            with pytest.raises(ValueError, match=refusal):
+                log.truncate_from(7)
+            assert list(log.entries()) == make_entries(1, 12), "nothing was removed"
 
 
 # ---- fsync policies -----------------------------------------------------------------------------------------

@@ -5,14 +5,14 @@ from __future__ import annotations
 from lab.core.reasons import NODE_DOWN, UNREACHABLE, because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say
-from lab.ports.cluster import MAX_DELAY_MS
+from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
 from lab.processes.client import ControlClient, ControlError
 from lab.i18n.scenarios import command_text
 from web.narrate import answer_error
 from web.questions import DOWN, REFUSED, SERVED, live_read, outcome
 from web.room import CLOSED, OPEN
 
-NODE_FAULTS = ("kill", "restart", "pause", "resume", "disk-full", "disk-ok", "fsync-fail")
+NODE_FAULTS = tuple(word for word, fault in FAULTS.items() if fault.on == NODE and not fault.nudge)
 IN_FLIGHT_MS = 10_000  # a message in flight arrives within this
 VIEWERS_ONLY = say("viewers can only watch: control actions need the instructor token")
 
@@ -71,7 +71,7 @@ def _link(dash, args: dict) -> tuple[str, str]:
 
 def _node_fault(action: str):
     def run(dash, client: ControlClient, args: dict) -> dict:
-        return getattr(client, action.replace("-", "_"))(node_arg(dash, args))
+        return getattr(client, FAULTS[action].method)(node_arg(dash, args))
     return run
 
 

@@ -18,10 +18,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from lab.ports.cluster import check_delay
+from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
+from lab.core.reasons import NODE_DOWN, UNREACHABLE
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
@@ -36,6 +37,37 @@ OK, FAILED, USAGE, NO_CLUSTER, START_FAILED = 0, 1, 2, 3, 4
 EXIT_CODES = f"""exit codes: {OK} done; {FAILED} refused or failed (a read above the high-water mark, a write not
 acknowledged, a scenario that fails); {USAGE} bad arguments; {NO_CLUSTER} no cluster running (or one already
 running, for up); {START_FAILED} the cluster could not start."""
+
+
+# The fault vocabulary's words that name one node (lab.ports.fault_vocabulary), as the CLI says them: what each does,
+# and what it did. tests/test_fault_table.py holds them to the vocabulary.
+NODE_HELP = {
+    "kill": "kill a node with SIGKILL (what it wrote survives; see --lose-unsynced)",
+    "restart": "restart a node on its data directory (a running node is killed first)",
+    "pause": "pause a node (SIGSTOP)",
+    "resume": "resume a paused node (SIGCONT)",
+    "campaign": "make a node start an election now",
+    "disk-full": "fill a node's disk: its writes fail with ENOSPC (it stops) until disk-ok",
+    "disk-ok": "free a node's disk again (then restart it)",
+    "fsync-fail": "make a node's next fsync fail with EIO, losing what it was to sync",
+}
+NODE_DONE = {
+    "kill": "killed (SIGKILL)", "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
+    "resume": "resumed (SIGCONT)", "campaign": "started an election",
+    "disk-full": "has a full disk: its next write fails with ENOSPC", "disk-ok": "has room on its disk again",
+    "fsync-fail": "will fail its next fsync (EIO)",
+}
+FLAG_HELP = {
+    "lose_unsynced": "a power cut: what the node had not synced (an fsync never node's tail) is lost too",
+    "repair": "start even on a write-ahead log damaged in the middle: keep the valid prefix; the node catches up "
+              "before it votes again",
+}
+CLI_NAMES = {"cut": "partition"}  # a word the CLI says otherwise; the links' own commands are partition, heal, delay
+NOT_ON_THE_CLI = {  # the vocabulary's words the CLI does not offer, and why
+    "flush": "a cluster that `up` starts writes a `never` node's buffer back every 500 ms itself",
+    "isolate": "not a command yet: `partition` cuts one pair at a time",
+    "drop": "not a command yet: the control API and the chaos run lose messages",
+}
 
 
 class CommandError(Exception):
@@ -94,24 +126,15 @@ def register(subparsers) -> None:
     p.add_argument("index", type=int, help="log index, from 1")
     p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
 
-    for name, help_text in (("kill", "kill a node with SIGKILL (what it wrote survives; see --lose-unsynced)"),
-                            ("restart", "restart a node on its data directory (a running node is killed first)"),
-                            ("pause", "pause a node (SIGSTOP)"),
-                            ("resume", "resume a paused node (SIGCONT)"),
-                            ("campaign", "make a node start an election now"),
-                            ("disk-full", "fill a node's disk: its writes fail with ENOSPC (it stops) until disk-ok"),
-                            ("disk-ok", "free a node's disk again (then restart it)"),
-                            ("fsync-fail", "make a node's next fsync fail with EIO, losing what it was to sync")):
-        p = add(name, help_text, func=cmd_node_action)
+    for word in NODE_WORDS:  # the fault vocabulary's words that name one node, each `hwm-lab WORD ID`
+        if word in NOT_ON_THE_CLI:
+            continue
+        fault = FAULTS[word]
+        p = add(word, NODE_HELP[word], func=cmd_node_action)
         p.add_argument("node", metavar="ID", help="node name, e.g. A")
-        p.set_defaults(action=name)
-        if name == "kill":
-            p.add_argument("--lose-unsynced", action="store_true",
-                           help="a power cut: what the node had not synced (an fsync never node's tail) is lost too")
-        if name == "restart":
-            p.add_argument("--repair", action="store_true",
-                           help="start even on a write-ahead log damaged in the middle: keep the valid prefix; "
-                                "the node catches up before it votes again")
+        p.set_defaults(action=word)
+        for flag in fault.flags + fault.real_flags:
+            p.add_argument("--" + flag.replace("_", "-"), action="store_true", help=FLAG_HELP[flag])
 
     p = add("partition", "cut the link between two nodes (both ways unless --one-way)", func=cmd_partition)
     p.add_argument("a", metavar="A")
@@ -359,8 +382,10 @@ def cmd_read(args) -> int:
     client, _ = _client(args)
     answer = client.read(args.index, args.node)
     if not answer.get("ok"):
-        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED,
-                           **{k: v for k, v in answer.items() if k not in ("ok", "error")})
+        extra = {k: v for k, v in answer.items() if k not in ("ok", "error")}
+        if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
+            raise CommandError(f"not read: {answer.get('error')} (`hwm-lab status` says why)", FAILED, **extra)
+        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED, **extra)
     text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
             f"(high-water mark {answer['high_water_mark']}): {answer['payload']}")
     return _print(args, answer, text)
@@ -371,17 +396,10 @@ def cmd_read(args) -> int:
 
 def cmd_node_action(args) -> int:
     client, _ = _client(args)
-    if args.action == "kill":
-        client.kill(args.node, lose_unsynced=args.lose_unsynced)
-    elif args.action == "restart":
-        client.restart(args.node, repair=args.repair)
-    else:
-        getattr(client, args.action.replace("-", "_"))(args.node)
-    done = {"kill": "killed (SIGKILL)" + (", losing what it had not synced" if args.action == "kill" and
-                                          args.lose_unsynced else ""), "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
-            "resume": "resumed (SIGCONT)", "campaign": "started an election",
-            "disk-full": "has a full disk: its next write fails with ENOSPC",
-            "disk-ok": "has room on its disk again", "fsync-fail": "will fail its next fsync (EIO)"}[args.action]
+    fault = FAULTS[args.action]
+    flags = {flag: getattr(args, flag) for flag in fault.flags + fault.real_flags}
+    getattr(client, fault.method)(args.node, **flags)
+    done = NODE_DONE[args.action] + (", losing what it had not synced" if flags.get("lose_unsynced") else "")
     return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import random
 import threading
 import time
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
 
-from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
-from lab.core.events import DISK_FULL, FSYNC_FAIL
 from lab.harness.checker import Fault, ReadRecord, WriteRecord
+from lab.ports.fault_vocabulary import FAULTS
+from lab.processes.client import ApiError, ClusterUnavailable, ControlClient
 
 
 class Nemesis:
@@ -17,10 +19,10 @@ class Nemesis:
     are killed or paused at once (a majority stays, so the cluster can go on committing); cuts, delays and drops
     are not budgeted.
 
-    Faults, from the vocabulary of lab/ports/cluster.py and sent through the control API (ControlClient) of a
-    supervisor: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation, heal,
+    Faults, from the vocabulary of lab/ports/fault_vocabulary.py and sent through the control API (ControlClient)
+    of a supervisor: SIGKILL (leaders often), restart, pause and resume, two-way and one-way cuts, isolation, heal,
     delays and drops; with `storage` also a full disk and a failed fsync (disk-full, fsync-fail: the node stops, and
-    is restarted after disk-ok). Maelstrom's nemesis is the model."""
+    is restarted after disk-ok). Each is a move of MOVES. Maelstrom's nemesis is the model."""
 
     def __init__(self, api: ControlClient, names: list[str], rng: random.Random, start_time: float,
                  max_down: int, leader_bias: float = 0.5, storage: bool = False):
@@ -41,110 +43,35 @@ class Nemesis:
             fault = Fault(time=time.time() - self.start_time, op="observe", refused=str(exc))
             self.faults.append(fault)
             return fault
-        nodes = {n["id"]: n for n in state["nodes"]}
-        running = [n for n in self.names if nodes[n]["state"] == "running"]
-        paused = [n for n in self.names if nodes[n]["state"] == "paused"]
-        dead = [n for n in self.names if nodes[n]["state"] in ("killed", "exited")]
-        doomed = [n for n in self.disk_faulted if n in running]  # they stop at their next write or fsync
-        leader = state["leader"]
-        options = [(1.0, "cut"), (1.0, "cut_one_way"), (0.4, "isolate"), (0.8, "delay"), (0.4, "drop")] \
-            if len(self.names) > 1 else []
-        healthy = [n for n in running if n not in self.disk_faulted]
-        if running and len(paused) + len(dead) + len(doomed) < self.max_down:
-            options += [(2.0, "kill"), (1.2, "pause"), (0.4, "restart_running")]
-            if self.storage and healthy:
-                options += [(1.0, DISK_FULL), (1.0, FSYNC_FAIL)]
-        if dead:
-            options.append((3.0, "restart"))
-        if paused:
-            options.append((3.0, "resume"))
-        if self.cuts:
-            options.append((1.5, "heal"))
-        if self.slowed:
-            options.append((1.2, "calm"))
-        if not options:
-            options = [(1.0, "wait")]  # a single node that cannot be taken down: nothing to do this time
-        op = self.rng.choices([name for _, name in options], weights=[w for w, _ in options])[0]
-        rng = self.rng
-
-        def victim(pool: list[str]) -> str:
-            if leader in pool and rng.random() < self.leader_bias:
-                return leader
-            return rng.choice(pool)
-
-        pair = rng.sample(self.names, 2) if len(self.names) > 1 else []
-        fault = Fault(time=time.time() - self.start_time, op=op, leader=leader,
-                      leader_generation=nodes[leader]["generation"] if leader else 0)
-        if op == "wait":
+        look = self.look(state)
+        offered = [move for move in MOVES if move.offered(self, look)] or [WAIT]
+        move = self.rng.choices(offered, weights=[m.weight for m in offered])[0]
+        look.pair = self.rng.sample(self.names, 2) if len(self.names) > 1 else []
+        fault = Fault(time=time.time() - self.start_time, op=move.op, leader=look.leader,
+                      leader_generation=look.leader_generation)
+        if move is WAIT:
             return fault
         try:
-            if op == "kill":
-                fault.target = victim(running)
-                self.api.kill(fault.target, lose_unsynced=True)  # SIGKILL, no flush asked first
-            elif op == "restart_running":
-                fault.op, fault.target = "restart", victim(running)
-                self.api.restart(fault.target)
-            elif op == "restart":
-                fault.target = rng.choice(dead)
-                if fault.target in self.disk_faulted:
-                    fault.detail = "after disk-ok"
-                    self.api.disk_ok(fault.target)
-                    self.disk_faulted.discard(fault.target)
-                self.api.restart(fault.target)
-            elif op in (DISK_FULL, FSYNC_FAIL):
-                fault.target = victim(healthy)
-                getattr(self.api, op)(fault.target)
-                self.disk_faulted.add(fault.target)
-            elif op == "pause":
-                fault.target = victim(running)
-                self.api.pause(fault.target)
-            elif op == "resume":
-                fault.target = rng.choice(paused)
-                self.api.resume(fault.target)
-            elif op in ("cut", "cut_one_way"):
-                fault.target = f"{pair[0]}>{pair[1]}"
-                self.api.cut(pair[0], pair[1], one_way=op == "cut_one_way")
-                self.cuts.update([tuple(pair)] if op == "cut_one_way" else [tuple(pair), tuple(pair[::-1])])
-            elif op == "isolate":
-                fault.target = victim(self.names)
-                self.api.isolate(fault.target)
-                self.cuts.update((a, b) for a in self.names for b in self.names
-                                 if a != b and fault.target in (a, b))
-            elif op == "heal":
-                if rng.random() < 0.5:
-                    self.api.heal()
-                    self.cuts.clear()
-                else:
-                    src, dst = rng.choice(sorted(self.cuts))
-                    fault.target = f"{src}>{dst}"
-                    self.api.heal(src, dst, one_way=True)
-                    self.cuts.discard((src, dst))
-            elif op == "delay":
-                ms = round(rng.uniform(5, 150))
-                fault.detail = f"{ms} ms"
-                if rng.random() < 0.3:
-                    self.api.delay(ms)
-                else:
-                    fault.target = f"{pair[0]}>{pair[1]}"
-                    self.api.delay(ms, pair[0], pair[1])
-                self.slowed = True
-            elif op == "drop":
-                rate = round(rng.uniform(0.05, 0.3), 2)
-                fault.detail = f"rate {rate}"
-                if rng.random() < 0.3:
-                    self.api.drop(rate)
-                else:
-                    fault.target = f"{pair[0]}>{pair[1]}"
-                    self.api.drop(rate, pair[0], pair[1])
-                self.slowed = True
-            elif op == "calm":
-                self.api.delay(0)
-                self.api.drop(0)
-                self.slowed = False
+            move.apply(self, fault, look)
         except ApiError as exc:  # e.g. the node exited on its own meanwhile: note it and go on
             fault.refused = str(exc)
         self.faults.append(fault)
         return fault
+
+    def look(self, state: dict) -> Look:
+        nodes = {n["id"]: n for n in state["nodes"]}
+        running = [n for n in self.names if nodes[n]["state"] == "running"]
+        leader = state["leader"]
+        return Look(running=running, paused=[n for n in self.names if nodes[n]["state"] == "paused"],
+                    dead=[n for n in self.names if nodes[n]["state"] in ("killed", "exited")],
+                    doomed=[n for n in self.disk_faulted if n in running],
+                    healthy=[n for n in running if n not in self.disk_faulted], leader=leader,
+                    leader_generation=nodes[leader]["generation"] if leader else 0)
+
+    def victim(self, pool: list[str], look: Look) -> str:
+        if look.leader in pool and self.rng.random() < self.leader_bias:
+            return look.leader
+        return self.rng.choice(pool)
 
     def recover(self) -> None:
         """Undo every fault: heal, no delay or drop, resume the paused, restart the dead."""
@@ -165,6 +92,146 @@ class Nemesis:
             except ApiError as exc:
                 self.faults.append(Fault(time=time.time() - self.start_time, op="recover", target=node["id"],
                                          refused=str(exc)))
+
+
+@dataclass
+class Look:
+    """The cluster as one step of the nemesis sees it."""
+
+    running: list[str]
+    paused: list[str]
+    dead: list[str]  # killed, or exited on their own
+    doomed: list[str]  # running with a disk fault asked: they stop at their next write or fsync
+    healthy: list[str]  # running, no disk fault asked
+    leader: str | None
+    leader_generation: int
+    pair: list[str] = field(default_factory=list)  # two nodes, drawn once the move is chosen
+
+
+# ---- the moves: each applies one fault (or two, for calm) to the nodes it picks, and notes them on the Fault ------
+
+
+def _kill(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.victim(look.running, look)
+    nemesis.api.kill(fault.target, lose_unsynced=True)  # SIGKILL, no flush asked first
+
+
+def _restart_running(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.op, fault.target = "restart", nemesis.victim(look.running, look)
+    nemesis.api.restart(fault.target)
+
+
+def _restart(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.rng.choice(look.dead)
+    if fault.target in nemesis.disk_faulted:
+        fault.detail = "after disk-ok"
+        nemesis.api.disk_ok(fault.target)
+        nemesis.disk_faulted.discard(fault.target)
+    nemesis.api.restart(fault.target)
+
+
+def _disk_fault(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.victim(look.healthy, look)
+    getattr(nemesis.api, fault.op)(fault.target)  # the op is the method: disk_full, fsync_fail
+    nemesis.disk_faulted.add(fault.target)
+
+
+def _pause(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.victim(look.running, look)
+    nemesis.api.pause(fault.target)
+
+
+def _resume(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.rng.choice(look.paused)
+    nemesis.api.resume(fault.target)
+
+
+def _cut(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    src, dst = look.pair
+    one_way = fault.op == "cut_one_way"
+    fault.target = f"{src}>{dst}"
+    nemesis.api.cut(src, dst, one_way=one_way)
+    nemesis.cuts.update([(src, dst)] if one_way else [(src, dst), (dst, src)])
+
+
+def _isolate(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    fault.target = nemesis.victim(nemesis.names, look)
+    nemesis.api.isolate(fault.target)
+    nemesis.cuts.update((a, b) for a in nemesis.names for b in nemesis.names if a != b and fault.target in (a, b))
+
+
+def _heal(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    if nemesis.rng.random() < 0.5:
+        nemesis.api.heal()
+        nemesis.cuts.clear()
+    else:
+        src, dst = nemesis.rng.choice(sorted(nemesis.cuts))
+        fault.target = f"{src}>{dst}"
+        nemesis.api.heal(src, dst, one_way=True)
+        nemesis.cuts.discard((src, dst))
+
+
+def _slow(setting: str, draw: Callable[[random.Random], float], shown: str):
+    """A delay or a drop rate (`setting`, of a value drawn by `draw`), on every link (three times in ten) or on the
+    pair's."""
+    def apply(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+        value = draw(nemesis.rng)
+        fault.detail = shown.format(value)
+        if nemesis.rng.random() < 0.3:
+            getattr(nemesis.api, setting)(value)
+        else:
+            fault.target = f"{look.pair[0]}>{look.pair[1]}"
+            getattr(nemesis.api, setting)(value, look.pair[0], look.pair[1])
+        nemesis.slowed = True
+    return apply
+
+
+def _calm(nemesis: Nemesis, fault: Fault, look: Look) -> None:
+    nemesis.api.delay(0)
+    nemesis.api.drop(0)
+    nemesis.slowed = False
+
+
+class Move(NamedTuple):
+    """One thing the nemesis may do: its `op` (noted on the Fault), the vocabulary's `words` it uses, its `weight`
+    among the moves `offered` now, and how it `apply`s."""
+
+    op: str
+    words: tuple[str, ...]
+    weight: float
+    offered: Callable[[Nemesis, Look], bool]
+    apply: Callable[[Nemesis, Fault, Look], None]
+
+
+def _links(nemesis: Nemesis, look: Look) -> bool:
+    return len(nemesis.names) > 1
+
+
+def _may_take_down(nemesis: Nemesis, look: Look) -> bool:
+    return bool(look.running) and len(look.paused) + len(look.dead) + len(look.doomed) < nemesis.max_down
+
+
+def _may_fail_a_disk(nemesis: Nemesis, look: Look) -> bool:
+    return _may_take_down(nemesis, look) and nemesis.storage and bool(look.healthy)
+
+
+MOVES = (  # in the order their weights are drawn
+    Move("cut", ("cut",), 1.0, _links, _cut),
+    Move("cut_one_way", ("cut",), 1.0, _links, _cut),
+    Move("isolate", ("isolate",), 0.4, _links, _isolate),
+    Move("delay", ("delay",), 0.8, _links, _slow("delay", lambda rng: round(rng.uniform(5, 150)), "{} ms")),
+    Move("drop", ("drop",), 0.4, _links, _slow("drop", lambda rng: round(rng.uniform(0.05, 0.3), 2), "rate {}")),
+    Move("kill", ("kill",), 2.0, _may_take_down, _kill),
+    Move("pause", ("pause",), 1.2, _may_take_down, _pause),
+    Move("restart_running", ("restart",), 0.4, _may_take_down, _restart_running),
+    Move(FAULTS["disk-full"].method, ("disk-full",), 1.0, _may_fail_a_disk, _disk_fault),
+    Move(FAULTS["fsync-fail"].method, ("fsync-fail",), 1.0, _may_fail_a_disk, _disk_fault),
+    Move("restart", ("disk-ok", "restart"), 3.0, lambda nemesis, look: bool(look.dead), _restart),
+    Move("resume", ("resume",), 3.0, lambda nemesis, look: bool(look.paused), _resume),
+    Move("heal", ("heal",), 1.5, lambda nemesis, look: bool(nemesis.cuts), _heal),
+    Move("calm", ("delay", "drop"), 1.2, lambda nemesis, look: nemesis.slowed, _calm),
+)
+WAIT = Move("wait", (), 1.0, lambda nemesis, look: True, lambda nemesis, fault, look: None)  # when no move is offered
 
 
 class Clients:

@@ -1,4 +1,4 @@
-"""The scenario Driver (lab.harness.scenario.Driver) for real processes: every step goes through the control API.
+"""The ScenarioDriver (lab.harness.scenario) for real processes: every step goes through the control API.
 
 `RealDriver(...)` starts its own supervisor in a trace directory (or attaches to a running cluster with
 `control_url=`); `run_real(name)` runs a teaching scenario on it and writes verdict.json, like
@@ -73,7 +73,7 @@ class RealDriver:
             self.api.ticks(hold=False)
             self._held = False
 
-    # ---- the Driver protocol ---------------------------------------------------------------------------------
+    # ---- the ScenarioDriver protocol -----------------------------------------------------------------------------
 
     def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None:
         if not wait:

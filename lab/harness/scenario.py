@@ -1,5 +1,6 @@
-"""Running a scenario: the teaching scenarios, parsed by lab.harness.script, run step by step on a Driver (the
-simulator's SimDriver below, lab.harness.realdriver.RealDriver for processes) into a Verdict."""
+"""Running a scenario: the teaching scenarios, parsed by lab.harness.script, run step by step on a ScenarioDriver
+(the simulator's SimDriver below, the explorer's world's ManualDriver for a counterexample, lab.harness.realdriver's
+RealDriver for processes) into a Verdict."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from lab.ports.cluster import Cluster
+from lab.ports.fault_vocabulary import Cluster
 from lab.core.config import PRE_VOTE, node_names, pace_timing, wait_seconds
 from lab.core import reasons
 from lab.core.events import EXPECTATION, RULE_BROKEN, STEP
@@ -18,15 +19,17 @@ from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
 from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, WaitTimeout
 from lab.harness.script import Command, Scenario, load
-from lab.ports.wal import SEGMENT_BYTES
+from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
+from lab.sim.world import ALWAYS, SEGMENT_BYTES as WORLD_SEGMENT_BYTES, World
 
 
 # ---- drivers ----------------------------------------------------------------------------------------------
 
 
-class Driver(Protocol):
-    """What a scenario runs on: a cluster for the faults (lab.ports.cluster), plus clients and the passing of time."""
+class ScenarioDriver(Protocol):
+    """What a scenario runs on: a cluster for the faults (lab.ports.fault_vocabulary), plus clients and the passing
+    of time."""
 
     names: list[str]
     cluster: Cluster
@@ -98,6 +101,18 @@ class SimDriver:
         self.cluster.close()
 
 
+class ManualDriver(SimDriver):
+    """Runs a counterexample (a script with the header `network manual`) on the explorer's world: time does not pass
+    by itself, every change is a command of the script."""
+
+    def write(self, payload, node=None, wait=True, timeout=5.0):
+        self.cluster.apply(("write", payload, "to", node or self.cluster.leader() or self.names[0], "nowait"))
+        return None
+
+    def wait_for(self, predicate, timeout):
+        return predicate(self.cluster.status())
+
+
 # ---- running ----------------------------------------------------------------------------------------------
 
 
@@ -118,6 +133,10 @@ class Verdict:
     aborted: str = ""
     fault: dict | None = None  # the student's code stopped a node: the node, the step and the Fault's fields
     violation: Any = None  # with `network manual`: the first rule broken (lab.core.monitor.Violation)
+    # with `judge` (simulate): the calls of the student's functions that broke their exercise's rule, as (node, step,
+    # lab.core.judges.Call), and the functions not written yet that a node reached
+    wrong_calls: list = field(default_factory=list)
+    unwritten: set = field(default_factory=set)
 
     @property
     def passed(self) -> bool:
@@ -143,7 +162,7 @@ class Verdict:
 class Run:
     """Executes a scenario on a driver, one step at a time (the dashboard calls run_step for next/back)."""
 
-    def __init__(self, scenario: Scenario, driver: Driver, *, seed: int = 0, wait_timeout: float = 10.0):
+    def __init__(self, scenario: Scenario, driver: ScenarioDriver, *, seed: int = 0, wait_timeout: float = 10.0):
         self.scenario = scenario
         self.driver = driver
         self.rng = random.Random(f"{seed}-scenario")
@@ -161,7 +180,7 @@ class Run:
             try:
                 self._execute(command, index)
             except WaitTimeout as exc:
-                self._record(index, command, False, exc.args[0])
+                self.record(index, command, False, exc.args[0])
                 self.verdict.aborted = Reason(reasons.AT_STEP, step=index + 1, error=exc.args[0])
             if self._stopped_by_fault(index) or self.verdict.aborted:
                 break
@@ -185,10 +204,11 @@ class Run:
                     reasons.NODE_STOPPED_BECAUSE, node=node["id"], why=Fault(**fault).sentence()))
                 return True
         return False
+
     def _check_rules(self, index: int) -> None:
         """With `network manual`: the grader's rules after the step; the first broken one ends the run."""
         found = [v for v in self.driver.cluster.violations() if not self.scenario.rules
-                 or v.check in (*self.scenario.rules, "student-fault", "node-exited")]
+                 or v.check in (*self.scenario.rules, *ALWAYS)]
         if found:
             violation = self.verdict.violation = found[0]
             self.driver.note(RULE_BROKEN, check=violation.check, target=violation.node, index=violation.index,
@@ -212,7 +232,7 @@ class Run:
             raise ScenarioError(f"line {command.line}: {head!r} needs the header `network manual`")
         COMMANDS[head](self, command, step, args)
 
-    def _nodes(self, spec: str) -> list[str]:
+    def nodes(self, spec: str) -> list[str]:
         if spec == "all":
             return [n["id"] for n in self.driver.status()["nodes"] if n["state"] != "killed"]
         if spec == "leader":
@@ -227,7 +247,7 @@ class Run:
             raise WaitTimeout(Reason(reasons.NO_LEADER_FOR_STEP))
         return leader
 
-    def _wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+    def wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
             stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
                        for n in self.driver.status()["nodes"] if n["state"] == "exited"]
@@ -235,7 +255,7 @@ class Run:
             raise WaitTimeout(Reason(reasons.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
                               if stopped else Reason(reasons.WAITED, seconds=seconds, what=what))
 
-    def _record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
+    def record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)
         self.verdict.outcomes.append(outcome)
         self.driver.note(EXPECTATION, name=str(command), ok=ok, detail=detail)
@@ -245,25 +265,45 @@ class Run:
 
 
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
-             impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None,
-             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal") -> Verdict:
+             impl: str | None = None, out: str | Path | None = None, meta: dict | None = None,
+             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal",
+             judge: bool = False) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there. Under the
-    classroom pace the trace's clock runs as a room would watch it (elections take seconds)."""
+    classroom pace the trace's clock runs as a room would watch it (elections take seconds). `impl`: the code the
+    nodes run (default: the one the script names, else the reference answers). `judge`: each call of the student's
+    functions is judged by its exercise's rule (lab.core.judges), into the verdict's wrong_calls."""
     scenario = load(name)
+    impl = impl or scenario.impl or "solutions"
     timing = pace_timing(pace)
     strategy = truncation or scenario.truncation
     if scenario.network == "manual":
-        from lab.harness.replay import replay
-
         return replay(scenario, impl=impl, out=out, truncation=strategy, nodes=nodes, meta=meta)
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
                          impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
-                         pre_vote=pre_vote, limit=limit, timing=timing,
+                         pre_vote=pre_vote, limit=limit, timing=timing, judge=judge,
                          meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name, "pace": pace,
                                "liveness_bound": scenario.liveness_bound, **(meta or {})})
     run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed, wait_timeout=wait_seconds(timing))
     verdict = run.run_all()
+    verdict.wrong_calls, verdict.unwritten = cluster.wrong_calls, cluster.unwritten
     cluster.close({"passed": verdict.passed})
+    if out:
+        write_verdict(out, verdict)
+    return verdict
+
+
+def replay(scenario: Scenario, *, impl: str = "solutions", out: str | Path | None = None,
+           truncation: str | None = None, nodes: int | None = None, meta: dict | None = None) -> Verdict:
+    """Replay a counterexample on the explorer's world: the same steps, the student's calls in the trace, and the
+    grader's rules after every step, so `hwm-lab simulate --script FILE` ends on the very violation the search
+    found."""
+    strategy = truncation or scenario.truncation
+    world = World(nodes or scenario.nodes, truncation=strategy, impl=impl, fsync=_fsync(scenario), trace_dir=out,
+                  segment_bytes=scenario.segment_bytes or WORLD_SEGMENT_BYTES, record_calls=True,
+                  meta={"run": f"{scenario.name}-{strategy}", "scenario": scenario.name, **(meta or {})})
+    verdict = Run(scenario, ManualDriver(world)).run_all()
+    verdict.truncation = strategy
+    world.close({"passed": verdict.passed})
     if out:
         write_verdict(out, verdict)
     return verdict

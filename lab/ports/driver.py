@@ -19,7 +19,7 @@ from typing import Protocol, Sequence
 
 from lab.core.messages import Event, ReplicationRequest
 from lab.core.replica import Ready
-from lab.ports.wal import PlanLeftEntries, Truncation
+from lab.ports.segments import PlanLeftEntries, Truncation
 from lab.core.events import WAL_TRUNCATED
 
 
@@ -38,7 +38,7 @@ class Clock(Protocol):
     def now(self) -> float: ...
 
 
-class Driver:
+class ReadyDriver:
     """Applies the outputs of one node's replica. `early_requests`: a leader's replication requests leave before
     its own append is synced (they promise nothing; the followers' answers still wait for their own fsync)."""
 

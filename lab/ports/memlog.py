@@ -1,10 +1,11 @@
 """The in-memory twin of the write-ahead log (lab.ports.wal), for the simulator.
 
-It keeps the same segments as the file log would (records of HEADER.size + payload bytes, a new segment once one
-reaches `segment_bytes`), so a truncation is planned by exercise 5's `plan_truncation` on the same segment
-offsets and checked the same way. It also keeps what a power cut would lose: the entries not yet synced.
+It keeps the same segments as the file log would (lab.ports.segments: records of HEADER.size + payload bytes, a new
+segment once one reaches `segment_bytes`), so a truncation is planned by exercise 5's `plan_truncation` on the same
+segment offsets and checked by the same check_plan. It also keeps what a power cut would lose: the entries not yet
+synced.
 fsync `always` syncs in `append`, `batch` in `sync()`, `never` only when the OS would write back (`flush()`).
-Storage faults (lab.ports.faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
+Storage faults (lab.ports.disk_faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
 loses the unsynced tail, as a kernel drops the pages it could not write, and raises FsyncFailed.
 """
 
@@ -15,7 +16,7 @@ from typing import Iterable, Iterator
 from lab.core.config import FSYNC_POLICIES, check_choice
 from lab.core.interface import SegmentInfo
 from lab.core.messages import Entry
-from lab.ports.wal import HEADER, SEGMENT_BYTES, PlanLeftEntries, Truncation, segment_name
+from lab.ports.segments import HEADER, SEGMENT_BYTES, PlanLeftEntries, Truncation, check_plan, segment_name
 
 
 class _Segment:
@@ -50,7 +51,7 @@ class MemoryLog:
         self._segments: list[_Segment] = []
         self._log_end = 0
         self.synced = 0  # entries up to this index survive a power cut
-        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the simulator injects
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults: the storage faults the simulator injects
 
     @property
     def log_end(self) -> int:
@@ -105,15 +106,8 @@ class MemoryLog:
         if index > self._log_end:
             return None
         plan = self._impl.plan_truncation([s.info() for s in self._segments], index)
+        check_plan(plan, [s.info() for s in self._segments], self._impl.name)
         by_path = {s.path: s for s in self._segments}
-        unknown = [path for path in (*plan.delete, plan.cut_path) if path is not None and path not in by_path]
-        if unknown:
-            raise ValueError(f"truncation plan of {self._impl.name!r} names files that are not segments: {unknown}")
-        if plan.cut_path is not None:
-            cut = by_path[plan.cut_path]
-            if plan.cut_offset not in cut.offsets and plan.cut_offset != cut.size:
-                raise ValueError(f"truncation plan of {self._impl.name!r} cuts {plan.cut_path} at {plan.cut_offset}, "
-                                 "which is not a record boundary")
         deleted = set(plan.delete)
         self._segments = [s for s in self._segments if s.path not in deleted]
         if plan.cut_path is not None and plan.cut_path not in deleted:

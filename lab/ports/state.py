@@ -11,7 +11,7 @@ import logging
 import os
 
 from lab.core.messages import HardState
-from lab.ports.faults import FsyncFailed, mark
+from lab.ports.disk_faults import FsyncFailed, mark
 from lab.ports.trace import parse_line
 
 __all__ = ["FileState", "MemoryState", "StateError", "STATE_FILE", "HIGH_WATER_MARK_FILE", "next_boot"]
@@ -51,7 +51,7 @@ class FileState:
         self.path = os.path.join(self.directory, STATE_FILE)
         self.high_water_mark_path = os.path.join(self.directory, HIGH_WATER_MARK_FILE)
         self._hint: int | None = None  # the newest mark, not yet checkpointed
-        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults: the storage faults the lab injects (node processes)
 
     def load(self) -> HardState:
         """The saved hard state; generation 0 and no vote when nothing was saved yet."""
@@ -134,7 +134,7 @@ class FileState:
 
 
 def _fsync(fd: int, faults) -> None:
-    """An fsync whose failure is an FsyncFailed (never retried: lab.ports.faults)."""
+    """An fsync whose failure is an FsyncFailed (never retried: lab.ports.disk_faults)."""
     if faults is not None and faults.take_fsync_failure():
         raise faults.fsync_error("")
     try:
@@ -149,7 +149,7 @@ class MemoryState:
     def __init__(self):
         self._hard_state = EMPTY
         self._high_water_mark = 0
-        self.faults = None  # a lab.ports.faults.DiskFaults (the simulator's disk-full)
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults (the simulator's disk-full)
 
     def load(self) -> HardState:
         return self._hard_state

@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from lab.core.reasons import BECAUSE, REASON_FIELDS, because_of, with_reasons
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
-from lab.ports.faults import mark
+from lab.ports.disk_faults import mark
 
 FORMAT = "hwm-lab-trace"
 VERSION = 1
@@ -129,7 +129,7 @@ class TraceFile:
 
     def flush(self) -> None:
         """Write the buffered lines. A write that fails (a full disk) leaves the file as it was, whole lines only,
-        drops those lines and raises, marked as a trace write (lab.ports.faults)."""
+        drops those lines and raises, marked as a trace write (lab.ports.disk_faults)."""
         if not self.to_os:
             if self._lines:
                 self._lines.append("")

@@ -1,9 +1,8 @@
 """The write-ahead log: a node's log entries in append-only segment files, with a torn-tail-safe recovery.
 
 Layout. A directory of segment files named by the first index they hold (`00000000000000000001.wal`); a new
-segment starts when the current one has reached `segment_bytes`. Each record is a 24-byte header, struct
-`<IIQQ` = (payload length, CRC32, index, generation), then the UTF-8 payload. The CRC is zlib.crc32 over
-index and generation (packed `<QQ`) and the payload bytes.
+segment starts when the current one has reached `segment_bytes`. The records are lab.ports.segments's (a header
+with a CRC, then the UTF-8 payload), the same the memory twin counts.
 
 fsync policies (what `append` promises when it returns):
 - `always`: the records are written and fsynced (one `os.write` and one `os.fsync` per append call).
@@ -29,26 +28,23 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-import struct
 import zlib
 from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterable, Iterator
 
 from lab.core.config import FSYNC_POLICIES, check_choice
 from lab.core.interface import SegmentInfo
 from lab.core.messages import Entry
-from lab.ports.faults import FsyncFailed, mark
+from lab.ports.disk_faults import FsyncFailed, mark
+from lab.ports.segments import (
+    CRC_PREFIX, HEADER, MAX_PAYLOAD, SEGMENT_BYTES, SUFFIX, BadRecord, PlanLeftEntries, Truncation, check_plan, decode,
+    segment_name)
 
-__all__ = ["WriteAheadLog", "Recovery", "WalCorruption", "Truncation", "PlanLeftEntries", "MAX_PAYLOAD", "HEADER"]
+__all__ = ["WriteAheadLog", "Recovery", "WalCorruption"]
 
 log = logging.getLogger(__name__)
 
-SEGMENT_BYTES = 4 * 1024 * 1024
-HEADER = struct.Struct("<IIQQ")  # payload length, crc32, index, generation
-_CRC_PREFIX = struct.Struct("<QQ")  # index, generation, as covered by the CRC
-MAX_PAYLOAD = 16 * 1024 * 1024  # guards the scan against garbage lengths
 NEVER_BUFFER_BYTES = 64 * 1024
-SUFFIX = ".wal"
 _U64 = 1 << 64
 
 
@@ -67,65 +63,6 @@ class Recovery:
     mid_log: bool = False
 
 
-class Truncation(NamedTuple):
-    """What a truncation did to the log storage (traced as `wal_truncated`): the plan asked to remove from_index
-    and everything after it; log_end is where the plan left the log (from_index - 1 when it was right);
-    segments and deleted are the first indexes of the segments left and of those deleted."""
-
-    from_index: int
-    log_end: int
-    segments: list
-    deleted: list
-
-
-class PlanLeftEntries(RuntimeError):
-    """A truncation plan (exercise 5) left entries at or after the index it was to remove."""
-
-    def __init__(self, message: str, truncation: Truncation):
-        super().__init__(message)
-        self.truncation = truncation
-
-
-class _Bad(Exception):
-    """A record that does not check out, during a scan."""
-
-
-def segment_name(first_index: int) -> str:
-    return f"{first_index:020d}{SUFFIX}"
-
-
-def encode(entry: Entry) -> bytes:
-    """One record: header then payload."""
-    payload = entry.payload.encode("utf-8")
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"payload of index {entry.index} is {len(payload)} bytes, over the maximum {MAX_PAYLOAD}")
-    crc = zlib.crc32(payload, zlib.crc32(_CRC_PREFIX.pack(entry.index, entry.generation)))
-    return HEADER.pack(len(payload), crc, entry.index, entry.generation) + payload
-
-
-def _decode(data, pos: int, expected_index: int) -> tuple[Entry, int]:
-    """Decode the record at `pos` of `data`, which must carry `expected_index`; returns it and where the next starts."""
-    end_of_header = pos + HEADER.size
-    if end_of_header > len(data):
-        raise _Bad(f"short header ({len(data) - pos} of {HEADER.size} bytes)")
-    length, crc, index, generation = HEADER.unpack_from(data, pos)
-    if length > MAX_PAYLOAD:
-        raise _Bad(f"payload length {length} exceeds the maximum {MAX_PAYLOAD}")
-    end = end_of_header + length
-    if end > len(data):
-        raise _Bad(f"short payload ({len(data) - end_of_header} of {length} bytes)")
-    payload = bytes(data[end_of_header:end])
-    if zlib.crc32(payload, zlib.crc32(_CRC_PREFIX.pack(index, generation))) != crc:
-        raise _Bad("CRC mismatch")
-    if index != expected_index:
-        raise _Bad(f"index {index} where {expected_index} was expected")
-    try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Bad(f"payload is not UTF-8: {exc}") from None
-    return Entry(index=index, generation=generation, payload=text), end
-
-
 def _valid_after(data, offset: int, expected: int, later: list) -> bool:
     """Whether a valid record follows a bad one: the next record of the same file (when the bad one's length can be
     trusted), or the first record of a later segment."""
@@ -133,9 +70,9 @@ def _valid_after(data, offset: int, expected: int, later: list) -> bool:
         length = HEADER.unpack_from(data, offset)[0]
         if length <= MAX_PAYLOAD:
             try:
-                _decode(data, offset + HEADER.size + length, expected + 1)
+                decode(data, offset + HEADER.size + length, expected + 1)
                 return True
-            except _Bad:
+            except BadRecord:
                 pass
     for first_index, path in later:
         with open(path, "rb") as f:
@@ -143,9 +80,9 @@ def _valid_after(data, offset: int, expected: int, later: list) -> bool:
             if len(header) < HEADER.size or HEADER.unpack_from(header)[0] > MAX_PAYLOAD:
                 continue
             try:
-                _decode(header + f.read(HEADER.unpack_from(header)[0]), 0, first_index)
+                decode(header + f.read(HEADER.unpack_from(header)[0]), 0, first_index)
                 return True
-            except _Bad:
+            except BadRecord:
                 continue
     return False
 
@@ -210,7 +147,7 @@ class WriteAheadLog:
         self._log_end = 0
         self._closed = False
         self._repair = repair
-        self.faults = None  # a lab.ports.faults.DiskFaults: the storage faults the lab injects (node processes)
+        self.faults = None  # a lab.ports.disk_faults.DiskFaults: the storage faults the lab injects (node processes)
         self._synced_size = 0  # the last segment's size at its last fsync: what an injected fsync failure keeps
         self._failed: FsyncFailed | None = None  # after a failed fsync the log takes no more requests: never retried
         os.makedirs(self.directory, exist_ok=True)
@@ -247,8 +184,8 @@ class WriteAheadLog:
             else:
                 while offset < len(data):
                     try:
-                        _, end = _decode(data, offset, expected)
-                    except _Bad as bad:
+                        _, end = decode(data, offset, expected)
+                    except BadRecord as bad:
                         reason = str(bad)
                         break
                     segment.offsets[expected] = offset
@@ -347,7 +284,7 @@ class WriteAheadLog:
         checking that they follow the log end and fit."""
         records = []
         expected = self._log_end + 1
-        pack, crc32, prefix = HEADER.pack, zlib.crc32, _CRC_PREFIX.pack
+        pack, crc32, prefix = HEADER.pack, zlib.crc32, CRC_PREFIX.pack
         for index, generation, payload in batch:
             if index != expected:
                 raise ValueError(f"cannot append index {index}: the log ends at {expected - 1}, so the next index "
@@ -450,7 +387,7 @@ class WriteAheadLog:
         self._directory_dirty = False
 
     def _fsync(self, fd: int) -> None:
-        """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.faults)."""
+        """fsync the last segment; a failure raises FsyncFailed, never to be retried (lab.ports.disk_faults)."""
         if self.faults is not None and self.faults.take_fsync_failure():
             # As a kernel may do: the pages this fsync could not write are dropped, and the file ends where the
             # last successful fsync left it.
@@ -478,17 +415,8 @@ class WriteAheadLog:
         self.flush()
         infos = [segment.info() for segment in self._segments]
         plan = self._impl.plan_truncation(infos, index)
+        check_plan(plan, [segment.info() for segment in self._segments], self._impl.name)
         by_path = {segment.path: segment for segment in self._segments}
-        unknown = [path for path in (*plan.delete, plan.cut_path) if path is not None and path not in by_path]
-        if unknown:
-            raise ValueError(f"truncation plan of {self._impl.name!r} names files that are not segments: {unknown}")
-        if plan.cut_path is not None:
-            cut = by_path[plan.cut_path]
-            if plan.cut_offset not in cut.offsets.values() and plan.cut_offset != cut.size:
-                raise ValueError(
-                    f"truncation plan of {self._impl.name!r} cuts {plan.cut_path} at {plan.cut_offset}, "
-                    "which is not a record boundary"
-                )
         durable = self.fsync != "never"
         for path in sorted(plan.delete, reverse=True):  # latest first: a crash in between still leaves a prefix
             os.remove(path)
@@ -558,8 +486,8 @@ class WriteAheadLog:
         start = segment.offsets[index]
         end = segment.offsets.get(index + 1, segment.size)
         try:
-            entry, _ = _decode(self._segment_bytes(segment, start, end), 0, index)
-        except _Bad as bad:
+            entry, _ = decode(self._segment_bytes(segment, start, end), 0, index)
+        except BadRecord as bad:
             raise WalCorruption(f"{segment.path} offset {start} (index {index}): {bad}") from None
         return entry
 
@@ -574,8 +502,8 @@ class WriteAheadLog:
             position = 0
             for expected in range(index, stop + 1):
                 try:
-                    entry, position = _decode(data, position, expected)
-                except _Bad as bad:
+                    entry, position = decode(data, position, expected)
+                except BadRecord as bad:
                     raise WalCorruption(f"{segment.path} (index {expected}): {bad}") from None
                 yield entry
             index = stop + 1

@@ -47,10 +47,10 @@ class ApiError(ControlError):
 
 
 class ControlClient:
-    """The control API of one cluster, and the remote proxy of its fault vocabulary (lab.ports.cluster.Cluster): the
-    CLI, the dashboard and the scenario driver all use it. Operations raise ApiError when refused; write and read
-    return the answer (a dict with `ok`, and `refusal` when not ok) either way, because a refused read or a
-    timed-out write is an answer too."""
+    """The control API of one cluster, and the remote proxy of its fault vocabulary
+    (lab.ports.fault_vocabulary.Cluster): the CLI, the dashboard and the scenario driver all use it. Operations raise
+    ApiError when refused; write and read return the answer (a dict with `ok`, and `refusal` when not ok) either way,
+    because a refused read or a timed-out write is an answer too."""
 
     def __init__(self, url: str, timeout: float = 10.0, *, token: str | None = None):
         parts = urlsplit(url)

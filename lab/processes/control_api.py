@@ -21,7 +21,7 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from lab.ports.cluster import check_delay, check_rate
+from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
 from lab.core.reasons import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
@@ -195,75 +195,92 @@ class _Handler(BaseHTTPRequestHandler):
             raise SupervisorError(Reason(CLUSTER_HAS_STOPPED))
         parts = path.split("/")
         if method == "GET":
-            if path == "/api/state":
-                log_arg = query.get("log", "20")
-                return 200, s.state(log="all" if log_arg == "all" else _int(log_arg, "log", 0, 1_000_000))
-            if path == "/api/events":
-                limit = _int(query["limit"], "limit", 1, 100_000) if query.get("limit") else None
-                return 200, s.events_json(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
-            if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
-                return 200, {"ok": True, "entries": s.node_log(parts[3])}
-            raise NotFound(f"no such resource: GET {path}")
-        if path == "/api/write":
-            answer = s.write(_text(body.get("payload"), "payload"), _text(body.get("node"), "node", True),
-                             _seconds(body.get("timeout", 5.0), "timeout", MAX_WAIT), bool(body.get("wait", True)))
-            return _answer_status(answer), answer
-        if path == "/api/read":
-            answer = s.read(_int(body.get("index"), "index", 1 - INT_LIMIT, INT_LIMIT - 1),
-                            _text(body.get("node"), "node", True))
-            return _answer_status(answer), answer
+            return _get(s, path, parts, query)
         if len(parts) == 5 and parts[:3] == ["", "api", "nodes"]:
-            name, action = parts[3], parts[4]
-            if action == "kill":
-                s.kill(name, lose_unsynced=bool(body.get("lose_unsynced", False)))
-            elif action == "restart":
-                s.restart(name, repair=bool(body.get("repair", False)))
-            elif action == "pause":
-                s.pause(name)
-            elif action == "resume":
-                s.resume(name)
-            elif action == "campaign":
-                s.campaign(name)
-            elif action == "flush":
-                return 200, {"ok": True, **s.flush(name)}
-            elif action == "disk-full":
-                s.disk_full(name)
-            elif action == "disk-ok":
-                s.disk_ok(name)
-            elif action == "fsync-fail":
-                s.fsync_fail(name)
-            else:
-                raise NotFound(f"no such action {action!r} (kill, restart, pause, resume, campaign, flush, disk-full, "
-                               f"disk-ok, fsync-fail)")
-            return 200, {"ok": True}
-        if path == "/api/links/cut":
-            s.cut(body["src"], body["dst"], one_way=bool(body.get("one_way", False)))
-        elif path == "/api/links/isolate":
-            s.isolate(body["node"])
-        elif path == "/api/links/heal":
-            s.heal(body.get("src"), body.get("dst"), one_way=bool(body.get("one_way", False)))
-        elif path == "/api/links/delay":
-            s.delay(_checked(check_delay, body.get("ms")), body.get("src"), body.get("dst"))
-        elif path == "/api/links/drop":
-            s.drop(_checked(check_rate, body.get("rate")), body.get("src"), body.get("dst"))
-        elif path == "/api/settings":
-            return 200, {"ok": True, "settings": s.update_settings(body)}
-        elif path == "/api/ticks":
-            s.hold_ticks(bool(body.get("hold", False)))
-        elif path == "/api/snapshot":
-            return 200, {"ok": True, "nodes": s.snapshot()}
-        elif path == "/api/note":
-            fields = with_reasons(dict(body))  # a reason said with its kind is a Reason again
-            fields.pop(BECAUSE, None)  # the trace writes it again, from the Reasons
-            kind = fields.pop("type")
-            if not isinstance(kind, str) or not kind:
-                raise BadRequest("a note needs a type")
-            s.cluster_event(kind, **fields)
-        elif path == "/api/shutdown":
-            threading.Thread(target=s.stop, name="shutdown", daemon=True).start()
-        else:
+            return 200, _node_action(s, parts[3], parts[4], body)
+        if path not in POSTS:
             raise NotFound(f"no such resource: POST {path}")
+        return POSTS[path](s, body)
+
+
+def _get(s, path: str, parts: list[str], query: dict) -> tuple[int, dict | bytes]:
+    if path == "/api/state":
+        log_arg = query.get("log", "20")
+        return 200, s.state(log="all" if log_arg == "all" else _int(log_arg, "log", 0, 1_000_000))
+    if path == "/api/events":
+        limit = _int(query["limit"], "limit", 1, 100_000) if query.get("limit") else None
+        return 200, s.events_json(_int(query.get("after", "0"), "after", 0, INT_LIMIT), limit)
+    if len(parts) == 5 and parts[:3] == ["", "api", "nodes"] and parts[4] == "log":
+        return 200, {"ok": True, "entries": s.node_log(parts[3])}
+    raise NotFound(f"no such resource: GET {path}")
+
+
+def _node_action(s, name: str, word: str, body: dict) -> dict:
+    """POST /api/nodes/NAME/WORD: a word of the fault vocabulary that names one node, with its yes-or-no options."""
+    if word not in NODE_WORDS:
+        raise NotFound(f"no such action {word!r} ({', '.join(NODE_WORDS)})")
+    fault = FAULTS[word]
+    done = getattr(s, fault.method)(name, **{flag: bool(body.get(flag, False))
+                                             for flag in fault.flags + fault.real_flags})
+    return {"ok": True, **(done or {})}  # flush says where the log ends
+
+
+# ---- POST routes: each (supervisor, body) -> (status, answer) --------------------------------------------------
+
+
+def _write(s, body: dict) -> tuple[int, dict]:
+    answer = s.write(_text(body.get("payload"), "payload"), _text(body.get("node"), "node", True),
+                     _seconds(body.get("timeout", 5.0), "timeout", MAX_WAIT), bool(body.get("wait", True)))
+    return _answer_status(answer), answer
+
+
+def _read(s, body: dict) -> tuple[int, dict]:
+    answer = s.read(_int(body.get("index"), "index", 1 - INT_LIMIT, INT_LIMIT - 1),
+                    _text(body.get("node"), "node", True))
+    return _answer_status(answer), answer
+
+
+def _note(s, body: dict) -> tuple[int, dict]:
+    fields = with_reasons(dict(body))  # a reason said with its kind is a Reason again
+    fields.pop(BECAUSE, None)  # the trace writes it again, from the Reasons
+    kind = fields.pop("type")
+    if not isinstance(kind, str) or not kind:
+        raise BadRequest("a note needs a type")
+    s.cluster_event(kind, **fields)
+    return 200, {"ok": True}
+
+
+# The vocabulary's words on links (lab.ports.fault_vocabulary: LINKS): POST /api/links/WORD, (supervisor, body).
+LINK_ACTIONS = {
+    "cut": lambda s, body: s.cut(body["src"], body["dst"], one_way=bool(body.get("one_way", False))),
+    "isolate": lambda s, body: s.isolate(body["node"]),
+    "heal": lambda s, body: s.heal(body.get("src"), body.get("dst"), one_way=bool(body.get("one_way", False))),
+    "delay": lambda s, body: s.delay(_checked(check_delay, body.get("ms")), body.get("src"), body.get("dst")),
+    "drop": lambda s, body: s.drop(_checked(check_rate, body.get("rate")), body.get("src"), body.get("dst")),
+}
+
+
+def _done(action):
+    def route(s, body: dict) -> tuple[int, dict]:
+        action(s, body)
         return 200, {"ok": True}
+    return route
+
+
+def _shutdown(s) -> None:
+    threading.Thread(target=s.stop, name="shutdown", daemon=True).start()
+
+
+POSTS = {
+    "/api/write": _write,
+    "/api/read": _read,
+    **{f"/api/links/{word}": _done(action) for word, action in LINK_ACTIONS.items()},
+    "/api/settings": lambda s, body: (200, {"ok": True, "settings": s.update_settings(body)}),
+    "/api/ticks": _done(lambda s, body: s.hold_ticks(bool(body.get("hold", False)))),
+    "/api/snapshot": lambda s, body: (200, {"ok": True, "nodes": s.snapshot()}),
+    "/api/note": _note,
+    "/api/shutdown": _done(lambda s, body: _shutdown(s)),
+}
 
 
 def _checked(check, value):

@@ -25,12 +25,13 @@ from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEG
 from lab.core.messages import ControlReply, Event
 from lab.core.replica import Replica
 from lab.ports import codec
-from lab.ports.driver import Driver
-from lab.ports.faults import DiskFaults, failure, mark
+from lab.ports.driver import ReadyDriver
+from lab.ports.disk_faults import DiskFaults, failure, mark
 from lab.ports.state import FileState, StateError, next_boot
 from lab.ports.tcp import CONTROL, PEER, READ, Network, TcpTransport, read_secret
 from lab.ports.trace import TraceFile, TraceOff
-from lab.ports.wal import SEGMENT_BYTES, WalCorruption, WriteAheadLog
+from lab.ports.segments import SEGMENT_BYTES
+from lab.ports.wal import WalCorruption, WriteAheadLog
 from lab.core.events import LOG_SNAPSHOT, NODE_STOPPED, WAL_RECOVERED
 
 log = logging.getLogger("lab.node")
@@ -131,7 +132,7 @@ class Node:
         self.port = self.transport.port
         self.start_time = cfg.start_time if cfg.start_time is not None else time.time()
         trace = TraceFile(run_dir, self.id) if cfg.trace else TraceOff()
-        self.driver = Driver(self.id, log=self.wal, state=self.state, transport=self.transport, trace=trace,
+        self.driver = ReadyDriver(self.id, log=self.wal, state=self.state, transport=self.transport, trace=trace,
                              clock=WallClock(self.start_time), boot=self.boot)
         self.network_stamp = None
         self.hold_ticks = cfg.hold_ticks
@@ -331,7 +332,7 @@ class Node:
                 result = {}
             elif op == "ping":
                 result = {"node": self.id, "boot": self.boot}
-            elif op == "disk":  # storage faults (lab.ports.cluster): disk-full, disk-ok, fsync-fail
+            elif op == "disk":  # storage faults (lab.ports.fault_vocabulary): disk-full, disk-ok, fsync-fail
                 if "full" in args:
                     self.disks.full = bool(args["full"])
                     self.disks.fsync_fail = self.disks.fsync_fail and self.disks.full  # disk-ok: a sound disk

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lab.core.guard import Fault
 from lab.core.reasons import Reason, reason_from_record
-from lab.ports.faults import EXIT_KINDS, EXIT_REASONS
+from lab.ports.disk_faults import EXIT_KINDS, EXIT_REASONS
 from lab.processes.node import FAULT_FILE
 
 NETWORK_FILE = "network.json"

@@ -1,4 +1,4 @@
-"""The supervisor: one process per node, the faults of lab.ports.cluster's vocabulary, and the control API
+"""The supervisor: one process per node, the faults of lab.ports.fault_vocabulary's vocabulary, and the control API
 (docs/control-api.md, lab.processes.control_api) that the CLI, the dashboard and the scenario driver use.
 
 `Supervisor` holds the cluster's state; its jobs are mixins, one module each: lifecycle (the node processes),
@@ -15,7 +15,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from lab.ports.cluster import check_delay
+from lab.ports.fault_vocabulary import check_delay
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
 from lab.core.guard import DEFAULT_LIMIT
@@ -23,7 +23,7 @@ from lab.ports import codec
 from lab.ports.trace import TraceFile
 from lab.processes import control_api
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
-from lab.processes.faults import Faults
+from lab.processes.supervisor_faults import Faults
 from lab.processes.lifecycle import Lifecycle, NodeProc
 from lab.processes.observation import Observation
 from lab.processes.routing import NodeClients, Routing
@@ -123,11 +123,3 @@ class Supervisor(Lifecycle, Faults, Routing, Observation):
     def _serve(self) -> None:
         self._server = control_api.serve(self, self.control_port)
         self.control_url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-
-if __name__ == "__main__":  # the daemon's former name, kept for scripts that start it so
-    import sys
-
-    from lab.processes.daemon import main
-
-    sys.exit(main())

@@ -3,8 +3,8 @@
 Each node is a replica and the same driver as a node process (lab.ports.driver), with in-memory twins for its
 ports: a MemoryLog (the write-ahead log's segments, and what a power cut loses), a MemoryState, a transport onto
 the simulated network, and the trace kept in memory (and written to a trace directory when asked).
-Faults (lab.ports.cluster): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and two-way
-cuts, delay and drop per link; and, the simulator's own, duplicate, reorder and drop the Nth message of a type.
+Faults (lab.ports.fault_vocabulary): kill (optionally losing the unsynced tail), restart, pause, resume, one-way and
+two-way cuts, delay and drop per link; and, the simulator's own, duplicate, reorder and drop the Nth message of a type.
 A node whose step raises (a student's function, a truncation plan that leaves entries) stops, as a node process
 would. Same seed, same run, byte for byte (trace files included).
 """
@@ -19,18 +19,19 @@ import traceback
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab.ports.cluster import check_delay, check_rate
+from lab.ports.fault_vocabulary import check_delay, check_rate
 from lab.core import guard
 from lab.core import impl as impl_module
+from lab.core.judges import Call, judged
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
 from lab.core.replica import Replica
-from lab.ports.driver import Driver
-from lab.ports.faults import DiskFaults, failure
+from lab.ports.driver import ReadyDriver
+from lab.ports.disk_faults import DiskFaults, failure
 from lab.ports.memlog import MemoryLog
 from lab.ports.state import MemoryState
 from lab.ports.trace import CLUSTER, TraceFile, TraceMemory, TraceTee, write_meta
-from lab.ports.wal import SEGMENT_BYTES
+from lab.ports.segments import SEGMENT_BYTES
 from lab.core import reasons
 from lab.core.reasons import Reason
 from lab.core.events import (
@@ -82,12 +83,17 @@ class SimCluster:
         pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
         limit: float = guard.DEFAULT_LIMIT,
+        judge: bool = False,  # each call of the student's functions judged (lab.core.judges): see _heard
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self.seed = seed
         self.rng = random.Random(f"{seed}-network")
         self.truncation = truncation
         self.impl = guard.guarded(impl_module.load(impl), limit)  # a student's function is timed and checked
+        self.wrong_calls: list[tuple[str, int, Call]] = []  # (node, step, call), the first few
+        self.unwritten: set[str] = set()
+        self.current = ""  # the node stepping now
+        self.impl = judged(self.impl, impl_module.student_functions(impl), self._heard) if judge else self.impl
         self.timing = timing
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
@@ -103,7 +109,7 @@ class SimCluster:
         for n in self.names:
             self.logs[n].faults = self.states_on_disk[n].faults = self.disks[n]
         self.replicas: dict[str, Replica | None] = {n: None for n in self.names}
-        self.drivers: dict[str, Driver] = {}
+        self.drivers: dict[str, ReadyDriver] = {}
         self.states = {n: "killed" for n in self.names}
         self.exit_reasons: dict[str, str] = {}
         self.faults: dict[str, dict] = {}  # node -> the fault of the student's code that stopped it
@@ -161,7 +167,7 @@ class SimCluster:
             heartbeat_ticks=timing.heartbeat_ticks, write_timeout_ticks=timing.write_timeout_ticks,
             max_batch=timing.max_batch, pre_vote=self.pre_vote,
         )
-        self.drivers[name] = Driver(name, log=storage, state=state, transport=SimTransport(self, name),
+        self.drivers[name] = ReadyDriver(name, log=storage, state=state, transport=SimTransport(self, name),
                                     trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])
         self.states[name] = "running"
         if self.disks[name].full:  # a node process cannot even write its boot counter
@@ -169,13 +175,22 @@ class SimCluster:
             return
         self._step(name, self.replicas[name].start)
 
+    def _heard(self, call: Call) -> None:
+        """With `judge`: the calls that broke their exercise's rule go to `wrong_calls`, and the functions not
+        written yet that a node reached to `unwritten`."""
+        if call.unwritten:
+            self.unwritten.add(call.function)
+        elif call.why is not None and len(self.wrong_calls) < 20:
+            self.wrong_calls.append((self.current, self.step, call))
+
     def _step(self, name: str, step, *args) -> None:
         """One step of a node's replica, applied by its driver. A step that raises stops the node (fail-stop)."""
+        self.current = name
         try:
             ready = step(*args)
             self.drivers[name].apply([ready])
         except Exception as exc:  # what a node process does: say why, and stop
-            storage = failure(exc)  # a disk fault: stop at once, never retry an fsync (lab.ports.faults)
+            storage = failure(exc)  # a disk fault: stop at once, never retry an fsync (lab.ports.disk_faults)
             fault = None if storage else guard.fault_of(exc)  # the student's code: which call, with what
             reason = storage[0] if storage else fault.sentence() if fault else \
                 traceback.format_exception_only(type(exc), exc)[-1].strip()

@@ -13,14 +13,58 @@ CLI, the dashboard and the scenario driver use) all implement it.
 - drop: every message (or those from src to dst) is lost with probability `rate`; 0 stops dropping.
 - campaign: the node starts an election now. flush: the node writes out what fsync `never` buffered.
 - disk-full: every write of the node fails with ENOSPC (its write-ahead log, its durable state; a restart too) until
-  disk-ok (which also calls off an fsync-fail not yet met). fsync-fail: the node's next fsync fails with EIO, and what it was to sync is lost, as a kernel drops the
-  pages it could not write (a node with fsync `never` makes no fsync). Either way the node stops with the reason
-  (`disk full: ...`, `fsync failed: ...`), never retries the fsync, and a restart recovers what it had synced.
+  disk-ok (which also calls off an fsync-fail not yet met). fsync-fail: the node's next fsync fails with EIO, and
+  what it was to sync is lost, as a kernel drops the pages it could not write (a node with fsync `never` makes no
+  fsync). Either way the node stops with the reason (`disk full: ...`, `fsync failed: ...`), never retries the
+  fsync, and a restart recovers what it had synced.
+
+FAULTS is the table every interface reads: the control API's routes, the CLI's commands, the scripts' commands, the
+nemesis of a chaos run and the dashboard's actions (tests/test_fault_table.py holds each to every word).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
+
+NODE, LINKS = "node", "links"  # what a word acts on: one node (POST /api/nodes/NODE/WORD), or links (/api/links/WORD)
+
+
+class FaultWord(NamedTuple):
+    """A word of the vocabulary, as the CLI, the scripts, the control API's paths and the dashboard spell it; its
+    Cluster method is `method` (the word with underscores). `flags`: its yes-or-no options, keywords of that method
+    on every cluster (a script and the CLI spell them with hyphens: lose-unsynced). `real_flags`: those only real
+    processes take (restart's repair: only a real disk is damaged in the middle of a log). A `nudge` breaks nothing
+    (campaign, flush): no nemesis picks one, and the dashboard does not offer it as a fault."""
+
+    word: str
+    on: str
+    flags: tuple[str, ...] = ()
+    real_flags: tuple[str, ...] = ()
+    nudge: bool = False
+
+    @property
+    def method(self) -> str:
+        return self.word.replace("-", "_")
+
+
+FAULTS: dict[str, FaultWord] = {fault.word: fault for fault in (
+    FaultWord("kill", NODE, flags=("lose_unsynced",)),
+    FaultWord("restart", NODE, real_flags=("repair",)),
+    FaultWord("pause", NODE),
+    FaultWord("resume", NODE),
+    FaultWord("campaign", NODE, nudge=True),
+    FaultWord("flush", NODE, nudge=True),
+    FaultWord("disk-full", NODE),
+    FaultWord("disk-ok", NODE),
+    FaultWord("fsync-fail", NODE),
+    FaultWord("cut", LINKS, flags=("one_way",)),
+    FaultWord("isolate", LINKS),
+    FaultWord("heal", LINKS, flags=("one_way",)),
+    FaultWord("delay", LINKS),
+    FaultWord("drop", LINKS),
+)}
+# The words that name one node: the control API's actions at /api/nodes/NODE/WORD.
+NODE_WORDS = tuple(word for word, fault in FAULTS.items() if fault.on == NODE)
 
 MAX_DELAY_MS = 60_000.0  # a delay beyond a minute makes a cluster that never elects; refused
 

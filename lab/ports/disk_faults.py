@@ -1,5 +1,6 @@
 """Storage faults: how a node names the disk error that stops it (fail-stop with a reason, never a retried fsync),
-and the faults the lab injects into its storage ports (`disk-full`, `disk-ok`, `fsync-fail` of lab.ports.cluster).
+and the faults the lab injects into its storage ports (`disk-full`, `disk-ok`, `fsync-fail` of
+lab.ports.fault_vocabulary).
 
 Why a failed fsync is never retried: after a failed fsync the kernel may have dropped the dirty pages it could not
 write, and marked them clean. A second fsync then finds nothing to write and reports success for data that is gone

@@ -1,4 +1,4 @@
-"""The supervisor's faults (lab.ports.cluster's vocabulary): kill, restart, pause, resume; the storage faults; cuts,
+"""The supervisor's faults (lab.ports.fault_vocabulary): kill, restart, pause, resume; the storage faults; cuts,
 delays and drops on links, written to the network file that every node reads; the cluster's settings.
 
 A mixin of `Supervisor` (lab.processes.supervisor), which holds the state it works on.
@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 
-from lab.ports.cluster import check_delay, check_rate
+from lab.ports.fault_vocabulary import check_delay, check_rate
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES, check_choice
 from lab.ports import codec
 from lab.processes.client import NodeError
@@ -89,7 +89,7 @@ class Faults:
             node.state = "running"
             self.cluster_event(NODE_RESUMED, target=name)
 
-    # ---- storage faults (lab.ports.cluster: disk-full, disk-ok, fsync-fail) ---------------------------------------
+    # ---- storage faults (lab.ports.fault_vocabulary: disk-full, disk-ok, fsync-fail) ------------------------------
 
     def disk_full(self, name: str) -> None:
         """Every write of the node fails with ENOSPC, until disk_ok (a restarted node starts on a full disk)."""
