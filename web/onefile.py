@@ -16,8 +16,8 @@ from pathlib import Path
 import jinja2
 
 from lab import i18n
-from lab.core.events import CLUSTER_STARTED, RULE_BROKEN
-from lab.i18n import LANGUAGES, localize
+from lab.core.events import CLUSTER_STARTED, RULE_BROKEN, STEP
+from lab.i18n import LANGUAGES, localize, say
 from lab.i18n.sequence import sequence_svg
 from web.fold import ClusterFold, Replay, slim
 from web.frames import SEQUENCE_EVENTS, localize_tree, replay_snapshot
@@ -26,11 +26,13 @@ from web.narrate import FEED_KINDS
 
 HERE = Path(__file__).resolve().parent
 STATIC, TEMPLATES = HERE / "static", HERE / "templates"
-SCRIPTS = ("onefile.js", "text.js", "stage.js", "dashboard.js")  # in this order: the data source first
+SCRIPTS = ("text.js", "stage.js", "dashboard.js")  # the dashboard's, run in this order by static/onefile.js
 EVENTS_KEPT = 3000  # a longer run keeps the live feed's choice of its events (every rare one first); the rest counted
 LOG_WINDOW = 48  # newest entries per node, as the dashboard's server sends them (web.app's LOG_WINDOW)
 RECENT = 60  # events a frame carries before its position, as web.frames.replay_frame
 TAGS = {"zh": "zh-Hans"}  # the page's lang attribute where it is not the code (as web.app's index)
+UNPACKED = say("This file unpacks itself with a browser's DecompressionStream: open it in a browser of 2023 or "
+               "later.")
 
 
 @dataclass
@@ -117,16 +119,30 @@ def _sequences(replay: Replay, langs) -> dict:
     } for lang in langs}}
 
 
-def _info(replay: Replay, lang: str, shown: int) -> dict:
+def _info(replay: Replay, lang: str, shown: int, broken: dict | None) -> dict:
     info = replay.info()
     info["run_dir"] = Path(replay.run_dir).name  # the reader's disk is not the writer's
     info["shown"] = shown
+    if broken is not None:
+        info["broken"] = broken
     return localize_tree(info, lang)
 
 
-def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW, langs=tuple(LANGUAGES)) -> dict:
+def broken_at(replay: Replay, node: str, seq: int, text: str) -> dict | None:
+    """Where a rule broke that the run does not say itself (a grader's check found it): the event `seq` of `node`,
+    and the scenario step it falls in, which the timeline marks as the explorer's broken step."""
+    n = next((i for i, e in enumerate(replay.events, start=1) if e.get("node") == node and e.get("seq") == seq),
+             None)
+    if n is None:
+        return None
+    steps = sum(1 for e in replay.events[:n] if e["type"] == STEP)
+    return {"n": n, "play": replay.play_time(n), "step": steps - 1 if steps else None, "text": text}
+
+
+def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW, langs=tuple(LANGUAGES),
+             broken: dict | None = None) -> dict:
     """What the page plays, as plain JSON: the frames, the events shown (their words in every language), the
-    sequence view, the run's description."""
+    sequence view, the run's description (with `broken`: where a rule broke, web.onefile.broken_at)."""
     positions = kept_positions(replay.events, keep)
     events = []
     for n in positions:
@@ -139,14 +155,15 @@ def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_W
     frames["exit_reasons"] = {lang: {i: localize(n["exit_reason"], lang) for i, n in enumerate(frames["nodes"])
                                      if n.get("exit_reason")} for lang in langs}
     return {"recent": RECENT, **frames, "events": events, "texts": texts,
-            "info": {lang: _info(replay, lang, len(positions)) for lang in langs},
+            "info": {lang: _info(replay, lang, len(positions), broken) for lang in langs},
             "sequence": _sequences(replay, langs)}
 
 
-def _pages(langs) -> dict:
-    """The dashboard's page (web/templates/index.html, its block `page`) in each language, with its title and the
-    catalogue its script reads (only the sentences the page's script builds: lab.i18n.for_page)."""
-    out = {}
+def page_part(langs) -> dict:
+    """The page, the same in every file: the dashboard's style sheets and scripts, and its markup
+    (web/templates/index.html, its block `page`), title and catalogue in each language (only the sentences the
+    page's script builds: lab.i18n.for_page)."""
+    views = {}
     for lang in langs:
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                  extensions=["jinja2.ext.i18n"])
@@ -154,33 +171,33 @@ def _pages(langs) -> dict:
         template = env.get_template("index.html")
         languages = list(LANGUAGES.items())
         context = template.new_context({"mode": "replay", "lang": lang, "languages": languages, "onefile": True})
-        body = "".join(template.blocks["page"](context))
-        out[lang] = {"body": body, "title": i18n.gettext(lang, "HWM Lab dashboard"), "tag": TAGS.get(lang, lang),
-                     "i18n": {"lang": lang, "room": None, "chosen": None, "languages": dict(languages),
-                              "messages": i18n.for_page(lang)}}
-    return out
+        views[lang] = {"body": "".join(template.blocks["page"](context)), "tag": TAGS.get(lang, lang),
+                       "title": i18n.gettext(lang, "HWM Lab dashboard"),
+                       "i18n": {"lang": lang, "room": None, "chosen": None, "languages": dict(languages),
+                                "messages": i18n.for_page(lang)}}
+    return {"views": views, "kinds": FEED_KINDS,
+            "css": "".join((STATIC / name).read_text(encoding="utf-8") for name in ("dashboard.css", "onefile.css")),
+            "scripts": [(STATIC / name).read_text(encoding="utf-8") for name in SCRIPTS]}
 
 
-def _inline(text: str, closing: str) -> str:
-    """A script's or a style sheet's text, safe inside its element (it never closes the element early)."""
-    return text.replace(f"</{closing}", f"<\\/{closing}")
+def packed(value) -> str:
+    """JSON, gzip (no time stamp: the same run makes the same file), base64: text that sits in the page."""
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
-def build(source, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW) -> OneFile:
-    """The file of a trace directory (or of a Replay already open): its HTML, and how many events it shows."""
+def build(source, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW, violation: dict | None = None) -> OneFile:
+    """The file of a trace directory (or of a Replay already open): its HTML, and how many events it shows.
+    `violation` ({"node", "seq", "text"}): a rule broken at that event, which the timeline marks."""
     replay = source if isinstance(source, Replay) else Replay(source)
     langs = tuple(LANGUAGES)
-    data = run_data(replay, keep=keep, log_window=log_window, langs=langs)
-    blob = base64.b64encode(gzip.compress(json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-                                          .encode("utf-8"), 9, mtime=0)).decode("ascii")
+    broken = broken_at(replay, violation["node"], violation["seq"], violation["text"]) if violation else None
+    data = run_data(replay, keep=keep, log_window=log_window, langs=langs, broken=broken)
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
-    pages = _pages(langs)
     page = env.get_template("onefile.html").render(
-        run=replay.meta.get("run") or Path(replay.run_dir).name, pages=pages, kinds=FEED_KINDS, blob=blob,
-        catalogues={lang: p["i18n"] for lang, p in pages.items()},
-        css=_inline((STATIC / "dashboard.css").read_text(encoding="utf-8")
-                    + (STATIC / "onefile.css").read_text(encoding="utf-8"), "style"),
-        scripts=[_inline((STATIC / name).read_text(encoding="utf-8"), "script") for name in SCRIPTS],
+        run=replay.meta.get("run") or Path(replay.run_dir).name, page=packed(page_part(langs)), data=packed(data),
+        loader=(STATIC / "onefile.js").read_text(encoding="utf-8").replace("</script", "<\\/script"),
+        unpacked={lang: i18n.gettext(lang, UNPACKED) for lang in langs},
         icon="data:image/svg+xml;base64," + base64.b64encode((STATIC / "favicon.svg").read_bytes()).decode("ascii"))
     return OneFile(page, len(replay.events), len(data["events"]))
 

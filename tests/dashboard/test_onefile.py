@@ -31,8 +31,9 @@ def s1(tmp_path_factory):
     return out
 
 
-def data_of(page: str) -> dict:
-    blob = re.search(r'<script type="application/octet-stream" id="hwm-run">([^<]*)</script>', page).group(1)
+def data_of(page: str, part: str = "run") -> dict:
+    """A part of a file: its run, or its page (style sheets, markup, catalogues, scripts)."""
+    blob = re.search(rf'<script type="application/octet-stream" id="hwm-{part}">([^<]*)</script>', page).group(1)
     return json.loads(gzip.decompress(base64.b64decode(blob)))
 
 
@@ -71,15 +72,17 @@ def test_a_thinned_files_frames_hold_the_true_state_and_count_what_they_leave_ou
 def test_the_file_names_nothing_outside_itself_and_is_the_same_from_the_same_run(s1):
     first, second = build(s1), build(s1)
     assert first.html == second.html and first.kept == first.events == len(Replay(s1))
-    page = first.html
+    part = data_of(first.html, "page")
+    assert set(part["views"]) == {"en", "es", "zh"} and len(part["scripts"]) == 3
+    page = "\n".join([first.html, part["css"], *part["scripts"], *(v["body"] for v in part["views"].values())])
     assert not re.search(r"\ssrc=", page)  # no script, image or frame from elsewhere
     assert not re.search(r'\shref="(?!#|data:)', page)  # in-page anchors and data: URLs only
-    assert re.findall(r"https?://[^\s\"'<>)]+", page) == ["http://www.w3.org/2000/svg"]  # a namespace, not a URL
+    assert "url(" not in part["css"] and "@import" not in part["css"]
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", page)) == {"http://www.w3.org/2000/svg"}  # a namespace
     assert "replay.html" not in page and "socket.io.min.js" not in page  # no save button, no Socket.IO
     assert str(s1) not in page  # the writer's folders are not the reader's
-    for lang in ("en", "es", "zh"):
-        assert f'id="hwm-page-{lang}"' in page
-    data = data_of(page)
+    assert part["views"]["es"]["i18n"]["messages"]["▶ Play"] == "▶ Reproducir"
+    data = data_of(first.html)
     assert set(data["sequence"]) == {"from", "to", "en", "es", "zh"} and data["sequence"]["to"] == len(Replay(s1))
     assert 'data-n="' in data["sequence"]["en"]["plain"]
 

@@ -100,7 +100,8 @@ def test_every_frame_is_the_one_the_dashboards_server_sends(s1, browser):
         want = json.loads(json.dumps(replay_frame(replay, position, log_window=48)))
         got.pop("sent"), want.pop("sent")
         assert got == want, f"position {position}"
-    by_time = page.evaluate("""() => new Promise((r) => window.HWM_SOURCE.connect({}).emit("replay_seek", { time: 4.1 }, r))""")
+    by_time = page.evaluate("""() => new Promise((r) =>
+      window.HWM_SOURCE.connect({}).emit("replay_seek", { time: 4.1 }, r))""")
     assert by_time["position"] == replay.position_at_time(4.1)
     assert errors == [] and refused == []
 

@@ -1,32 +1,43 @@
-/* A replay carried whole in the page's own file (`hwm-lab replay DIR --html FILE`, web/onefile.py). It runs before
-   the dashboard's scripts: it shows the page in the reader's language (?lang=, else the browser's, else English;
-   every language is in the file), and stands in for the dashboard's server: the page (dashboard.js) asks it for
-   frames as it would ask over Socket.IO, and it answers with the frames the server built ahead. The sequence view
-   is the server's drawing of every event, cut at the replay's cursor here. Nothing is fetched. */
+/* A replay carried whole in the page's own file (`hwm-lab replay DIR --html FILE`, web/onefile.py). The file holds
+   two parts, each JSON, gzip and base64: the page (the dashboard's style sheet, its markup and catalogue in every
+   language, its scripts) and the run. This script unpacks the page in the reader's language (?lang=, else the
+   browser's, else English), then runs the dashboard's scripts, for which it stands in for the dashboard's server:
+   the page (dashboard.js) asks it for frames as it would ask over Socket.IO, and it answers with the frames the
+   server built ahead. The sequence view is the server's drawing of every event, cut at the replay's cursor here.
+   Nothing is fetched. */
 (function () {
   "use strict";
-  const json = (id) => JSON.parse(document.getElementById(id).textContent);
-  const CATALOGUES = json("hwm-catalogues");
-  const supported = (lang) => {
-    const code = String(lang || "").toLowerCase().split(/[-_.@]/)[0];
-    return Object.prototype.hasOwnProperty.call(CATALOGUES, code) ? code : null;
-  };
-  const chosen = supported(new URLSearchParams(location.search).get("lang"));
-  const lang = chosen || (navigator.languages || [navigator.language]).map(supported).find(Boolean) || "en";
-  const page = document.getElementById("hwm-page-" + lang);
-  document.body.prepend(page.content.cloneNode(true));
-  document.documentElement.lang = page.dataset.tag;
-  document.title = page.dataset.title;
-  window.HWM_I18N = { ...CATALOGUES[lang], chosen };
-  window.HWM_KINDS = json("hwm-kinds");
-
-  // The run's data: JSON, gzip, base64 (a long run is mostly frames that repeat).
-  const ready = (async () => {
-    const text = document.getElementById("hwm-run").textContent.trim();
+  async function unpack(id) {
+    const text = document.getElementById(id).textContent.trim();
     const bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return JSON.parse(await new Response(stream).text());
-  })();
+  }
+  const ready = unpack("hwm-run");
+  const asked = new URLSearchParams(location.search).get("lang");
+  let lang = "en";
+
+  function show(page) {
+    const has = (code) => Object.prototype.hasOwnProperty.call(page.views, code);
+    const supported = (l) => { const code = String(l || "").toLowerCase().split(/[-_.@]/)[0]; return has(code) ? code : null; };
+    const chosen = supported(asked);
+    lang = chosen || (navigator.languages || [navigator.language]).map(supported).find(Boolean) || "en";
+    const view = page.views[lang], style = document.createElement("style");
+    style.textContent = page.css;
+    document.head.appendChild(style);
+    document.body.insertAdjacentHTML("afterbegin", view.body);
+    document.documentElement.lang = view.tag;
+    document.title = view.title;
+    window.HWM_I18N = { ...view.i18n, chosen };
+    window.HWM_KINDS = page.kinds;
+    window.HWM_SOURCE = { connect, sequence, ready };
+    for (const code of page.scripts) {  // the dashboard's own scripts, in order
+      const script = document.createElement("script");
+      script.textContent = code;
+      document.body.appendChild(script);
+    }
+  }
+  unpack("hwm-page").then(show, () => { document.getElementById("hwm-unpacked").hidden = false; });
 
   // ---- frames, as web.frames.replay_frame makes them ------------------------------------------------------
   let shown = 0;  // the frame last answered: a step on or back moves to the next frame the file holds
@@ -157,5 +168,4 @@
     setTimeout(() => URL.revokeObjectURL(save.href), 1000);
   }, true);
 
-  window.HWM_SOURCE = { connect, sequence, ready };
 })();
