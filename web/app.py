@@ -33,7 +33,7 @@ from lab import i18n
 from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
 from web.actions import VIEWERS_ONLY, guide_for_pages, perform
-from web.frames import SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
+from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed
 from web.sockets import socket_handlers
 from web.narrate import FEED_KINDS
@@ -50,7 +50,7 @@ DEFAULTS = {
     "ALLOWED_ORIGINS": None,  # extra origins allowed to open a Socket.IO connection
     "FRAME_HZ": 20,
     "EVENT_CAP": 200,  # most events one frame carries; the rest are counted by type
-    "LOG_WINDOW": 48,  # newest entries per node sent to the page
+    "LOG_WINDOW": LOG_WINDOW,  # newest entries per node sent to the page
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
     "LANGUAGE": None,  # the room's language to start with (hwm-lab demo --lang); None: each browser's own

@@ -11,6 +11,8 @@ from lab.i18n import localize
 
 PAYLOAD_CHARS = 16
 SEQUENCE_EVENTS = 1500  # the sequence view of a replay draws at most this many events before its cursor
+LOG_WINDOW = 48  # newest entries per node sent to a page
+RECENT = 60  # events a replay's frame carries before its position
 
 
 def frame(kind: str, seq: int, *, sent: float, nodes: list[dict], cluster: dict, clocks: dict, events: list[dict],
@@ -84,7 +86,7 @@ def shaped_nodes(nodes: list[dict], links: list[dict], log_window: int) -> list[
 
 
 def replay_frame(replay, position: int | None = None, at_time: float | None = None, *, log_window: int,
-                 recent: int = 60) -> dict:
+                 recent: int = RECENT) -> dict:
     """A replay's snapshot at `position` (or at the run's time `at_time`), with its `recent` events before it."""
     if at_time is not None:
         position = replay.position_at_time(float(at_time))

@@ -20,7 +20,7 @@ from lab.core.events import CLUSTER_STARTED, RULE_BROKEN, STEP
 from lab.i18n import LANGUAGES, localize, say
 from lab.i18n.sequence import sequence_svg
 from web.fold import ClusterFold, Replay, slim
-from web.frames import SEQUENCE_EVENTS, localize_tree, replay_snapshot
+from web.frames import LOG_WINDOW, RECENT, SEQUENCE_EVENTS, localize_tree, replay_snapshot
 from web.live import STORY, STORY_HEAD, select_events
 from web.narrate import FEED_KINDS
 
@@ -28,8 +28,6 @@ HERE = Path(__file__).resolve().parent
 STATIC, TEMPLATES = HERE / "static", HERE / "templates"
 SCRIPTS = ("text.js", "stage.js", "dashboard.js")  # the dashboard's, run in this order by static/onefile.js
 EVENTS_KEPT = 3000  # a longer run keeps the live feed's choice of its events (every rare one first); the rest counted
-LOG_WINDOW = 48  # newest entries per node, as the dashboard's server sends them (web.app's LOG_WINDOW)
-RECENT = 60  # events a frame carries before its position, as web.frames.replay_frame
 TAGS = {"zh": "zh-Hans"}  # the page's lang attribute where it is not the code (as web.app's index)
 UNPACKED = say("This file unpacks itself with a browser's DecompressionStream: open it in a browser of 2023 or "
                "later.")
@@ -139,8 +137,8 @@ def broken_at(replay: Replay, node: str, seq: int, text: str) -> dict | None:
     return {"n": n, "play": replay.play_time(n), "step": steps - 1 if steps else None, "text": text}
 
 
-def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW, langs=tuple(LANGUAGES),
-             broken: dict | None = None) -> dict:
+def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW,
+             langs=tuple(LANGUAGES), broken: dict | None = None) -> dict:
     """What the page plays, as plain JSON: the frames, the events shown (their words in every language), the
     sequence view, the run's description (with `broken`: where a rule broke, web.onefile.broken_at)."""
     positions = kept_positions(replay.events, keep)
@@ -186,7 +184,8 @@ def packed(value) -> str:
     return base64.b64encode(gzip.compress(raw, 9, mtime=0)).decode("ascii")
 
 
-def build(source, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW, violation: dict | None = None) -> OneFile:
+def build(source, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW,
+          violation: dict | None = None) -> OneFile:
     """The file of a trace directory (or of a Replay already open): its HTML, and how many events it shows.
     `violation` ({"node", "seq", "text"}): a rule broken at that event, which the timeline marks."""
     replay = source if isinstance(source, Replay) else Replay(source)

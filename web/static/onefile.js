@@ -19,7 +19,10 @@
 
   function show(page) {
     const has = (code) => Object.prototype.hasOwnProperty.call(page.views, code);
-    const supported = (l) => { const code = String(l || "").toLowerCase().split(/[-_.@]/)[0]; return has(code) ? code : null; };
+    const supported = (l) => {
+      const code = String(l || "").toLowerCase().split(/[-_.@]/)[0];
+      return has(code) ? code : null;
+    };
     const chosen = supported(asked);
     lang = chosen || (navigator.languages || [navigator.language]).map(supported).find(Boolean) || "en";
     const view = page.views[lang], style = document.createElement("style");
@@ -49,7 +52,8 @@
     for (let i = Math.max(0, k - run.recent); i < k; i++) events.push({ ...run.events[i], text: run.texts[lang][i] });
     shown = k;
     return { ...run.base, seq: position, sent: Date.now() / 1000, position, time, play, events_next: position + 1,
-             nodes: nodes.map((i) => (run.exit_reasons[lang][i] ? { ...run.nodes[i], exit_reason: run.exit_reasons[lang][i] } : run.nodes[i])),
+             nodes: nodes.map((i) => (run.exit_reasons[lang][i]  // a node's reason for stopping, in the page's language
+               ? { ...run.nodes[i], exit_reason: run.exit_reasons[lang][i] } : run.nodes[i])),
              cluster: run.clusters[cluster], events,
              skipped: Object.values(byType).reduce((a, b) => a + b, 0), skipped_by_type: byType };
   }
@@ -62,7 +66,9 @@
     return lo;
   }
   function seek(run, want) {
-    if (want && want.time !== undefined && want.time !== null) return frameAt(run, lastAtMost(run, (f) => f[2] <= Number(want.time)));
+    if (want && want.time !== undefined && want.time !== null) {
+      return frameAt(run, lastAtMost(run, (f) => f[2] <= Number(want.time)));
+    }
     const position = Math.max(0, Number(want && want.position) || 0);
     let k = lastAtMost(run, (f) => f[0] <= position);
     const now = run.frames[shown][0];
