@@ -14,9 +14,10 @@ from importlib import resources
 
 STATE = "grade-state.json"
 PREVIOUS = "_previous"  # the previous grade's violations, while they are merged with the new ones
+PREVIOUS_FEEDBACK = "_previous-feedback"  # its feedback folder, whose runs to play the reused submissions keep
 # What a grade writes into --out; a folder holding only these (and the state) holds a previous grade.
 OUTPUTS = ("grades.csv", "violations.csv", "violations.parquet", "similarity.csv", "report.html", "feedback",
-           "gradescope", "lms", "spark.log", "reexec.csv", STATE, "_staging", PREVIOUS)
+           "gradescope", "lms", "spark.log", "reexec.csv", STATE, "_staging", PREVIOUS, PREVIOUS_FEEDBACK)
 HASH_THREADS = 4  # at most, to hash a local class
 
 
@@ -91,7 +92,10 @@ def prepare(storage, out: str, rubric, args, say) -> Previous | None:
         else:
             say("the previous grade in the output folder used another rubric, limits or grader: grading everything")
     for name in names:
-        if name != PREVIOUS or previous is None:
+        if previous is not None and name == "feedback":  # its runs to play are kept for what is reused
+            storage.remove(join(out, PREVIOUS_FEEDBACK))
+            storage.rename(join(out, name), join(out, PREVIOUS_FEEDBACK))
+        elif name != PREVIOUS or previous is None:
             storage.remove(join(out, name))
     return previous
 
@@ -163,7 +167,8 @@ def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
             "timings": [t for t in graded.timings if t["student"] == r.student] if graded else [],
             "version": sub.version, "events": events,
             "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
-            "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())]}
+            "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())],
+            "feedback": {"statuses": r.statuses, "rule_results": r.rule_results, "playable": r.playable}}
 
 
 def restore(entry: dict, source: str, rubric):
@@ -187,6 +192,9 @@ def restore(entry: dict, source: str, rubric):
         first[(ex, check)] = v
     r = report.StudentResult(student=entry["student"], source=source, status=entry["status"], score=score,
                              runs=runs, warnings=list(entry["warnings"]), first=first)
+    kept = entry.get("feedback") or {}
+    for name in ("statuses", "rule_results", "playable"):  # keyed by exercise: JSON made the numbers text
+        getattr(r, name).update({int(k): v for k, v in (kept.get(name) or {}).items()})
     return r
 
 

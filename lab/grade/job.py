@@ -274,6 +274,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         return 2
     except KeyboardInterrupt:
         edges.interrupted_aside(join(args.out, incremental.PREVIOUS), storage)
+        edges.interrupted_aside(join(args.out, incremental.PREVIOUS_FEEDBACK), storage)
         return edges.interrupted(join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
@@ -383,7 +384,7 @@ def _say(msg: str) -> None:
 def _grade(spark, storage, args, rubric, say) -> int:
     from pyspark.sql import functions as F
 
-    from lab.grade import report
+    from lab.grade import playable, report
 
     started = time.monotonic()
     out = args.out
@@ -448,11 +449,16 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
+        report.found_by_reexecution(results, outcome)
+    playable.write(storage, out, cat, results, outcome, limits, args.submissions)  # while the events are staged
     if cached is not None:
         cached.unpersist()
     state = _state_of(cat, results, hashes, counts, per_run, outcome)
     if previous is not None:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
+        reused = {e["student"] for e in reuse.values()}
+        playable.restore(storage, out, [r for r in results if r.student in reused],
+                         join(out, incremental.PREVIOUS_FEEDBACK))
         state.update(reuse)
     if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
         outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
@@ -463,6 +469,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
                      trusted=outcome is None)
+    say(playable.summary(results))
     if getattr(args, "lms", None):
         from lab.grade import lms
 
@@ -470,6 +477,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     incremental.save(storage, out, incremental.fingerprint(rubric, args), state)
     if previous is not None:
         storage.remove(previous.violations)
+        storage.remove(join(out, incremental.PREVIOUS_FEEDBACK))
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     elapsed = time.monotonic() - started
