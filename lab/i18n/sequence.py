@@ -353,7 +353,8 @@ def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> st
     label = t(m.label)
     if m.node is None:
         color = "#b3261e" if m.kind == LINK_CUT else "#1b7f3b" if m.kind == LINK_HEALED else "#0072B2"
-        return (f'<g class="mark {m.kind}"{numbered}><line x1="{LEFT - 60}" y1="{top}" x2="{width}" y2="{top}" stroke="{color}" '
+        return (f'<g class="mark {m.kind}"{numbered}><line x1="{LEFT - 60}" y1="{top}" x2="{width}" y2="{top}" '
+                f'stroke="{color}" '
                 f'stroke-dasharray="6 4" opacity=".6"/><text x="4" y="{top - 3}" fill="{color}" font-weight="700" '
                 f'font-size="11">{label}</text></g>')
     fg, bg = STYLE.get(m.kind, ("#333", "#fff"))
