@@ -6,6 +6,7 @@ Socket.IO (static/onefile.js). Any trace directory, every language of the lab; n
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import os
@@ -18,7 +19,7 @@ import jinja2
 from lab import i18n
 from lab.core.events import CLUSTER_STARTED, RULE_BROKEN, STEP
 from lab.i18n import LANGUAGES, localize, say
-from lab.i18n.sequence import sequence_svg
+from lab.i18n import sequence
 from web.fold import ClusterFold, Replay, slim
 from web.frames import LOG_WINDOW, RECENT, SEQUENCE_EVENTS, localize_tree, replay_snapshot
 from web.live import STORY, STORY_HEAD, select_events
@@ -29,6 +30,7 @@ STATIC, TEMPLATES = HERE / "static", HERE / "templates"
 SCRIPTS = ("text.js", "stage.js", "dashboard.js")  # the dashboard's, run in this order by static/onefile.js
 EVENTS_KEPT = 3000  # a longer run keeps the live feed's choice of its events (every rare one first); the rest counted
 TAGS = {"zh": "zh-Hans"}  # the page's lang attribute where it is not the code (as web.app's index)
+OUTER = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)  # the file around the parts
 UNPACKED = say("This file unpacks itself with a browser's DecompressionStream: open it in a browser of 2023 or "
                "later.")
 
@@ -63,12 +65,17 @@ def _frames(replay: Replay, positions: list[int], log_window: int) -> dict:
     repeat from one frame to the next are kept once and named by their place."""
     tables: dict[str, dict[str, int]] = {"nodes": {}, "clusters": {}, "skipped": {}}
     values: dict[str, list] = {table: [] for table in tables}
+    last: dict[tuple, tuple] = {}  # (table, slot) -> (value, its place): most values are the frame before's
 
-    def ref(table: str, value) -> int:
+    def ref(table: str, value, slot=None) -> int:
+        before = last.get((table, slot))
+        if before is not None and before[0] == value:
+            return before[1]
         key = json.dumps(value, sort_keys=True, ensure_ascii=False)
         if key not in tables[table]:
             tables[table][key] = len(values[table])
             values[table].append(value)
+        last[(table, slot)] = (value, tables[table][key])
         return tables[table][key]
 
     fold = ClusterFold(list(replay.meta.get("nodes") or []),
@@ -83,7 +90,8 @@ def _frames(replay: Replay, positions: list[int], log_window: int) -> dict:
         snapshot = replay_snapshot(replay, position, fold.status(log_window), [], log_window=log_window,
                                    skipped=skipped)
         frames.append([position, snapshot["time"], snapshot["play"], ref("clusters", snapshot["cluster"]),
-                       [ref("nodes", n) for n in snapshot["nodes"]], ref("skipped", snapshot["skipped_by_type"])])
+                       [ref("nodes", n, n["id"]) for n in snapshot["nodes"]],
+                       ref("skipped", snapshot["skipped_by_type"])])
         base = {k: v for k, v in snapshot.items() if k not in VARYING}
     return {"base": base, "frames": frames, **values}
 
@@ -111,10 +119,10 @@ def _sequences(replay: Replay, langs) -> dict:
     numbers = [n for n, _ in head] + list(range(lo + 1, hi + 1))
     events = [e for _, e in head] + replay.events[lo:hi]
     nodes = sorted(replay.final.nodes)
-    return {"from": lo + 1, "to": hi, **{lang: {
-        "plain": sequence_svg(events, lang=lang, nodes=nodes, cursor=True, numbers=numbers),
-        "heartbeats": sequence_svg(events, lang=lang, nodes=nodes, cursor=True, numbers=numbers, heartbeats=True),
-    } for lang in langs}}
+    drawn = {name: sequence.build(events, heartbeats, None, nodes, numbers)  # one diagram, said in each language
+             for name, heartbeats in (("plain", False), ("heartbeats", True))}
+    return {"from": lo + 1, "to": hi, **{lang: {name: sequence.draw(d, lang=lang, cursor=True)
+                                                for name, d in drawn.items()} for lang in langs}}
 
 
 def _info(replay: Replay, lang: str, shown: int, broken: dict | None) -> dict:
@@ -157,6 +165,12 @@ def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_W
             "sequence": _sequences(replay, langs)}
 
 
+@functools.lru_cache(maxsize=2)
+def packed_page(langs: tuple[str, ...]) -> str:
+    """The page part of a file, packed: the same in every file a process writes (a grade writes many)."""
+    return packed(page_part(langs))
+
+
 def page_part(langs) -> dict:
     """The page, the same in every file: the dashboard's style sheets and scripts, and its markup
     (web/templates/index.html, its block `page`), title and catalogue in each language (only the sentences the
@@ -192,9 +206,8 @@ def build(source, *, keep: int = EVENTS_KEPT, log_window: int = LOG_WINDOW,
     langs = tuple(LANGUAGES)
     broken = broken_at(replay, violation["node"], violation["seq"], violation["text"]) if violation else None
     data = run_data(replay, keep=keep, log_window=log_window, langs=langs, broken=broken)
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
-    page = env.get_template("onefile.html").render(
-        run=replay.meta.get("run") or Path(replay.run_dir).name, page=packed(page_part(langs)), data=packed(data),
+    page = OUTER.get_template("onefile.html").render(
+        run=replay.meta.get("run") or Path(replay.run_dir).name, page=packed_page(langs), data=packed(data),
         loader=(STATIC / "onefile.js").read_text(encoding="utf-8").replace("</script", "<\\/script"),
         unpacked={lang: i18n.gettext(lang, UNPACKED) for lang in langs},
         icon="data:image/svg+xml;base64," + base64.b64encode((STATIC / "favicon.svg").read_bytes()).decode("ascii"))

@@ -450,7 +450,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if outcome:
         reexec.probe_firsts(outcome, results)
         report.found_by_reexecution(results, outcome)
-    playable.write(storage, out, cat, results, outcome, limits, args.submissions)  # while the events are staged
+    played = playable.write(storage, out, cat, results, outcome, limits, args.submissions)  # events still staged
     if cached is not None:
         cached.unpersist()
     state = _state_of(cat, results, hashes, counts, per_run, outcome)
@@ -469,7 +469,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
                      trusted=outcome is None)
-    say(playable.summary(results))
+    say(playable.summary(results, played))
     if getattr(args, "lms", None):
         from lab.grade import lms
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 import zlib
 from pathlib import Path
 
@@ -77,11 +78,12 @@ def _trace_of_counterexample(files: dict[str, bytes], folder: Path) -> None:
             (folder / name).write_bytes(zlib.decompress(data))
 
 
-def write(storage, out: str, cat, results, outcome, limits: Limits, submissions: str) -> None:
-    """Write every student's files to play, and set each result's `playable` (exercise -> what was written).
-    Nothing here runs a student's code: the traces are those the job already holds."""
+def write(storage, out: str, cat, results, outcome, limits: Limits, submissions: str) -> float:
+    """Write every student's files to play, and set each result's `playable` (exercise -> what was written);
+    returns the seconds it took. Nothing here runs a student's code: the traces are those the job already holds."""
     from web.onefile import build
 
+    started = time.monotonic()
     counterexamples = outcome.counterexamples if outcome else {}
     metas = outcome.metas if outcome else {}
     subs = {s.student: s for s in cat.submissions if s.ok}
@@ -106,6 +108,7 @@ def write(storage, out: str, cat, results, outcome, limits: Limits, submissions:
             storage.write(join(out, FEEDBACK, name), data)
             r.playable[number] = {"file": name, "kind": kind, "run": run, "bytes": len(data),
                                   "events": page.events, "shown": page.kept}
+    return time.monotonic() - started
 
 
 def restore(storage, out: str, results, aside: str) -> None:
@@ -120,9 +123,9 @@ def restore(storage, out: str, results, aside: str) -> None:
             storage.rename(join(aside, p["file"]), join(out, FEEDBACK, p["file"]))
 
 
-def summary(results) -> str:
-    """The progress line of the class's files to play: how many, how big in all."""
+def summary(results, seconds: float) -> str:
+    """The progress line of the class's files to play: how many, how big in all, how long they took to write."""
     sizes = [p["bytes"] for r in results for p in r.playable.values()]
     return (f"runs to play: {len(sizes)} files beside the feedback of {len(results)} students, "
             f"{sum(sizes) / 2 ** 20:.1f} MB in all (largest {max(sizes, default=0) / 1024:.0f} KB; a longer run "
-            f"shows its rare events and the last of the rest, {KEEP} events at most)")
+            f"shows its rare events and the last of the rest, {KEEP} events at most), written in {seconds:.1f} s")

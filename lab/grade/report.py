@@ -187,12 +187,17 @@ def _module(number: int) -> str:
 
 
 def _play_words(p: dict) -> str:
-    what = ("the explorer's counterexample, shrunk; its last step, where the rule breaks, is marked red"
-            if p["kind"] == "counterexample" else
-            f"run {p['run']}; the step in which a rule first broke is marked red on its timeline")
+    if p["kind"] == "counterexample":
+        return (f"the explorer's counterexample, shrunk, plays in any browser with no setup ({_size(p)}); its last "
+                f"step, where the rule breaks, is marked red")
+    return (f"run {p['run']} plays in any browser with no setup ({_size(p)}); the step in which a rule first broke "
+            f"is marked red on its timeline")
+
+
+def _size(p: dict) -> str:
     shown = (f"; {p['shown']:,} of its {p['events']:,} events shown, the rest summarised" if p["shown"] < p["events"]
              else "")
-    return f"{what}: it plays in any browser, with no setup ({p['bytes'] / 1024:,.0f} KB{shown})"
+    return f"{p['bytes'] / 1024:,.0f} KB{shown}"
 
 
 def feedback_md(rubric: Rubric, r: StudentResult) -> str:

@@ -280,7 +280,13 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     `cursor`: every row of the events, for a page to cut at any event (web/static/onefile.js): each element says
     the number of its event (`numbers`, default 1, 2, 3, ...) and its row, and an arrow that lands on a later row
     also says the number of the event it lands with and where it ends while still in flight."""
-    d = build(list(events), heartbeats, upto, nodes, numbers)
+    return draw(build(list(events), heartbeats, upto, nodes, numbers), lang=lang, title=title, max_rows=max_rows,
+                cursor=cursor)
+
+
+def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
+         cursor: bool = False) -> str:
+    """A diagram (`build`) as an SVG document, its labels in `lang` (sequence_svg says the rest)."""
     first = 0 if cursor else max(0, d.rows - max_rows)  # keep the newest rows
     n = max(1, len(d.nodes))
     width = LEFT + COL_W * n
