@@ -126,6 +126,7 @@ def restore(storage, out: str, results, aside: str) -> None:
 def summary(results, seconds: float) -> str:
     """The progress line of the class's files to play: how many, how big in all, how long they took to write."""
     sizes = [p["bytes"] for r in results for p in r.playable.values()]
-    return (f"runs to play: {len(sizes)} files beside the feedback of {len(results)} students, "
+    return (f"runs to play: {len(sizes)} file{'' if len(sizes) == 1 else 's'} beside the feedback of "
+            f"{len(results)} student{'' if len(results) == 1 else 's'}, "
             f"{sum(sizes) / 2 ** 20:.1f} MB in all (largest {max(sizes, default=0) / 1024:.0f} KB; a longer run "
             f"shows its rare events and the last of the rest, {KEEP} events at most), written in {seconds:.1f} s")
