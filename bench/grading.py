@@ -16,9 +16,11 @@ Two more classes grade with a course secret, so that the grader re-executes ever
 (issue 23): zips made by `hwm-lab submit` from real code (the reference answers, and one student in four with a
 classic mistake), re-executed per (submission, exercise); the bench prints the grade's wall time and, per
 (submission, exercise), the sandboxed child's time beside the simulator's own time for the same runs (the floor).
-  reexec32    32 students                                     target <= 90 s with local[2]
-  reexec300   300 students                                    target <= 20 minutes with local[2]
+  reexec32    32 students                                     target <= 60 s with local[2]
+  reexec300   300 students                                    target <= 10 minutes with local[2]
   reexec32wrong  32 students, each wrong in every exercise (the wrong variants of tests/wrong_variants/)
+Before them, the cost of one call of a student's function across the socket to the student's process (issue 32: the
+harness and the student's functions in two sandboxes) is printed beside the same call in process (the floor).
 Each re-executing grade also prints the files of failing runs to play beside the feedback (issue 36): how many, their
 total (target <= 50 MB for a class of 32), the largest, beside the floor every file carries (the page alone: the
 dashboard's style sheets, scripts, markup and catalogues, packed; measured in the same run).
@@ -61,7 +63,7 @@ BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect",
 
 # name -> (students, runs, events per run (about), the target wall time in seconds)
 CLASSES = {"small": (32, 10, 312, 25), "medium": (32, 10, 5000, 50), "large": (300, 10, 5333, 300)}
-REEXEC_CLASSES = {"reexec32": (32, 90), "reexec300": (300, 1200), "reexec32wrong": (32, 90)}  # -> (students, s)
+REEXEC_CLASSES = {"reexec32": (32, 60), "reexec300": (300, 600), "reexec32wrong": (32, 60)}  # -> (students, s)
 PLAYABLE_TARGET_MB = {32: 50}  # the files of failing runs to play, for a class of this many students
 PARSE_RATIO = 2.5  # at the medium class, the whole job within this many times Spark's bare parse
 BEFORE = {"jobs": 111, "shuffle_stages": 50}  # issue 17's measurement of the job before the rewrite (small class)
@@ -568,6 +570,55 @@ def page_floor() -> int:
     return len(packed(page_part(tuple(LANGUAGES)))) + (STATIC / "onefile.js").stat().st_size
 
 
+def call_cost(calls: int = 2000) -> dict:
+    """One call of a student's function across the socket (the reference's functions in the student's sandbox,
+    lab.grade.serve, as the harness calls them: lab.grade.proxy) beside the same call in process, guarded: the floor.
+    Exercise 1's function (a list of ints) and exercise 3's (a log, entries, an AppendResult), microseconds each."""
+    import socket
+    import threading
+
+    from lab.core.guard import guarded
+    from lab.core.impl import load
+    from lab.core.messages import Entry
+    from lab.core.replica import Log
+    from lab.grade import pair, proxy, sandbox
+
+    work = Path(tempfile.mkdtemp(prefix="hwm-call-cost-"))
+    try:
+        shutil.copytree(ROOT / "solutions", work / "code" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+        (work / "tmp").mkdir()
+        view = sandbox.student_lab(str(ROOT), str(work / "hwm"))
+        students = pair.Students(str(work), view, sandbox.Limits(), sandbox.bwrap())
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        threading.Thread(target=lambda: [None for _ in iter(lambda: students.step(theirs), False)],
+                         daemon=True).start()
+        log = Log([Entry(i, 1 + i // 4, f"e{i}") for i in range(1, 11)])
+        cases = {"high_water_mark": ("exercises/high_water_mark.py", lambda f, k: f([10, 9, k % 10])),
+                 "follower_append": ("exercises/follower.py", lambda f, k: f(log, 8, 3, (Entry(9, 3, "e9"),)))}
+        reference = guarded(load("solutions"))
+        figures = {}
+        for name, (module, call) in cases.items():
+            student = proxy.Student(proxy.Control(ours), module, [name], 1.0)
+            student.start()
+            across = student.function(name)
+            call(across, 0)
+            t0 = time.perf_counter()
+            for k in range(calls):
+                call(across, k)
+            wire = (time.perf_counter() - t0) / calls
+            student.close()
+            t0 = time.perf_counter()
+            for k in range(calls):
+                call(getattr(reference, name), k)
+            figures[name] = {"across_us": round(wire * 1e6, 1),
+                             "in_process_us": round((time.perf_counter() - t0) / calls * 1e6, 2)}
+        ours.close()
+        students.stop()
+        return figures
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def bench_reexec(name: str, data: Path, args) -> dict:
     students, target = REEXEC_CLASSES[name]
     class_dir = data / name
@@ -672,6 +723,13 @@ def main(argv=None) -> int:
     data = Path(args.data) if keep else Path(tempfile.mkdtemp(prefix="hwm-grading-bench-"))
     try:
         results = [bench_class(name, data, args) for name in names if name in CLASSES]
+        cost = None
+        if any(name in REEXEC_CLASSES for name in names):
+            cost = call_cost()
+            shown = "; ".join(f"{n} {c['across_us']:.1f} us (in process {c['in_process_us']:.2f} us)"
+                              for n, c in cost.items())
+            print(f"\none call of a student's function across the socket to its sandbox, beside the same call in "
+                  f"process (the floor): {shown}; load {load()}", flush=True)
         reruns = [bench_reexec(name, data, args) for name in names if name in REEXEC_CLASSES]
         print(f"\nsummary (median of {args.repeat}; load average at the end {load()})")
         for r in reruns:
@@ -698,8 +756,8 @@ def main(argv=None) -> int:
                   f"files (both wall, JVM start included; target <= {PARSE_RATIO}x "
                   f"{'met' if ratio <= PARSE_RATIO else 'NOT met'})")
         if args.json:
-            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results, "reexec": reruns},
-                                                  indent=2) + "\n")
+            Path(args.json).write_text(json.dumps({"args": vars(args), "results": results, "reexec": reruns,
+                                                   "call_cost": cost}, indent=2) + "\n")
     finally:
         if not keep:
             shutil.rmtree(data, ignore_errors=True)

@@ -27,7 +27,11 @@ __all__ = list(_MODULES)
 def __getattr__(name):
     if name not in _MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    function = getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    # Importing high_water_mark.py set this package's attribute of that name to the module: the function takes
+    # its place, so that the next `exercises.high_water_mark` is the function again, not the module.
+    globals()[name] = function
+    return function
 
 
 def __dir__():

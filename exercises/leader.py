@@ -31,8 +31,8 @@ def on_replication_response(
     current_hwm: the leader's high-water mark now; generation: the leader's generation.
     generation_at(i): the generation of the leader's entry at index i.
     high_water_mark(match_indexes): exercise 1's function, handed in by the lab; call it for the majority index.
-    (When only this exercise is yours, the lab hands in the reference answer to exercise 1; with all of
-    `exercises`, your own.)
+    (It is your own exercise 1. `hwm-lab exercise check 2` judges each of its answers, and where one is wrong or
+    exercise 1 is not written yet, hands in the right answer for that case instead and tells you.)
     """
     raise NotImplementedError(
         "exercise 2: raise match_index[follower] (never lower it), compute the majority index, and return it "

@@ -7,6 +7,8 @@ import importlib
 import os
 import sys
 
+from lab.core.impl import has_reference
+
 # Each module offers register(subparsers); a command's handler is set with parser.set_defaults(func=...)
 # and returns an exit code. The grader's module must not import pyspark until its command runs.
 COMMAND_MODULES = (
@@ -19,6 +21,8 @@ COMMAND_MODULES = (
     "lab.grade.cli",  # grade
     "web.cli",  # demo, dashboard, replay
 )
+# What only the instructor runs, from the course's repository: a handout (no reference answers) leaves them out.
+INSTRUCTOR_MODULES = ("lab.student.handout", "lab.grade.cli")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hwm-lab {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    students = not has_reference()
     for name in COMMAND_MODULES:
+        if students and name in INSTRUCTOR_MODULES:
+            continue
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -1,8 +1,9 @@
 """Shared test fixtures: `pytest --impl solutions|exercises|MODULE` picks the code under test (the option itself
 is declared in the top-level conftest.py, so that `--impl exercises` is read as an option, not a test path).
 
-With a student's code, a test that needs an exercise the student has not started is skipped, and
-tests/test_exercises.py gives one clear failure per exercise instead of a wall of NotImplementedError.
+With a student's code, a test that needs an exercise that is not passing yet (not started, failing its rules, or
+whose file does not import) is skipped, and tests/test_exercises.py gives one clear failure per exercise instead of
+a wall of NotImplementedError, or of failures that are another exercise's.
 A test module lists what it needs in EXERCISES_NEEDED (default: every exercise, if it uses `impl`).
 """
 
@@ -18,33 +19,36 @@ def impl(request):
     return impl_module.load(request.config.getoption("--impl"))
 
 
-def _not_started(impl_name):
-    """The exercises not started, or whose file does not import: tests/test_exercises.py fails once for each."""
+def _not_passing(impl_name):
+    """The exercises not passing their rules, and why (not started, its file does not import, failing):
+    tests/test_exercises.py fails once for each."""
     from lab.core import impl as impl_module
     from lab.core.guard import IMPORT
     from lab.student.checks import EXERCISES, check_rules
 
     impl = impl_module.load(impl_name)
-    missing = set()
+    found = {}
     for ex in EXERCISES:
         status, rules = check_rules(ex, impl)
-        if status == "not started" or any(r.fault and r.fault["kind"] == IMPORT for r in rules):
-            missing.add(ex.number)
-    return missing
+        if any(r.fault and r.fault["kind"] == IMPORT for r in rules):
+            found[ex.number] = "its file does not import"
+        elif status != "passing":
+            found[ex.number] = status
+    return found
 
 
 def pytest_collection_modifyitems(config, items):
     impl_name = config.getoption("--impl")
     if impl_name == "solutions":
         return
-    missing = _not_started(impl_name)
+    missing = _not_passing(impl_name)
     if not missing:
         return
     for item in items:
         if "impl" not in getattr(item, "fixturenames", ()) or item.module.__name__.endswith("test_exercises"):
             continue
         needed = set(getattr(item.module, "EXERCISES_NEEDED", ALL_EXERCISES))
-        blocked = sorted(needed & missing)
+        blocked = sorted(needed & set(missing))
         if blocked:
-            item.add_marker(pytest.mark.skip(
-                reason=f"needs exercise {', '.join(map(str, blocked))} (not started or its file does not import: see tests/test_exercises.py)"))
+            said = ", ".join(f"exercise {n} ({missing[n]})" for n in blocked)
+            item.add_marker(pytest.mark.skip(reason=f"needs {said}: see tests/test_exercises.py"))

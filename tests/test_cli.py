@@ -76,6 +76,9 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
             as_json(hwm(tmp_path, "status", "--json"))), 10, "a new leader")
         assert as_json(hwm(tmp_path, "write", "e3", "--json"))["index"] == 3
         assert hwm(tmp_path, "kill", leader).returncode == FAILED  # already killed: said so
+        down = hwm(tmp_path, "read", "1", "--node", leader)  # no node refused it: the node is down, and status says why
+        assert down.returncode == FAILED and "refused" not in down.stderr, down.stderr
+        assert f"not read: node {leader} is killed (`hwm-lab status` says why)" in down.stderr, down.stderr
         assert hwm(tmp_path, "restart", leader, "--json").returncode == OK
         state = as_json(hwm(tmp_path, "status", "--json"))
         restarted = next(n for n in state["nodes"] if n["id"] == leader)

@@ -15,7 +15,8 @@ from lab.core.replica import majority, timeout_error
 from lab.ports.trace import read_trace
 from lab.harness import scenario as scenarios
 from lab.harness import script as scripts
-from lab.student.checks import EXERCISES, _explain, check_rules
+from lab.student.checks import EXERCISES, check_rules
+from lab.student.runs import _explain
 from tests.studentcode import StudentCode
 from tests.test_mistakes import MISTAKES, Mistake
 
@@ -37,6 +38,7 @@ A_MAJORITY = re.compile(rf"index (\d+) is on ({NODES}) \((\d+) of (\d+), a major
 COUNT_OF = re.compile(r"\((\d+) of (\d+), a majority\)")
 ONLY_COUNT = re.compile(r"only (\d+) of (\d+) nodes hold")
 RULE_MAJORITY = re.compile(r"\[([\d, ]*)\] \((\d+) nodes, a majority is (\d+)\)")
+CALL_OF_EXERCISE_1 = re.compile(r"high_water_mark\(\[([\d, ]+)\]\)")
 
 
 def _nodes(text: str) -> list[str]:
@@ -109,7 +111,8 @@ def diagnoses(impl: str, tmp_path) -> list[tuple[str, int, str]]:
     module = load(impl)
     for ex in EXERCISES:
         for rule in check_rules(ex, module)[1]:
-            found.append((f"exercise {ex.number} rule", 0, str(rule.detail)))
+            call = CALL_OF_EXERCISE_1.search(str(rule.detail))  # its counts are of the list it was called with
+            found.append((f"exercise {ex.number} rule", len(call[1].split(",")) if call else 0, str(rule.detail)))
     for name, strategy in _runs():
         script = scripts.load(name)
         out = tmp_path / f"{name}-{strategy}"

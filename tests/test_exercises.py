@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lab.core import impl as impl_module
-from lab.student.checks import EXERCISES, check_rules, run_check
+from lab.student.checks import EXERCISES, check_rules, last_verdict, run_check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +22,10 @@ def test_exercise_keeps_every_rule(impl, number):
         pytest.fail(f"Exercise {number} ({ex.module}): not started. {results[0].detail}", pytrace=False)
     broken = [f"  - {r.rule}: {r.detail}" for r in results if not r.ok]
     assert not broken, f"Exercise {number} ({ex.module}) breaks:\n" + "\n".join(broken)
+    # One verdict per exercise: the last whole check of these same files (its scenarios, its exploration) says too.
+    assert last_verdict(number, impl.name) != "failing", \
+        f"Exercise {number} ({ex.module}): its rules hold, but `hwm-lab exercise check {number}` failed on these " \
+        f"same files: run it to see why"
 
 
 WRONG_VARIANTS = {

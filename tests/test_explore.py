@@ -35,8 +35,10 @@ def cli(*args: str) -> tuple[int, str, str]:
 
 def test_messages_wait_in_flight_until_a_choice_delivers_them():
     world = World(3, fast=True)
-    assert world.choices() == [("campaign", "A"), ("kill", "A"), ("campaign", "B"), ("kill", "B"),
-                               ("campaign", "C"), ("kill", "C")]
+    # a read at every index, one past the log's end too (here, the empty log's index 1)
+    assert world.choices() == [("campaign", "A"), ("read", "1", "at", "A"), ("kill", "A"), ("campaign", "B"),
+                               ("read", "1", "at", "B"), ("kill", "B"), ("campaign", "C"), ("read", "1", "at", "C"),
+                               ("kill", "C")]
     world.apply(("campaign", "A"))
     assert [(s, d, type(m).__name__) for s, d, m in world.inflight] == [("A", "B", "VoteRequest"),
                                                                         ("A", "C", "VoteRequest")]
@@ -75,10 +77,14 @@ def test_the_bounds_end_the_breadth_first_search():
 
 def test_the_breadth_first_search_finds_the_shortest_run():
     found, figures = search([Config(3, impl=LOOSE_GATE)], budget=20)
-    assert found.search == "bfs" and found.violation.check == "read-above-hwm"
-    # campaign, a vote there and back, a write, a read above the mark: nothing shorter breaks the rule
-    assert len(found.choices) == 5 and found.choices[-1][0] == "read"
-    assert figures.distinct > 0
+    # every call is judged by its exercise's rule as the run goes: the first read, of index 1 on an empty log at
+    # mark 0, is served by this gate (the replica then finds no entry there, but the gate's answer was wrong)
+    assert found.search == "bfs" and found.violation.check == "student-call"
+    assert found.choices == [("read", "1", "at", "A")]
+    call = dict(found.violation.facts)["call"]
+    assert (call.function, call.args, call.result) == ("check_read", (1, 0), None)
+    assert str(call.why) == "it serves index 1, above the high-water mark 0"
+    assert figures.states <= 3  # found at the first level: campaign A, then the read
 
 
 def test_random_walks_find_the_articles_formula_on_four_nodes_and_the_shrinker_keeps_the_rule_broken():
@@ -106,11 +112,12 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     assert code == 1
     result = json.loads(out)
     violation = result["violation"]
-    assert violation["rule"] == "read-above-hwm" and violation["steps"] <= 25
+    assert violation["rule"] == "student-call" and violation["steps"] <= 25
     assert set(result["figures"]) >= {"states", "distinct_states", "depth", "states_per_second", "seconds"}
     script = tmp_path / "counterexample.txt"
     assert parse(script.read_text(), "c").network == "manual"
-    code, out, _ = cli("simulate", "--script", str(script), "--impl", LOOSE_GATE, "--json")
+    assert parse(script.read_text(), "c").impl == LOOSE_GATE  # the code it was found with: no flag to replay it
+    code, out, _ = cli("simulate", "--script", str(script), "--json")
     assert code == 1
     assert json.loads(out)["violation"]["detail"] == violation["detail"]
     events = (tmp_path / "trace" / "events-cluster.jsonl").read_text()
@@ -118,6 +125,21 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     calls = [json.loads(line) for path in (tmp_path / "trace").glob("events-[A-C].jsonl")
              for line in path.read_text().splitlines() if '"student_call"' in line]
     assert any(c["function"] == "check_read" and c["wrong"] for c in calls)
+
+
+def test_a_counterexample_of_one_exercise_replays_as_written(tmp_path):
+    # Found with the student's exercise 1 and the reference for the rest: the script says so, and a replay without
+    # flags runs that same code (with the reference alone, the run would break nothing).
+    code, out, _ = cli("explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget", "25", "--out",
+                       str(tmp_path), "--json")
+    assert code == 1
+    violation = json.loads(out)["violation"]
+    script = tmp_path / "counterexample.txt"
+    assert f"impl {ARTICLE}:high_water_mark" in script.read_text().splitlines()
+    code, out, _ = cli("simulate", "--script", str(script), "--json")
+    assert code == 1 and json.loads(out)["violation"]["detail"] == violation["detail"]
+    code, out, _ = cli("simulate", "--script", str(script), "--impl", "solutions", "--json")  # a flag overrides it
+    assert code == 0 and json.loads(out)["violation"] is None
 
 
 def test_the_same_seed_writes_the_same_counterexample_byte_for_byte(tmp_path):
@@ -147,9 +169,10 @@ def test_the_explanation_names_the_rule_the_steps_and_the_call_in_three_language
 
     result = explore(LOOSE_GATE, sizes=(3,), budget=20, out=tmp_path)
     english = str(result.explain())
-    assert "No read above the serving node's HWM" in english
-    assert "check_read(1, 0) returned None" in english  # the student's call, inputs and result
-    assert "5." in english
+    assert "A call of your function broke its exercise's rule" in english
+    # the student's call, its inputs and result, and the exercise's rule it broke, as the lab judges it
+    assert "check_read(1, 0) returned None: it serves index 1, above the high-water mark 0" in english
+    assert "1. A client reads index 1 at A" in english and "reference" not in english
     spanish, chinese = localize(result.explain(), "es"), localize(result.explain(), "zh")
     assert spanish != english and chinese != english and "check_read(1, 0)" in spanish + chinese
 
@@ -191,7 +214,7 @@ def test_exercise_check_ends_with_a_short_exploration_that_shows_the_counterexam
 
     report = run_check(4, LOOSE_GATE, out_root=tmp_path)
     assert report.status == "failing" and report.exploration["found"]
-    assert report.exploration["rule"] == "read-above-hwm" and report.exploration["steps"] <= 25
+    assert report.exploration["rule"] == "student-call" and report.exploration["steps"] <= 25
     text = report.text("en")
     assert "[FAIL] explore: a run of" in text and "check_read(1, 0) returned None" in text
     assert (tmp_path / "ex4-explore" / "counterexample.txt").exists()
@@ -228,15 +251,33 @@ def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_call
     assert code == 1
     replay = Replay(tmp_path / "trace")
     info = replay.info()
-    assert info["stepped"] and len(info["steps"]) == 5
-    assert info["broken"]["step"] == 4 and "Rule broken" in str(info["broken"]["text"])
+    assert info["stepped"] and len(info["steps"]) == 1
+    assert info["broken"]["step"] == 0 and "Rule broken" in str(info["broken"]["text"])
+    # a step's tick lands on its last event: the red one shows the rule broken, and step ▶ gets there
+    step = info["steps"][0]
+    assert step["start"] < info["broken"]["n"] <= step["n"] == len(replay)
+    assert replay.events[step["start"] - 1]["type"] == "step"
     calls = [str(t) for t, e in zip(replay.texts, replay.events) if e["type"] == "student_call"]
-    assert "A calls your check_read(1, 0) → None" in calls
+    assert "A calls your check_read(1, 0) → None, which breaks its rule: it serves index 1, above the high-water " \
+           "mark 0" in calls
 
 
 def test_a_function_not_written_yet_is_a_usage_error_not_a_violation(tmp_path):
     code, out, err = cli("explore", "--impl", "exercises", "--nodes", "3", "--budget", "5", "--out", str(tmp_path))
     assert code == 2 and "not written yet" in err and "--exercise N" in err
+    code, out, err = cli("explore", "--impl", "exercises", "--exercise", "4", "--budget", "5", "--out", str(tmp_path))
+    assert code == 2 and "exercise 4 cannot run yet: check_read -- not written yet" in err
+
+
+def test_a_search_leaves_out_the_runs_that_reach_a_function_not_written_yet(tmp_path, monkeypatch):
+    # Everything written but exercise 4: the search goes on without the runs that read, and says so.
+    (tmp_path / "no_reads.py").write_text("from solutions import *  # noqa\n\n\ndef check_read(index, hwm):\n"
+                                          "    raise NotImplementedError('exercise 4')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, figures = search([Config(3, impl="no_reads")], budget=2, seed=0)
+    assert found is None and figures.unwritten == {"check_read"}
+    assert {"high_water_mark", "on_replication_response", "follower_append"} <= figures.called
+    assert figures.as_dict()["left_out"] == ["check_read"]
 
 
 def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():

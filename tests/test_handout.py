@@ -22,14 +22,7 @@ import pytest
 
 from lab.student import handout
 
-ROOT = Path(__file__).resolve().parent.parent
-# Runs a module as a fresh machine would, in the handout: without the course repository's editable install,
-# which would still find solutions/ in the course's checkout.
-LAUNCH = ("import sys, runpy\n"
-          "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
-          "sys.path_hooks[:] = [h for h in sys.path_hooks if 'editable' not in repr(h).lower()]\n"
-          "sys.argv = sys.argv[1:]\n"
-          "runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)\n")
+from tests.handoututil import ALL, ROOT, in_handout, made_handout, variant
 
 
 def handout_python(folder, tmp_path) -> Path:
@@ -44,18 +37,9 @@ def handout_python(folder, tmp_path) -> Path:
     return python
 
 
-def in_handout(folder, *argv, timeout=300):
-    return subprocess.run([sys.executable, "-c", LAUNCH, *argv], cwd=folder, capture_output=True, text=True,
-                          timeout=timeout)
-
-
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    out = tmp_path_factory.mktemp("handout") / "lab"
-    done = subprocess.run([sys.executable, "-m", "lab.cli", "handout", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return out
+    return made_handout(tmp_path_factory)
 
 
 def _squash(text: str) -> str:
@@ -129,10 +113,7 @@ def test_the_tests_run_against_the_students_code(made):
 
 def test_the_tests_all_pass_once_every_exercise_is_done(made, tmp_path):
     # The README's promise for the end: the handout's tests, with the reference answers written into exercises/.
-    done = tmp_path / "done"
-    shutil.copytree(made, done, ignore=shutil.ignore_patterns(".git", ".venv", "runs", ".hwm-lab"))
-    for path in (ROOT / "solutions").glob("*.py"):
-        shutil.copy(path, done / "exercises" / path.name)
+    done = variant(made, tmp_path, **dict.fromkeys(ALL, "solutions"))
     run = in_handout(done, "pytest", "--impl", "exercises", "-q", "-p", "no:cacheprovider", timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     summary = run.stdout.splitlines()[-1]

@@ -420,15 +420,17 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert "Ejercicio 1: la marca de agua alta a partir de los índices de coincidencia" in out and "-- FALLA" in out
     assert "[ROTA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
-    assert "índices de coincidencia [0, 1] (nodos: 2; una mayoría es 2): dio 1, se esperaba 0" in out
+    # the call, and what the lab's own count says of its answer (never an answer to compare with)
+    assert "high_water_mark([0, 1]) devolvió 1: el índice 1 solo lo tienen 1 (nodos: 2; una mayoría son 2)" in out
     assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "roto: se espera HWM 5 en A,B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment
-    assert "[不成立] high_water_mark" in chinese.stdout and "得到 1，期望 0" in chinese.stdout
+    assert "[不成立] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1" \
+        in chinese.stdout
     english = check({"LANG": "C.UTF-8"})
     assert "[BROKEN] high_water_mark: the HWM is the largest index" in english.stdout
-    assert "match indexes [0, 1] (2 nodes, a majority is 2): got 1, expected 0" in english.stdout
+    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes hold index 1 (a majority is 2)" in english.stdout
 
 
 def test_submits_table_in_chinese_lines_up(tmp_path):

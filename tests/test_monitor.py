@@ -36,9 +36,9 @@ def test_a_leader_may_raise_its_mark_only_over_what_a_majority_acknowledged():
 
 
 def test_holders_from_the_logs_replace_the_acknowledgements_when_given():
-    monitor = Monitor(3, holders=lambda leader, k: 2)
+    monitor = Monitor(3, holders=lambda leader, k: ["A", "B"])
     assert monitor.feed(raise_to(1)) == []
-    monitor = Monitor(3, holders=lambda leader, k: 1)
+    monitor = Monitor(3, holders=lambda leader, k: ["A"])
     assert [v.check for v in monitor.feed(raise_to(1))] == ["hwm-majority"]
 
 

@@ -108,6 +108,69 @@ def test_as_real_processes_the_fault_is_said_at_once_and_the_node_that_stopped_t
         assert re.search(rf"step \d+: node [A-G] stopped: {function}\(", real), result.stdout
 
 
+def screen(raw: str) -> list[str]:
+    """The lines a terminal shows for `raw` (a carriage return goes back to the line's start, ESC[K erases to its
+    end), so that a test sees what the student sees."""
+    lines, row, col = [""], 0, 0
+    i = 0
+    while i < len(raw):
+        if raw.startswith("\033[K", i):
+            lines[row] = lines[row][:col]
+            i += 3
+            continue
+        char = raw[i]
+        if char == "\r":
+            col = 0
+        elif char == "\n":
+            row, col = row + 1, 0
+            if row == len(lines):
+                lines.append("")
+        else:
+            lines[row] = lines[row][:col] + char + lines[row][col + 1:]
+            col += 1
+        i += 1
+    return lines
+
+
+def test_the_screen_reader_itself_overwrites_and_erases():
+    assert screen("... a\r\033[K... b\r\033[KHeader\nnext\n") == ["Header", "next", ""]
+
+
+@pytest.mark.processes
+def test_on_a_terminal_the_progress_lines_leave_the_first_lines_to_the_diagnosis(tmp_path):
+    import os
+    import pty
+
+    function, file = BROKEN[3]
+    code = StudentCode(tmp_path)
+    lines = break_function(code, file, function, "exception")
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "exercise", "check", "3", "--impl", code.name, "--dir",
+                             str(tmp_path / "checks"), "--real"], cwd=tmp_path, env={**code.env(), "COLUMNS": "200"},
+                            stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    raw = b""
+    try:
+        deadline = time.monotonic() + SECONDS * 3
+        while time.monotonic() < deadline:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            raw += chunk
+        assert proc.wait(30) == 1
+    finally:
+        proc.kill()
+        os.close(leader)
+    shown = screen(raw.decode("utf-8", "replace").replace("\r\n", "\n"))
+    first = "\n".join(shown[:5])
+    assert shown[0].startswith("Exercise 3:"), shown[:8]
+    assert f"{code.name}/{file}:" in first and f"{function}(" in first, first
+    assert "... exercise 3: scenario" in raw.decode("utf-8", "replace")  # the progress was shown, then cleared
+
+
 def test_json_carries_the_fault_of_a_rule_and_of_a_scenario(tmp_path):
     code = StudentCode(tmp_path)
     code.edit("follower.py", "    truncate_from = None\n",

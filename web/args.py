@@ -7,6 +7,7 @@ import argparse
 import os
 
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES
+from lab.core.impl import has_reference
 from lab.i18n import LANGUAGES
 
 
@@ -25,15 +26,17 @@ def _common(p: argparse.ArgumentParser, port: int) -> None:
 
 
 def register(subparsers, run) -> None:
+    code = "the reference answers" if has_reference() else "your code in exercises/"  # a handout has no reference
     demo = subparsers.add_parser("demo", help="start a 3-node cluster and the dashboard; Ctrl-C stops both",
-                                 description="Start a cluster of node processes (reference solutions) and the "
-                                             "dashboard in one command; prints the URL; Ctrl-C stops everything.")
+                                 description=f"Start a cluster of node processes ({code}) and the dashboard in one "
+                                             "command; prints the URL; Ctrl-C stops everything.")
     _common(demo, 8800)
     demo.add_argument("--nodes", type=int, default=3, help=f"cluster size, 1 to {MAX_NODES} (default 3)")
     demo.add_argument("--dir", default=os.path.join("runs", "demo"),
                       help="where the clusters' traces and data go (default runs/demo); `hwm-lab status`, `write`, "
                            "`read`... run from the same folder find the demo's cluster")
-    demo.add_argument("--impl", default="solutions", help="exercise implementation the nodes run (default solutions)")
+    demo.add_argument("--impl", default="solutions", help="exercise implementation the nodes run (default solutions: "
+                                                          f"{code})")
     demo.add_argument("--truncation", default=None, choices=TRUNCATION_STRATEGIES)
     demo.add_argument("--fsync", default=None, choices=FSYNC_POLICIES)
     demo.add_argument("--pace", default="classroom", choices=tuple(PACES),

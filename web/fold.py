@@ -262,12 +262,20 @@ class Replay:
         e = self.events[position - 1]
         return {**slim(e), "n": position, "text": self.texts[position - 1]}
 
+    def steps(self) -> list[dict]:
+        """Each step of a scenario's trace: `start`, the position of its step line, and `n`, that of its last event
+        (the one before the next step, or the trace's last): a step's tick shows the step done, a broken rule with
+        it, and step ▶ goes from one done step to the next."""
+        starts = [i for i, e in enumerate(self.events) if e["type"] == STEP]
+        ends = [following - 1 for following in starts[1:]] + ([len(self.events) - 1] if starts else [])
+        return [{"n": end + 1, "start": start + 1, "time": self.events[end]["time"], "play": self.play[end],
+                 "text": step_text(self.events[start].get("text", ""))} for start, end in zip(starts, ends)]
+
     def info(self) -> dict:
         return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,
                 "trace_duration": self.trace_duration, "stepped": self.stepped,
                 "step_seconds": STEP_SECONDS if self.stepped else None, "warnings": self.warnings[:20],
-                "steps": [{"n": i + 1, "time": e["time"], "play": self.play[i], "text": step_text(e.get("text", ""))}
-                          for i, e in enumerate(self.events) if e["type"] == STEP],
+                "steps": self.steps(),
                 # an explorer's counterexample: where the rule broke (its step is marked on the timeline)
                 "broken": next(({"n": i + 1, "play": self.play[i], "step": e.get("step"), "text": self.texts[i]}
                                 for i, e in enumerate(self.events) if e["type"] == RULE_BROKEN), None)}

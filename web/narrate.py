@@ -198,6 +198,9 @@ class Narrator:
         if kind == RULE_BROKEN:  # an explorer's counterexample, replayed (lab.explore)
             return say("✗ Rule broken: {detail}", detail=g("detail"))
         if kind == STUDENT_CALL:
+            if g("why"):  # the exercise's rule the call broke (lab.core.judges)
+                return say("{node} calls your {function}({inputs}) → {result}, which breaks its rule: {why}",
+                           node=node, function=g("function"), inputs=g("inputs"), result=g("result"), why=g("why"))
             return say("{node} calls your {function}({inputs}) → {result}", node=node, function=g("function"),
                        inputs=g("inputs"), result=g("result"))
         if kind == CLOCKS_HELD:

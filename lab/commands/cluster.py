@@ -22,6 +22,7 @@ from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
+from lab.core.reasons import NODE_DOWN, UNREACHABLE
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
@@ -381,8 +382,10 @@ def cmd_read(args) -> int:
     client, _ = _client(args)
     answer = client.read(args.index, args.node)
     if not answer.get("ok"):
-        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED,
-                           **{k: v for k, v in answer.items() if k not in ("ok", "error")})
+        extra = {k: v for k, v in answer.items() if k not in ("ok", "error")}
+        if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
+            raise CommandError(f"not read: {answer.get('error')} (`hwm-lab status` says why)", FAILED, **extra)
+        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED, **extra)
     text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
             f"(high-water mark {answer['high_water_mark']}): {answer['payload']}")
     return _print(args, answer, text)

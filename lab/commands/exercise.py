@@ -13,7 +13,7 @@ from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import localize
 from lab.core.reasons import because
-from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, package_dir, run_check
+from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, last_verdict, package_dir, run_check
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
@@ -95,6 +95,8 @@ def cmd_list(args) -> int:
     rows = []
     for ex in EXERCISES:
         status, rules = check_rules(ex, impl)
+        if status == "passing":  # one verdict: the last whole check of these same files may have found more
+            status = last_verdict(ex.number, args.impl) or status
         rows.append({"exercise": ex.number, "title": ex.title, "file": ex.module, "status": status,
                      "rules_ok": sum(r.ok for r in rules), "rules": len(ex.rules), "read": ex.read})
     if args.json:
@@ -112,19 +114,43 @@ def cmd_list(args) -> int:
     return 0
 
 
+class Progress:
+    """What a check is running, on stderr: on a terminal one line, overwritten and cleared before the report, so that
+    the report's first lines (where a fault is said) are the screen's first; elsewhere (a pipe, a log) a line each."""
+
+    def __init__(self, lang: str, quiet: bool):
+        self.lang, self.quiet = lang, quiet
+        self.terminal = sys.stderr.isatty()
+        self.shown = False
+
+    def __call__(self, text) -> None:
+        if self.quiet:
+            return
+        line = f"... {localize(text, self.lang)}"
+        if self.terminal:
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+            self.shown = True
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def clear(self) -> None:
+        if self.shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            self.shown = False
+
+
 def cmd_check(args) -> int:
     lang = _lang(args)
-
-    def progress(text: str) -> None:
-        if not args.json:
-            print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
-
+    progress = Progress(lang, args.json)
     try:
         report = run_check(args.number, args.impl, out_root=checks_dir(args), seed=args.seed, real=args.real,
                            progress=progress, limit=args.limit)
     except (ValueError, ImplError) as exc:
+        progress.clear()
         print(f"hwm-lab exercise check: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
+    finally:
+        progress.clear()
     if args.json:
         print(json.dumps({"exercise": args.number, "status": report.status,
                           "rules": [r.__dict__ for r in report.rules], "scenarios": report.scenarios,
@@ -136,18 +162,17 @@ def cmd_check(args) -> int:
 
 def cmd_submit(args) -> int:
     lang = _lang(args)
-
-    def progress(text: str) -> None:
-        if not args.json:
-            print(f"... {localize(text, lang)}", file=sys.stderr, flush=True)
-
+    progress = Progress(lang, args.json)
     try:
         check_student_id(args.student)
         result = submit(args.student, impl=args.impl, checks_dir=checks_dir(args), seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
     except (NothingToSubmit, ImplError) as exc:
+        progress.clear()
         print(f"hwm-lab submit: {localize(_said(exc), lang)}", file=sys.stderr)
         return 2
+    finally:
+        progress.clear()
     if args.json:
         print(json.dumps({"ok": result.complete, "out": str(result.out), "table": result.table,
                           "manifest": result.manifest}))

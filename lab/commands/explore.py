@@ -9,7 +9,8 @@ from pathlib import Path
 
 from lab import i18n
 from lab.core.config import TRUNCATION_STRATEGIES
-from lab.core.impl import ImplError
+from lab.core.events import FOLLOWER_APPEND
+from lab.core.impl import EXERCISE_OF, ImplError, student_functions
 from lab.core.impl import load as load_impl
 from lab.grade.rules import CHECK_IDS
 from lab.i18n import localize, say
@@ -76,6 +77,29 @@ def playable(trace_dir: str, out: str) -> str:
     return str(write(trace_dir, Path(out) / HTML).path)
 
 
+# The functions a run must go through before it calls each one (a follower answers before the leader counts).
+REACHED_THROUGH = {"high_water_mark": ("on_replication_response", FOLLOWER_APPEND),
+                   "on_replication_response": (FOLLOWER_APPEND,), "plan_truncation": (FOLLOWER_APPEND,),
+                   "leader_epoch_end": (FOLLOWER_APPEND,),
+                   "epoch_truncation_point": (FOLLOWER_APPEND, "leader_epoch_end")}
+
+
+def _named(functions) -> i18n.Joined:
+    """`on_replication_response (exercise 2), follower_append (exercise 3)`, in the reader's language."""
+    return i18n.Joined([say("{function} (exercise {number})", function=f, number=EXERCISE_OF[f])
+                        for f in sorted(functions, key=lambda f: (EXERCISE_OF[f], f))], ", ")
+
+
+def searched(impl: str, exercise: int | None) -> tuple[tuple[str, ...], dict]:
+    """The student's functions the search is for, and those of the run that cannot run yet (function -> why)."""
+    from lab.student.checks import exercise as find
+    from lab.student.runs import waiting
+
+    yours = student_functions(impl)
+    targets = tuple(f for f in yours if exercise is None or f in find(exercise).functions)
+    return targets, {f: why for f, why in waiting(load_impl(impl)).items() if f in yours}
+
+
 def run(args) -> int:
     from lab.explore.counterexample import explore
 
@@ -86,6 +110,10 @@ def run(args) -> int:
         load_impl(impl)
         if args.budget <= 0 or args.limit <= 0:
             raise ValueError(say("--budget and --limit must be positive"))
+        targets, missing = searched(impl, args.exercise)
+        unsearchable = _unsearchable(targets, missing, args.exercise)
+        if unsearchable is not None:
+            raise ValueError(unsearchable)
     except (ValueError, ImplError) as exc:
         print(f"hwm-lab explore: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
         return EXIT_USAGE
@@ -97,29 +125,48 @@ def run(args) -> int:
                                       depth=f.depth, rate=f"{f.states / max(f.seconds, 1e-9):,.0f}",
                                       seconds=f"{f.seconds:.0f}"), lang), end="", file=sys.stderr, flush=True)
 
-    try:
-        result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
-                         seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                         rules=args.rule)
-    except NotImplementedError as exc:
-        print("", file=sys.stderr)
-        print("hwm-lab explore: " + localize(say("a function is not written yet ({error}): search one exercise "
-                                                 "with --exercise N", error=str(exc)), lang), file=sys.stderr)
-        return EXIT_USAGE
+    result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
+                     seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
+                     rules=args.rule)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
     if not args.json:
         print("", file=sys.stderr)
+    f = result.figures
     if args.json:
         print(json.dumps(result.as_dict()))
     elif result.found is None:
-        f = result.figures
         print(localize(say("Nothing found: no rule broken in {states} states ({distinct} distinct, depth {depth}, "
                            "{walks} random walks) in {seconds} s.", states=f"{f.states:,}",
                            distinct=f"{f.distinct:,}", depth=f.depth, walks=f.walks,
                            seconds=f"{f.seconds:.1f}"), lang))
+        if f.unwritten:
+            print(localize(say("Left out: the runs that reach {functions}, not written yet.",
+                               functions=_named(f.unwritten)), lang))
     else:
         print(localize(result.explain(), lang))
-        print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script} --impl {impl}",
-                           files=", ".join(result.files), script=result.files[0], impl=impl), lang))
+        print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script}",
+                           files=", ".join(result.files), script=result.files[0]), lang))
+    if result.found is None and targets and not set(targets) & f.called:
+        before = sorted({g for t in targets for g in REACHED_THROUGH.get(t, ())} & set(missing))
+        said = (say("Your {functions} never ran in the runs searched: they are called only after {before}, not "
+                    "written yet: write those first.", functions=", ".join(targets), before=_named(before))
+                if before else say("Your {functions} never ran in the runs searched: give the search more time "
+                                   "(--budget).", functions=", ".join(targets)))
+        print("hwm-lab explore: " + localize(said, lang), file=sys.stderr)
+        return EXIT_USAGE if before else EXIT_NONE
     return EXIT_NONE if result.found is None else EXIT_FOUND
+
+
+def _unsearchable(targets, missing: dict, exercise: int | None):
+    """Why nothing can be searched yet (the exercise asked for is not written, or no function is), else None."""
+    if exercise is not None:
+        mine = [f for f in targets if f in missing]
+        if mine:
+            return say("exercise {number} cannot run yet: {functions} -- {why}", number=exercise,
+                       functions=", ".join(mine), why=missing[mine[0]])
+        return None
+    if targets and all(f in missing for f in targets):
+        return say("no function of yours can run yet (not written yet, or its file does not import): write one "
+                   "exercise, check it with hwm-lab exercise check N, then search it with --exercise N")
+    return None

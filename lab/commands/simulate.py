@@ -24,7 +24,8 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed for the network and election timers (default 0)")
     parser.add_argument("--nodes", type=int, help="cluster size (default: the scenario's)")
     parser.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, help="restart truncation strategy")
-    parser.add_argument("--impl", default="solutions", help="solutions (default), exercises, or a module name")
+    parser.add_argument("--impl", default=None, help="solutions, exercises, or a module name (default: the code a "
+                                                     "script names in its `impl` line, else solutions)")
     parser.add_argument("--out", help="write the trace directory here")
     limit_option(parser)
     parser.add_argument("--no-pre-vote", action="store_true",

@@ -94,7 +94,8 @@ READ_REFUSED = _event("read_refused", NODE, required=("index", "hwm"), index=INT
 LOG_SNAPSHOT = _event("log_snapshot", NODE, required=("hwm", "log_end", "entries"), hwm=INT, log_end=INT,
                       entries=ENTRIES)
 NODE_STOPPED = _event("node_stopped", NODE, reason=REASON)
-STUDENT_CALL = _event("student_call", NODE, function=STR, inputs=STR, result=STR)  # the explorer's replay
+STUDENT_CALL = _event("student_call", NODE, optional=("wrong", "why"), function=STR, inputs=STR, result=STR,
+                      wrong=BOOL, why=REASON)  # the explorer's replay; why: the rule the call broke (lab.core.judges)
 
 # ---- cluster events (node = "cluster") -----------------------------------------------------------------------
 

@@ -39,13 +39,14 @@ RETURNS: dict[str, tuple[tuple[type, ...], str]] = {
 # The kinds of fault, as `StudentFault.kind`.
 RAISED, TIMEOUT, WRONG_TYPE, IMPORT = "raised", "timeout", "wrong type", "import"
 INTERRUPTED = "interrupted"  # Ctrl-C while the student's function ran (on the KeyboardInterrupt as `.fault`)
+ENDED = "ended"  # the grader's: the process that ran the student's function ended during the call (lab.grade.proxy)
 
 
 @dataclass(frozen=True)
 class Fault:
     """What went wrong in one call of a student's function (plain data: it goes into traces and JSON)."""
 
-    kind: str  # RAISED, TIMEOUT, WRONG_TYPE, IMPORT or INTERRUPTED
+    kind: str  # RAISED, TIMEOUT, WRONG_TYPE, IMPORT, INTERRUPTED or ENDED
     function: str
     inputs: str  # the call's arguments, shortened
     detail: str  # the exception's last line, the limit, or the wrong value and its type
@@ -63,6 +64,8 @@ class Fault:
             what = f"{call} did not return within {self.detail}"
         elif self.kind == WRONG_TYPE:
             what = f"{call} returned {self.detail}"
+        elif self.kind == ENDED:
+            what = f"{call} ended the student's process ({self.detail})"
         elif self.kind == INTERRUPTED:
             what = f"{call} was running"
         elif self.kind == IMPORT:
@@ -277,6 +280,17 @@ def not_importable(function: str, exc: BaseException) -> Callable:
     call.__name__ = function
     call.import_fault = fault
     return call
+
+
+def answers(fn: Callable, calls: list[tuple]):
+    """fn's answer to each call, in order: in one batch where fn answers many at once (the grader's calls across to
+    the student's process, lab.grade.proxy), else one call at a time. A call that fails raises where its answer is;
+    the calls after it may have been made."""
+    many = getattr(fn, "many", None)
+    for answer in many(calls) if many else (fn(*args) for args in calls):
+        if isinstance(answer, BaseException):
+            raise answer
+        yield answer
 
 
 def fault_of(exc: BaseException) -> Fault | None:

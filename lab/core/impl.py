@@ -36,14 +36,35 @@ class ImplError(Exception):
 
 
 REFERENCE, STUDENT = "solutions", "exercises"
+_cache: dict[str, Impl] = {}
 
 
 def has_reference() -> bool:
     """Whether the reference answers are here: the course's repository, not a student's handout."""
-    return importlib.util.find_spec(REFERENCE) is not None
+    if REFERENCE in _cache:
+        return True
+    try:
+        return importlib.util.find_spec(REFERENCE) is not None
+    except ImportError:  # an import hook hides them (the grader's sandbox)
+        return False
 
 
-_cache: dict[str, Impl] = {}
+# Each function's exercise (lab/core/interface.py's table).
+EXERCISE_OF = {"high_water_mark": 1, "on_replication_response": 2, FOLLOWER_APPEND: 3, "check_read": 4,
+               "plan_truncation": 5, "leader_epoch_end": 6, "epoch_truncation_point": 6}
+
+
+def student_functions(name: str) -> tuple[str, ...]:
+    """The functions that `name` takes from a student's code: `MODULE:f1,f2` those named (the rest is the
+    reference's), `solutions` none; in a handout (no reference) every function."""
+    if not has_reference():
+        return FUNCTIONS
+    if name == REFERENCE:
+        return ()
+    if ":" in name:
+        wanted = name.split(":", 1)[1].split(",")
+        return tuple(f for f in FUNCTIONS if f in wanted)
+    return FUNCTIONS
 
 
 def load(name: str = "solutions") -> Impl:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from lab.core import events as ev
+from lab.core import judges
 
 from lab.core import reasons
 from lab.core.messages import digest
@@ -42,11 +43,11 @@ class Violation:
 class Monitor:
     """Feed it trace records (dicts as trace lines hold them) in order; each call returns the rules broken.
 
-    `holders(leader, k)`, when given, counts the nodes whose log holds the leader's entries 1..k (the world's own
+    `holders(leader, k)`, when given, names the nodes whose log holds the leader's entries 1..k (the world's own
     logs, for the explorer); without it, rule 1 counts the acknowledgements the leader's trace reports.
     """
 
-    def __init__(self, size: int, holders: Callable[[str, int], int] | None = None):
+    def __init__(self, size: int, holders: Callable[[str, int], list[str]] | None = None):
         self.size = size
         self.majority = size // 2 + 1
         self.holders = holders
@@ -100,16 +101,17 @@ class Monitor:
                               (("leader", node), ("index", k), ("generation", gen),
                                ("entry_generation", entry_generation)))]
         if self.holders is not None:
-            holders = self.holders(node, k)
+            names = self.holders(node, k)
         else:
             held = self.held.get((node, e.get("boot", 0), gen), {})
-            holders = 1 + sum(1 for m in held.values() if m >= k)
+            names = sorted([node, *(n for n, m in held.items() if m >= k)])
+        holders = len(names)
         if holders < self.majority:
             return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
                               f"generation {gen}, but only {holders} of {self.size} nodes hold index {k} "
                               f"(a majority is {self.majority})",
                               (("leader", node), ("index", k), ("generation", gen), ("holders", holders),
-                               ("size", self.size), ("majority", self.majority)))]
+                               ("nodes", names), ("size", self.size), ("majority", self.majority)))]
         return []
 
     def _commit(self, node, index, generation, entry_digest):
@@ -178,15 +180,14 @@ class Monitor:
     def _epoch_answer(self, e):
         end, log_end, g = e["end_index"], e.get("log_end"), e["generation"]
         eg, ng = e.get("end_generation"), e.get("next_generation")
-        if (log_end is not None and end > log_end) or (eg is not None and eg > g) or (ng is not None and ng <= g):
+        if judges.epoch_end(end, end if log_end is None else log_end, eg, ng, g) is not None:
             return [Violation("epoch-end", e["node"], end, f"leader {e['node']} answered {end} as the end of "
                               f"generation {g} in its log (entry there of generation {eg}, next of generation {ng})",
                               (("node", e["node"]), ("index", end), ("generation", g)))]
         return []
 
     def _epoch_truncation(self, e):
-        expected = e["end_index"] + 1 if e["end_index"] < e["log_end"] else None
-        if e.get("cut") != expected:
+        if judges.epoch_cut(e["log_end"], e["end_index"], e.get("cut")) is not None:
             return [Violation("epoch-truncation", e["node"], e.get("cut"), f"{e['node']} was told the leader's log "
                               f"ends at {e['end_index']} (its own ends at {e['log_end']}) and cut at {e.get('cut')}",
                               (("node", e["node"]), ("end", e["end_index"]), ("log_end", e["log_end"]),

@@ -138,6 +138,54 @@ HOLDS_OTHER_GENERATION = _reason("holds_other_generation", "{node} holds generat
                                                            "{index}, committed as generation {current}")
 LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {index} below both high-water marks "
                                          "({hwm}, {hwm2})")
+# why one call of a student's function broke its exercise's rule (lab/core/judges.py), said after the call
+HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})")
+HWM_NOT_LARGEST = _reason("hwm_not_largest", "{holders} of {size} nodes hold index {index} (a majority is "
+                                             "{majority}): the high-water mark is at least {index}")
+ARGUMENT_CHANGED = _reason("argument_changed", "it changed its argument from {before} to {after}")
+HWM_MOVED_BACK = _reason("hwm_moved_back", "the high-water mark was {hwm}: it never moves back")
+MATCH_NOT_RECORDED = _reason("match_not_recorded", "{follower} acknowledged {acknowledged} with a match index of "
+                                                   "{before}, which became {after}, not the larger of the two")
+OTHER_MATCH_CHANGED = _reason("other_match_changed", "it changed the match index of {node}, which did not answer")
+HWM_OLDER_GENERATION = _reason("hwm_older_generation", "entry {index} is of generation {entry_generation}, not the "
+                                                       "leader's generation {generation}")
+HWM_NOT_ADVANCED = _reason("hwm_not_advanced", "{holders} of {size} nodes hold index {index}, of the leader's "
+                                               "generation {generation} (a majority is {majority}): the high-water "
+                                               "mark reaches it")
+ACCEPTED_WITHOUT_PREV = _reason("accepted_without_prev", "the log does not hold the request's previous entry (index "
+                                                         "{index}, generation {generation}): it must refuse")
+REFUSED_WITH_PREV = _reason("refused_with_prev", "the log holds the request's previous entry (index {index}, "
+                                                 "generation {generation}): it must accept")
+CONFLICT_INDEX_OUTSIDE = _reason("conflict_index_outside", "it asks the leader to retry from index {conflict}, not "
+                                                           "within 1 to {most}")
+MATCH_NOT_REQUEST_END = _reason("match_not_request_end", "it answered match index {got}, but the request's entries "
+                                                         "end at index {end}")
+REMOVED_MATCHING = _reason("removed_matching", "it removes index {index} (generation {generation}), which the "
+                                               "request does not contradict")
+KEPT_CONFLICTING = _reason("kept_conflicting", "it keeps index {index} of generation {generation}, but the leader's "
+                                               "entry there is of generation {theirs}")
+APPEND_NOT_AFTER = _reason("append_not_after", "it appends index {index}, but the log then ends at {end}")
+LOG_LACKS_ENTRY = _reason("log_lacks_entry", "the log would not hold the request's entry {index} (generation "
+                                             "{generation})")
+SERVED_BELOW_ONE = _reason("served_below_one", "it serves index {index}, which does not exist (the log starts at "
+                                               "index 1)")
+SERVED_ABOVE = _reason("served_above", "it serves index {index}, above the high-water mark {hwm}")
+REFUSED_AT_OR_BELOW = _reason("refused_at_or_below", "it refuses index {index}, at or below the high-water mark "
+                                                     "{hwm}")
+PLAN_REMOVES = _reason("plan_removes", "the plan removes index {index}, before the truncation point {cut}")
+PLAN_KEEPS = _reason("plan_keeps", "the plan keeps index {index}, at or after the truncation point {cut}")
+EPOCH_END_OUTSIDE = _reason("epoch_end_outside", "the leader's log ends at {log_end}: index {index} cannot end "
+                                                 "generation {generation}")
+EPOCH_END_NEWER = _reason("epoch_end_newer", "entry {index} is of generation {entry_generation}, newer than "
+                                             "generation {generation}")
+EPOCH_END_SHORT = _reason("epoch_end_short", "entry {index} is of generation {entry_generation}, not newer than "
+                                             "generation {generation}: the log holds more of it")
+EPOCH_CUT_OUTSIDE = _reason("epoch_cut_outside", "the log holds indexes 1 to {log_end}: a cut at {cut} is not one of "
+                                                 "them (None keeps the whole log)")
+EPOCH_KEEPS_BEYOND = _reason("epoch_keeps_beyond", "it keeps index {index}, beyond the leader's end index {end}")
+EPOCH_REMOVES_HELD = _reason("epoch_removes_held", "it removes index {index}, which the leader's log holds (it ends "
+                                                   "at {end})")
+WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
 
 # Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's
 # name); and fields whose values are fixed phrases of the catalogue. Any other value is data, never translated.

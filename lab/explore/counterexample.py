@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from lab.core.impl import student_functions
 from lab.core.monitor import Violation
-from lab.explore.explain import explanation, narrate
+from lab.explore.explain import TITLES, explanation, narrate, wrong_call
 from lab.explore.search import Config, Figures, Found, search
 from lab.explore.shrink import shrink
 from lab.sim.world import SEGMENT_BYTES
@@ -31,7 +32,23 @@ class Result:
         return self.found.violation if self.found else None
 
     def explain(self) -> Joined | None:
-        return explanation(self.found.violation, self.steps, self.calls) if self.found else None
+        if not self.found:
+            return None
+        return explanation(self.found.violation, self.steps, self.calls,
+                           students=bool(student_functions(self.found.config.impl)))
+
+    def culprit(self) -> str | None:
+        """The student's function the run blames: the one that failed, or whose call broke its rule (a call handed
+        a wrong answer blames the function that gave it), or the call the explanation shows; None when none did."""
+        if not self.found:
+            return None
+        facts = dict(self.found.violation.facts)
+        if "fault" in facts:
+            return facts["fault"].function
+        if "call" in facts:
+            return (facts["call"].used or facts["call"]).function
+        call = wrong_call(self.found.violation, self.calls)
+        return call["function"] if call else None
 
     def as_dict(self) -> dict:
         figures = self.figures.as_dict()
@@ -56,11 +73,12 @@ def tell(found: Found) -> tuple[list[Text], list[dict]]:
 
 def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
     config, v = found.config, found.violation
-    lines = [f"# Counterexample: {v.title} ({v.check})",
+    lines = [f"# Counterexample: {TITLES.get(v.check, v.title)} ({v.check})",
              f"# Found by hwm-lab explore (seed {seed}, {found.search} search) and shrunk to {len(steps)} steps.",
-             f"# Replay it: hwm-lab simulate --script {SCRIPT} --impl {impl}",
+             f"# Replay it: hwm-lab simulate --script {SCRIPT} (the code it was found with: `impl` below; --impl "
+             "overrides it)",
              f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
-             f"segment-bytes {SEGMENT_BYTES}"]
+             f"segment-bytes {SEGMENT_BYTES}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")

@@ -1,12 +1,14 @@
 """A counterexample in words, in the lab's languages: what each step does, the rule broken (computed by the lab's
-own rule, lab.core.monitor) and the call of the student's function that went wrong, with its inputs and result."""
+own rule, lab.core.monitor) and the call of the student's function that went wrong, with its inputs, its result and
+the exercise's rule it broke (lab.core.judges): nothing is said by comparison with an answer the reader may not have."""
 
 from __future__ import annotations
 
 from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteResponse, ReplicationRequest,
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
-from lab.i18n import Joined, Text, say
+from lab.sim.world import STUDENT_CALL_BROKEN, STUDENT_FAULT
+from lab.i18n import Joined, Text, node_list, say
 from lab.core.events import FOLLOWER_APPEND
 from lab.core.reasons import SERVED_ABOVE_HWM, Reason
 
@@ -22,7 +24,8 @@ TITLES = {
     "wal-truncation": say("Truncating the WAL leaves the log ending just before the cut"),
     "epoch-end": say("The leader answers where its log ends for the asked generation"),
     "epoch-truncation": say("A restarted follower cuts its log just after the leader's end index"),
-    "student-fault": say("A function of yours failed"),
+    STUDENT_FAULT: say("A function of yours failed"),
+    STUDENT_CALL_BROKEN: say("A call of your function broke its exercise's rule"),
     "node-exited": say("A node stopped"),
 }
 
@@ -115,6 +118,10 @@ def rule_words(v: Violation) -> Text:
         return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but entry "
                    "{index} is of generation {entry_generation}: an older generation's entry is only committed by "
                    "committing a newer one after it", **f)
+    if c == "hwm-majority" and f.get("nodes"):
+        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but index "
+                   "{index} is held by {nodes} only: {holders} of {size} nodes (a majority is {majority})",
+                   **{**f, "nodes": node_list(f["nodes"])})
     if c == "hwm-majority":
         return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but only "
                    "{holders} of {size} nodes hold index {index} (a majority is {majority})", **f)
@@ -146,7 +153,9 @@ def rule_words(v: Violation) -> Text:
     if c == "epoch-truncation":
         return say("{node} was told the leader's log ends at {end} (its own ends at {log_end}) and cut at {cut}",
                    **{**f, "cut": "None" if f["cut"] is None else f["cut"]})
-    if c == "student-fault":
+    if c == STUDENT_CALL_BROKEN:
+        return f["call"].sentence()
+    if c == STUDENT_FAULT:
         fault = f["fault"]
         values = dict(function=fault.function, inputs=fault.inputs, detail=fault.detail, where=fault.where or "?")
         if fault.kind == "timeout":
@@ -158,29 +167,35 @@ def rule_words(v: Violation) -> Text:
 
 
 def wrong_call(v: Violation, calls: list[dict]) -> dict | None:
-    """The call to blame: the latest one that answered otherwise than the reference does on the same inputs. None
-    when every call answered alike: then the reference breaks the rule in this run too (a fault of the lab)."""
+    """The call to blame: the latest one that broke its exercise's rule (as lab.core.judges judges it), among the
+    functions whose answer can break the rule broken first. None when no call broke its rule."""
     suspects = SUSPECTS.get(v.check, ())
-    wrong = [c for c in calls if c.get("wrong")]
+    wrong = [c for c in calls if c.get("wrong") and not c.get("uses")]  # (a call handed a wrong answer: that one)
     for call in reversed(wrong):
         if call["function"] in suspects:
             return call
     return wrong[-1] if wrong else None
 
 
-def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int = 25) -> Joined:
-    """The whole story: the rule, the steps (numbered), the rule broken at the last one, the call to blame."""
+def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int = 25,
+                students: bool = True) -> Joined:
+    """The whole story: the rule, the steps (numbered), the rule broken at the last one, the call to blame.
+    `students`: whether any function of the run is a student's (else the reference answers broke the rule)."""
     lines: list = [say("Rule broken: {title}", title=TITLES.get(v.check, v.check))]
     lines.append(say("The {count} steps that lead there:", count=len(steps)))
     for number, text in enumerate(steps[-show:], start=max(1, len(steps) - show + 1)):
         lines.append(Joined([f"  {number}. ", text], ""))
     lines.append(say("After step {step}: {what}.", step=len(steps), what=rule_words(v)))
-    call = None if v.check == "student-fault" else wrong_call(v, calls)
+    if v.check in (STUDENT_FAULT, STUDENT_CALL_BROKEN):
+        return Joined(lines, "\n")
+    call = wrong_call(v, calls)
     if call is not None:
         lines.append(say("The call of your function that went wrong: on {node}, {function}({inputs}) returned "
-                         "{result}.", node=call["node"], function=call["function"], inputs=call["inputs"],
-                         result=call.get("result", "?")))
-    elif v.check != "student-fault":
-        lines.append(say("Every call of your functions in this run answered as the reference does: the rule breaks "
-                         "with the reference too."))
+                         "{result}: {why}.", node=call["node"], function=call["function"], inputs=call["inputs"],
+                         result=call.get("result", "?"), why=call["why"]))
+    elif students:
+        lines.append(say("No single call of your functions in this run broke its exercise's rule: the rule breaks "
+                         "through the steps above."))
+    else:
+        lines.append(say("The reference answers break this rule in this run: a fault of the lab."))
     return Joined(lines, "\n")

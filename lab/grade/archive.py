@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from lab.grade.storage import MiB, Rejected, join
 from lab.student.ids import is_secret
 
 EVENTS_FILE = re.compile(r"^events-([A-Za-z0-9_-]{1,32})\.jsonl$")
+# What reading a submission may raise besides Rejected: a file that cannot be read, a zip that is not one or whose
+# members do not unpack (a bad CRC, a broken deflate stream, a method zipfile does not know, a truncated file).
+UNREADABLE = (OSError, zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError, zlib.error, ValueError)
 _SECRET = ("unsafe: {name} is a running cluster's secret, which never belongs in a hand-in; make the submission "
            "again with `hwm-lab submit`, which leaves it out")
 
@@ -114,7 +118,9 @@ class Folder:
 
     def read(self, rel: str, limit: int) -> bytes:
         k = self.kind(rel)
-        if k and k[1] > limit:
+        if k is None or k[0] != "file":  # a pipe would never end, a device could be anything
+            raise Rejected(f"malformed: {rel} is not a regular file")
+        if k[1] > limit:
             raise Rejected(f"too large: {rel} is {k[1] / MiB:.1f} MB (limit {limit / MiB:g} MB)")
         return self.storage.read(self._path(rel))
 

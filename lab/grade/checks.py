@@ -519,19 +519,19 @@ def _rule_epoch_end() -> str:
 
 
 def _rule_epoch_truncation() -> str:
-    """Given the leader's end index e, a follower whose log ends beyond e cuts from e + 1; otherwise it cuts
-    nothing."""
-    expected = "CASE WHEN end_index < log_end THEN end_index + 1 END"
-    detail = (f"CASE WHEN ({expected}) IS NULL THEN " + fmt(
-        "%s cut its log from index %d, but it ends at %d, at or before the leader's end index %d: nothing is to be "
-        "removed", "node", "cut", "log_end", "end_index")
-        + " WHEN cut IS NULL THEN " + fmt(
-            "%s kept its whole log (it ends at %d), but the leader's end index is %d: it must cut from %d", "node",
-            "log_end", "end_index", expected)
-        + " ELSE " + fmt("%s cut its log from index %d, but with the leader's end index %d (its log ends at %d) it "
-                         "must cut from %d", "node", "cut", "end_index", "log_end", expected) + " END")
-    return one(f"type = 'epoch_truncation' AND NOT (cut <=> ({expected}))",
-               v("epoch-truncation", node="node", index=f"coalesce(cut, {expected})", detail=detail, seq="seq",
+    """A follower keeps its log up to the leader's end index or its own end, naming a cut only if one goes."""
+    kept, outside = "coalesce(cut - 1, log_end)", "(cut IS NOT NULL AND (cut < 1 OR cut > log_end))"
+    beyond, short = f"({kept} > end_index)", f"({kept} < least(end_index, log_end))"
+    detail = (f"CASE WHEN {outside} THEN " + fmt("%s cut its log from index %d, but it holds indexes 1 to %d: nothing "
+                                                 "is to be removed there", "node", "cut", "log_end")
+              + " WHEN cut IS NULL THEN " + fmt("%s kept its whole log (it ends at %d), beyond the leader's end index "
+                                                "%d", "node", "log_end", "end_index")
+              + f" WHEN {beyond} THEN " + fmt("%s cut its log from index %d and keeps index %d, beyond the leader's "
+                                              "end index %d", "node", "cut", kept, "end_index")
+              + " ELSE " + fmt("%s cut its log from index %d and removes index %d, which the leader's log holds (it "
+                               "ends at %d)", "node", "cut", "cut", "end_index") + " END")
+    return one(f"type = 'epoch_truncation' AND ({outside} OR {beyond} OR {short})",
+               v("epoch-truncation", node="node", index="coalesce(cut, log_end)", detail=detail, seq="seq",
                  time="time"))
 
 

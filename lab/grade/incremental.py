@@ -1,6 +1,7 @@
 """Re-grading only what changed: a grade into an --out that holds a previous grade of the same rubric, limits and
-grader keeps the results of every submission whose content (sha256) is unchanged and grades the rest; anything else
-clears the previous run's files first (or is refused without --force), so that no stale file survives."""
+grader keeps the results of every submission whose content (sha256) is unchanged and grades the rest; the new
+outputs then replace every file of the previous run (an --out with other files is refused without --force), so that
+no stale file survives."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ import hashlib
 import hmac
 import json
 import os
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 
+from lab.grade.outdir import OURS
+
 STATE = "grade-state.json"
-PREVIOUS = "_previous"  # the previous grade's violations, while they are merged with the new ones
-PREVIOUS_FEEDBACK = "_previous-feedback"  # its feedback folder, whose runs to play the reused submissions keep
 # What a grade writes into --out; a folder holding only these (and the state) holds a previous grade.
 OUTPUTS = ("grades.csv", "violations.csv", "violations.parquet", "similarity.csv", "report.html", "feedback",
-           "gradescope", "lms", "spark.log", "reexec.csv", STATE, "_staging", PREVIOUS, PREVIOUS_FEEDBACK)
+           "gradescope", "lms", "spark.log", "reexec.csv", STATE, "_staging", *OURS)
 HASH_THREADS = 4  # at most, to hash a local class
 
 
@@ -64,11 +66,12 @@ class Previous:
     """A previous grade of the same rubric and grader: per SUBMISSIONS entry, its hash and what it gave."""
 
     entries: dict[str, dict] = field(default_factory=dict)
-    violations: str | None = None  # its violations.parquet, moved aside to PREVIOUS
+    violations: str | None = None  # its violations.parquet (in place until the new outputs replace it)
 
 
 def prepare(storage, out: str, rubric, args, say) -> Previous | None:
-    """Make --out ready: read a previous grade that can be reused, and clear every file of the previous run."""
+    """Read a previous grade in --out that can be reused (nothing in --out changes before the new outputs are put
+    in place: lab/grade/outdir.py)."""
     from lab.grade.storage import join
 
     kind = storage.kind(out)
@@ -86,17 +89,9 @@ def prepare(storage, out: str, rubric, args, say) -> Previous | None:
         except (OSError, ValueError):
             state = {}
         if state.get("fingerprint") == fingerprint(rubric, args) and "violations.parquet" in names:
-            previous = Previous(entries=state.get("entries", {}), violations=join(out, PREVIOUS))
-            storage.remove(previous.violations)
-            storage.rename(join(out, "violations.parquet"), previous.violations)
+            previous = Previous(entries=state.get("entries", {}), violations=join(out, "violations.parquet"))
         else:
             say("the previous grade in the output folder used another rubric, limits or grader: grading everything")
-    for name in names:
-        if previous is not None and name == "feedback":  # its runs to play are kept for what is reused
-            storage.remove(join(out, PREVIOUS_FEEDBACK))
-            storage.rename(join(out, name), join(out, PREVIOUS_FEEDBACK))
-        elif name != PREVIOUS or previous is None:
-            storage.remove(join(out, name))
     return previous
 
 
@@ -112,12 +107,18 @@ def entry_hashes(storage, submissions: str, out: str) -> dict[str, str]:
     def digest(entry: tuple[str, str]) -> str:
         name, kind = entry
         path = join(submissions, name)
-        if kind == "file":
-            return hashlib.sha256(storage.read(path)).hexdigest()
-        h = hashlib.sha256()
-        for rel in _walk(storage, path, ""):
-            h.update(rel.encode() + b"\0" + hashlib.sha256(storage.read(join(path, rel))).digest())
-        return h.hexdigest()
+        try:
+            if kind == "file":
+                return hashlib.sha256(storage.read(path)).hexdigest()
+            h = hashlib.sha256()
+            for rel in _walk(storage, path, ""):
+                if "\0" in rel:  # a link or another kind of file: its presence is content, it is never read
+                    h.update(os.fsencode(rel))
+                else:
+                    h.update(os.fsencode(rel) + b"\0" + hashlib.sha256(storage.read(join(path, rel))).digest())
+            return h.hexdigest()
+        except (OSError, ValueError, RuntimeError) as exc:  # unreadable: graded again each time, and refused then
+            return f"unreadable ({type(exc).__name__}) {uuid.uuid4().hex}"
 
     workers = min(HASH_THREADS, os.cpu_count() or 1) if isinstance(storage, LocalStorage) else 1
     with ThreadPoolExecutor(workers) as pool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import sys
 import time
 import uuid
@@ -23,8 +24,9 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from lab.grade import edges, incremental
+from lab.grade import edges, incremental, outdir
 from lab.grade.archive import Limits
+from lab.grade.lms import lms_mapping
 from lab.grade.parse import read_events, small_table
 from lab.grade.storage import HadoopStorage, LocalStorage, MiB, is_uri, join
 from lab.grade.submissions import catalog
@@ -32,6 +34,7 @@ from lab.grade import rubric as rubric_module
 from lab.grade import sandbox
 from lab.grade import seeds as reexec_seeds
 from lab.grade.rules import RULES
+from lab.grade.similarity import course_folder
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -105,6 +108,8 @@ def class_bytes(folder: str, skip: frozenset[str] | set[str] = frozenset()) -> i
         for name in names:
             path = os.path.join(root, name)
             try:
+                if not stat.S_ISREG(os.lstat(path).st_mode):  # a pipe named .zip would block the read
+                    continue
                 if name.lower().endswith(".zip"):
                     with zipfile.ZipFile(path) as z:
                         total += sum(info.file_size for info in z.infolist())
@@ -230,7 +235,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     try:
-        args.lms_mapping = _lms_mapping(args)
+        args.lms_mapping = lms_mapping(args)
     except (OSError, ValueError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
@@ -251,8 +256,13 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print("grade: no working bubblewrap (bwrap) here to re-execute the submissions in: install Debian's "
               "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
         return 2
+    if args.secret is not None and course_folder("solutions") is None:
+        print("grade: re-execution runs the rest of the cluster on the reference answers, and this is a handout (no "
+              "solutions/ beside the lab): grade from the course's repository, or with --trust-traces", file=sys.stderr)
+        return 2
     own = spark is None
     storage = None
+    args.grade, failure = f"{os.getpid()}-{uuid.uuid4().hex[:8]}", None  # (it names the grade's sandbox folders)
     try:
         if rubric is None and not args.rubric:
             rubric = rubric_module.load(None)
@@ -272,22 +282,22 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     except incremental.Refused as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        edges.interrupted_aside(join(args.out, incremental.PREVIOUS), storage)
-        edges.interrupted_aside(join(args.out, incremental.PREVIOUS_FEEDBACK), storage)
-        return edges.interrupted(join(args.out, "_staging"), storage)
     except rubric_module.RubricError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, Exception) as exc:  # Ctrl-C or a failed job: said in one line (edges.finish)
+        failure = edges.keep_traceback(exc, args)
     finally:
-        if own and spark is not None:
-            edges.stop_quietly(spark)
+        edges.finish(spark if own else None, storage, args, failure)
+    return edges.INTERRUPTED if isinstance(failure, KeyboardInterrupt) else 1
 
 
 def _prepare_out(storage, args, rubric, say):
-    """Clear DIR of the previous run's files (refused if it holds others, without --force) and keep what a
-    previous grade of the same rubric and grader can lend this one (lab/grade/incremental.py)."""
+    """Read what a previous grade of the same rubric and grader in DIR can lend this one (lab/grade/incremental.py;
+    refused if DIR holds other files, without --force), and make the folder the new outputs go to."""
     previous = incremental.prepare(storage, args.out, rubric, args, say)
+    args.new = outdir.begin(storage, args.out)
+    edges.sweep(args.grade, stale=True)
     if previous is not None:
         say(f"a previous grade of the same rubric and grader is in {args.out}: unchanged submissions keep it")
     return previous
@@ -309,8 +319,9 @@ def _start(args, say) -> "SparkSession":
     small = (f"; {'the part to grade' if reused else 'the class'} is small: the JVM compiles with C1 only"
              if quick else "")
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
-    log = None if is_uri(args.out) or under_submit else os.path.join(args.out, edges.LOG_FILE)
+    log = None if is_uri(args.out) or under_submit else os.path.join(args.new, edges.LOG_FILE)
     say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
+    args.python_log = edges.python_logs_to(log)
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
 
@@ -360,19 +371,6 @@ def _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric
     return sum(e["events"] for e in reuse.values())
 
 
-def _lms_mapping(args):
-    """The LMS mapping file, read before Spark starts so that a bad one is a usage error (a local path only)."""
-    from lab.grade import lms
-
-    path = getattr(args, "lms_map", None)
-    if path and not getattr(args, "lms", None):
-        raise ValueError("--lms-map needs --lms canvas or --lms moodle")
-    try:
-        return lms.load_map(path)
-    except lms.MappingError as exc:
-        raise ValueError(str(exc)) from None
-
-
 def main(argv: list[str] | None = None) -> int:
     return run(build_parser().parse_args(argv))
 
@@ -387,10 +385,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
     from lab.grade import playable, report
 
     started = time.monotonic()
-    out = args.out
+    out = args.new  # DIR/_new, put in place of DIR's previous outputs at the end (lab/grade/outdir.py)
     staging = join(out, "_staging")
-    storage.makedirs(out)
-    storage.remove(staging)
     storage.makedirs(staging)
     limits = Limits(max_file_bytes=int(args.max_file_mb * MiB), max_submission_bytes=int(args.max_submission_mb * MiB))
     previous = getattr(args, "previous", None)
@@ -398,12 +394,12 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if hashes is None:
         hashes = _hashes(storage, args, say)
     reuse = incremental.reusable(previous, hashes)
-    cat = catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+    cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
     clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
     if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
         reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
         storage.remove(staging)
-        cat = catalog(storage, args.submissions, staging, limits, exclude=[out], progress=say, skip=reuse)
+        cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
     if previous is not None:
         say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
     for name in cat.skipped:
@@ -458,7 +454,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
         reused = {e["student"] for e in reuse.values()}
         playable.restore(storage, out, [r for r in results if r.student in reused],
-                         join(out, incremental.PREVIOUS_FEEDBACK))
+                         join(args.out, report.FEEDBACK))  # the previous grade's, still in place
         state.update(reuse)
     if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
         outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
@@ -475,11 +471,9 @@ def _grade(spark, storage, args, rubric, say) -> int:
 
         lms.write(storage, out, args.lms, rubric, results, getattr(args, "lms_mapping", None), say)
     incremental.save(storage, out, incremental.fingerprint(rubric, args), state)
-    if previous is not None:
-        storage.remove(previous.violations)
-        storage.remove(join(out, incremental.PREVIOUS_FEEDBACK))
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
+    outdir.commit(storage, args.out)
     elapsed = time.monotonic() - started
     totals = [r.score.total for r in results if r.score]
     mean = sum(totals) / len(totals) if totals else 0.0
@@ -490,8 +484,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
     for r in results:
         if not r.score:
             say(f"  {r.student}: {r.status}")
-    say(f"outputs in {out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, gradescope/, "
-        f"report.html, {incremental.STATE}")
+    say(f"outputs in {args.out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, "
+        f"gradescope/, report.html, {incremental.STATE}")
     return 0
 
 

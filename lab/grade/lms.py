@@ -40,6 +40,18 @@ def parse_map(text: str, name: str = "mapping") -> dict[str, dict[str, str]]:
     return mapping
 
 
+def lms_mapping(args):
+    """The LMS mapping file of the grade's arguments, read before Spark starts so that a bad one is a usage error
+    (ValueError; a local path only)."""
+    path = getattr(args, "lms_map", None)
+    if path and not getattr(args, "lms", None):
+        raise ValueError("--lms-map needs --lms canvas or --lms moodle")
+    try:
+        return load_map(path)
+    except MappingError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def load_map(path: str | None, read=None) -> dict[str, dict[str, str]] | None:
     if path is None:
         return None
@@ -87,7 +99,7 @@ def write(storage, out: str, kind: str, rubric: Rubric, results, mapping, say) -
     from lab.grade.storage import join
 
     text, unmapped = (canvas_csv if kind == "canvas" else moodle_csv)(rubric, results, mapping)
-    storage.write(join(out, "lms", f"{kind}.csv"), text.encode("utf-8"))
+    storage.write(join(out, "lms", f"{kind}.csv"), text.encode("utf-8", "backslashreplace"))
     say(f"lms/{kind}.csv: {len(results) - len(unmapped)} students under the assignment {rubric.name!r}")
     if unmapped:
         say(f"  not in the mapping file, so not in lms/{kind}.csv: {', '.join(unmapped)}")

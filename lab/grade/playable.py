@@ -112,15 +112,15 @@ def write(storage, out: str, cat, results, outcome, limits: Limits, submissions:
 
 
 def restore(storage, out: str, results, aside: str) -> None:
-    """A re-grade: the files of the submissions whose results are reused, from the previous grade's feedback
-    folder (moved `aside`); one that is not there is not linked."""
+    """A re-grade: the files of the submissions whose results are reused, copied from the previous grade's feedback
+    folder `aside` (still in place: an interrupted grade leaves it whole); one that is not there is not linked."""
     storage.makedirs(join(out, FEEDBACK))
     for r in results:
         for number, p in list(r.playable.items()):
             if storage.kind(join(aside, p["file"])) is None:
                 del r.playable[number]
                 continue
-            storage.rename(join(aside, p["file"]), join(out, FEEDBACK, p["file"]))
+            storage.write(join(out, FEEDBACK, p["file"]), storage.read(join(aside, p["file"])))
 
 
 def summary(results, seconds: float) -> str:

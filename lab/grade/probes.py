@@ -8,6 +8,7 @@ import functools
 import itertools
 from typing import Callable
 
+from lab.core.guard import answers
 from lab.core.messages import Entry
 from lab.core.replica import Log
 
@@ -47,6 +48,7 @@ def _applied(follower: tuple[int, ...], result) -> list[int]:
 def match_acknowledged(impl) -> str | None:
     """A follower that accepts a request acknowledges at most prev_index + len(entries), and its log, once the
     answer is applied, holds the leader's entries up to the match index it answers."""
+    cases = []
     for leader, follower in itertools.product(_logs(), repeat=2):
         if max(leader, default=0) < max(follower, default=0) or not _consistent(leader, follower):
             continue  # the leader is of the newest generation the follower has seen
@@ -55,20 +57,22 @@ def match_acknowledged(impl) -> str | None:
             if prev > len(follower) or (prev and follower[prev - 1] != leader[prev - 1]):
                 continue  # a request the follower must refuse: another rule's business
             for count in range(0, len(leader) - prev + 1):
-                sent = entries[prev: prev + count]
-                result = impl.follower_append(Log(_entries(follower)), prev, leader[prev - 1] if prev else 0, sent)
-                if not result.success:
-                    continue
-                held = _applied(follower, result)
-                wrong = next((i for i in range(1, result.match_index + 1)
-                              if i > len(held) or held[i - 1] != leader[i - 1]), None)
-                if result.match_index > prev + count or wrong is not None:
-                    why = (f"index {wrong} holds generation {held[wrong - 1]} where the leader has generation "
-                           f"{leader[wrong - 1]}" if wrong is not None and wrong <= len(held) else
-                           f"the request vouches for entries up to {prev + count} only")
-                    return (f"follower log generations {list(follower)}, leader log generations {list(leader)}, "
-                            f"request prev_index {prev} with {count} entries: acknowledged match_index "
-                            f"{result.match_index}, but {why}")
+                cases.append((leader, follower, prev, count))
+    calls = [(Log(_entries(follower)), prev, leader[prev - 1] if prev else 0, _entries(leader)[prev: prev + count])
+             for leader, follower, prev, count in cases]
+    for (leader, follower, prev, count), result in zip(cases, answers(impl.follower_append, calls)):
+        if not result.success:
+            continue
+        held = _applied(follower, result)
+        wrong = next((i for i in range(1, result.match_index + 1)
+                      if i > len(held) or held[i - 1] != leader[i - 1]), None)
+        if result.match_index > prev + count or wrong is not None:
+            why = (f"index {wrong} holds generation {held[wrong - 1]} where the leader has generation "
+                   f"{leader[wrong - 1]}" if wrong is not None and wrong <= len(held) else
+                   f"the request vouches for entries up to {prev + count} only")
+            return (f"follower log generations {list(follower)}, leader log generations {list(leader)}, "
+                    f"request prev_index {prev} with {count} entries: acknowledged match_index "
+                    f"{result.match_index}, but {why}")
     return None
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import stat
-import sys
 import tempfile
 import time
 import zipfile
@@ -19,10 +19,10 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.grade.archive import EVENTS_FILE, Folder, Limits, Zip
+from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, is_uri, join
 from lab.grade.submissions import FILES_DIR, RunInfo
-from lab.grade import sandbox
+from lab.grade import pair, sandbox
 from lab.grade.rerun import EXPLORED
 from lab.explore.counterexample import TRACE
 from lab.grade.seeds import seeds
@@ -66,14 +66,12 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limi
     box_limits = sandbox.Limits.from_table(rubric.sandbox)
     tasks, metas = [], {}
     for sub in sorted((s for s in cat.submissions if s.ok), key=lambda s: s.student):
-        box = _box(storage, submissions_dir, sub, limits)
-        files = {rel[len(FILES_DIR) + 1:]: box.read(rel, limits.max_meta_bytes)
-                 for rel in box.files_under(FILES_DIR)}
-        for run in sub.runs:
-            try:
-                metas[(sub.student, run.run)] = json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
-            except (ValueError, Rejected):
-                metas[(sub.student, run.run)] = {}
+        try:
+            files, metas_of = _read_code(storage, submissions_dir, sub, limits)
+        except (Rejected, *UNREADABLE) as exc:  # judged on its own: that submission only is not graded
+            sub.status = f"malformed: cannot read the submission's files again ({type(exc).__name__}: {str(exc)[:100]})"
+            continue
+        metas.update(metas_of)
         parts = []
         for ex in rubric.exercises:
             if ex.number not in by_number:
@@ -88,6 +86,19 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limi
             parts.append(task(sub.student, ex, files, secret, box_limits, reproduce))
         tasks.append(bundle(sub.student, parts))
     return tasks, metas
+
+
+def _read_code(storage, submissions_dir: str, sub, limits: Limits) -> tuple[dict, dict]:
+    """A submission's exercise files (module path -> bytes) and its runs' trace.json, read again from SUBMISSIONS."""
+    box = _box(storage, submissions_dir, sub, limits)
+    files = {rel[len(FILES_DIR) + 1:]: box.read(rel, limits.max_meta_bytes) for rel in box.files_under(FILES_DIR)}
+    metas = {}
+    for run in sub.runs:
+        try:
+            metas[(sub.student, run.run)] = json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
+        except (ValueError, Rejected):
+            metas[(sub.student, run.run)] = {}
+    return files, metas
 
 
 def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandbox.Limits,
@@ -107,7 +118,7 @@ def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandb
         "reproduce": list(reproduce),
         "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files else {}},
         "call_seconds": limits.call_seconds, "processes": limits.processes, "explore": ex.explore,
-        "files": {module: files[module]} if module in files else {}}
+        "submitted": module in files, "files": {module: files[module]} if module in files else {}}
 
 
 def bundle(student: str, parts: list[dict]) -> dict:
@@ -183,35 +194,38 @@ def _code_root(module, workdir: str) -> str:
     return str(unpacked)
 
 
-def execute(task: dict, limits_table: dict, unsandboxed: bool) -> list[dict]:
-    """One submission in the sandbox, on an executor: one result per exercise. Everything the child wrote is read
-    back as data and removed."""
-    import dataclasses
+MODULE = re.compile(r"^exercises/[A-Za-z_][A-Za-z0-9_]{0,63}\.py$")  # a student's file the grader runs
 
+
+def execute(task: dict, limits_table: dict, unsandboxed: bool, grade: str = "") -> list[dict]:
+    """One submission on an executor, in its two sandboxes (lab.grade.pair): one result per exercise. Everything
+    the harness wrote is read back as data and removed. `grade` names the grade in the folder's name, so that the
+    driver can find what an interrupted grade left."""
     import lab
-    import solutions
 
     limits = sandbox.Limits.from_table(limits_table)
     tool = _tool(unsandboxed)
-    workdir = tempfile.mkdtemp(prefix="hwm-lab-sandbox-")
+    workdir = tempfile.mkdtemp(prefix=f"{sandbox.FOLDER_PREFIX}{grade}-" if grade else sandbox.FOLDER_PREFIX)
     try:
         code = Path(workdir, "code", "exercises")
         code.mkdir(parents=True)
         (code / "__init__.py").write_text("")
         for module, data in task["files"].items():
-            Path(workdir, "code", module).write_bytes(data)
+            if MODULE.match(module):
+                Path(workdir, "code", module).write_bytes(data)
         Path(workdir, "tmp").mkdir()
-        Path(workdir, "task.json").write_text(json.dumps({
+        Path(workdir, "box").mkdir()
+        Path(workdir, "box", "task.json").write_text(json.dumps({
             "exercises": task["exercises"],
             "limits": {"processes": limits.processes, "cpu_seconds": limits.cpu_seconds,
                        "wall_seconds": limits.wall_seconds}}))
-        roots = dict.fromkeys(_code_root(m, workdir) for m in (lab, solutions))
-        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(roots), "HOME": workdir, "LANG": "C.UTF-8",
-               "TMPDIR": "/tmp" if tool else os.path.join(workdir, "tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
-        whole = dataclasses.replace(limits, wall_seconds=limits.wall_seconds * max(1, len(task["exercises"])) + 30)
-        outcome = sandbox.run([sys.executable, "-B", "-m", "lab.grade.rerun", workdir], workdir, whole, tool, env)
-        results = [_exercise_result(task["student"], part, os.path.join(workdir, "out", f"ex{part['exercise']}"),
-                                    outcome, limits) for part in task["exercises"]]
+        lab_root = _code_root(lab, workdir)
+        lab_view = sandbox.student_lab(lab_root, os.path.join(workdir, "hwm"))
+        wall = limits.wall_seconds * max(1, len(task["exercises"])) + 30
+        outcome = pair.run(workdir, lab_root, lab_view, limits, tool, wall)
+        results = [_exercise_result(task["student"], part,
+                                    os.path.join(workdir, "box", "out", f"ex{part['exercise']}"), outcome, limits)
+                   for part in task["exercises"]]
         # Each exercise's own time, plus its share of what the submission's child spent besides (start, imports).
         shared = max(0.0, outcome.wall_seconds - sum(r["wall_seconds"] for r in results)) / max(1, len(results))
         for r in results:
@@ -252,7 +266,8 @@ def _trace(folder: str, limits: sandbox.Limits) -> dict:
     return files
 
 
-def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool, zip_path: str) -> list[dict]:
+def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool, zip_path: str,
+                grade: str = "") -> list[dict]:
     """Every submission, as Python tasks on the executors (a few per core, so that a slow one holds little
     back); one result per (submission, exercise)."""
     if not tasks:
@@ -261,7 +276,7 @@ def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool,
     sc.addPyFile(zip_path)
     slices = min(len(tasks), max(1, sc.defaultParallelism * 4))
     return (sc.parallelize(tasks, slices)
-            .flatMap(lambda task: execute(task, limits_table, unsandboxed))
+            .flatMap(lambda task: execute(task, limits_table, unsandboxed, grade))
             .collect())
 
 
@@ -302,7 +317,8 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
         out.timings.append({"student": sub.student, "exercise": number, "status": status,
                             "wall_seconds": round(res["wall_seconds"], 3),
                             "sim_seconds": round(result.get("sim_seconds", 0.0), 3),
-                            "runs": len(result.get("runs", [])), "reproduced": len(result.get("reproduced", []))})
+                            "runs": len(result.get("runs", [])), "reproduced": len(result.get("reproduced", [])),
+                            "calls": result.get("crossed", 0)})
         rules = result.get("rules", [])
         out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
         out.rule_results[(sub.student, number)] = [[str(r[0]), bool(r[1]), str(r[2])[:1000]]
@@ -385,12 +401,13 @@ def _stage(storage, cat, sub, number: int, run: dict, files: dict, next_id: int)
 
 def timings_csv(outcome: Outcome) -> bytes:
     buf = io.StringIO()
-    keys = ["student", "exercise", "status", "wall_seconds", "sim_seconds", "runs", "reproduced"]
+    keys = ["student", "exercise", "status", "wall_seconds", "sim_seconds", "runs", "reproduced", "calls"]
     buf.write(",".join(keys) + "\n")
     for t in outcome.timings:
-        buf.write(",".join('"' + str(t[k]).replace('"', '""') + '"' if k == "status" else str(t[k]) for k in keys)
+        cells = (str(t.get(k, "")) for k in keys)
+        buf.write(",".join('"' + c.replace('"', '""') + '"' if k == "status" else c for k, c in zip(keys, cells))
                   + "\n")
-    return buf.getvalue().encode("utf-8")
+    return buf.getvalue().encode("utf-8", "backslashreplace")
 
 
 def probe_firsts(outcome: Outcome, results) -> None:
@@ -417,7 +434,7 @@ def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, sa
     folder = tempfile.mkdtemp(prefix="hwm-lab-zip-", dir=local)
     try:
         results = execute_all(spark, tasks, rubric.sandbox, getattr(args, "unsandboxed", False),
-                              lab_zip(os.path.join(folder, "hwm_lab.zip")))
+                              lab_zip(os.path.join(folder, "hwm_lab.zip")), getattr(args, "grade", ""))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     outcome = apply(storage, cat, rubric, results, metas)

@@ -47,14 +47,19 @@ def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], c
               check_totals: dict[str, int], n_events: int, similar: str = "", trusted: bool = False) -> None:
     from lab.grade.storage import join
 
-    storage.write(join(out, "grades.csv"), grades_csv(rubric, results).encode("utf-8"))
+    storage.write(join(out, "grades.csv"), as_bytes(grades_csv(rubric, results)))
     for r in results:
-        storage.write(join(out, FEEDBACK, f"{r.student}.md"), feedback_md(rubric, r).encode("utf-8"))
-        storage.write(join(out, FEEDBACK, f"{r.student}.html"), feedback_html(rubric, r).encode("utf-8"))
+        storage.write(join(out, FEEDBACK, f"{r.student}.md"), as_bytes(feedback_md(rubric, r)))
+        storage.write(join(out, FEEDBACK, f"{r.student}.html"), as_bytes(feedback_html(rubric, r)))
         storage.write(join(out, "gradescope", r.student, "results.json"),
-                      (json.dumps(gradescope(rubric, r), indent=2) + "\n").encode("utf-8"))
+                      as_bytes(json.dumps(gradescope(rubric, r), indent=2) + "\n"))
     storage.write(join(out, "report.html"),
-                  class_report(rubric, results, common, check_totals, n_events, similar, trusted).encode("utf-8"))
+                  as_bytes(class_report(rubric, results, common, check_totals, n_events, similar, trusted)))
+
+
+def as_bytes(text: str) -> bytes:
+    """UTF-8, with what is not (a file name's undecodable bytes, as the file system gave them) written as escapes."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 # ---- grades.csv ---------------------------------------------------------------------------------------------

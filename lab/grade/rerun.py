@@ -1,49 +1,34 @@
-"""What runs inside the sandbox: one submission's exercises, re-executed. It reads WORKDIR/task.json and the
-student's files in WORKDIR/code/exercises/, imports the lab once, then forks one child per exercise that runs the
-exercise's rules and the grader's probes on the student's functions, the rubric's scenarios with the student's
-seeds and the re-simulation of each submitted run, and writes WORKDIR/out/ex<N>/result.json and its trace
-directories (WORKDIR/out/ex<N>/runs/<run>/); an exercise whose child hits a limit gets WORKDIR/out/ex<N>/status.json
-instead. Nothing else is written.
+"""The grader's harness for one submission, in its own sandbox: it reads WORKDIR/task.json, imports the lab once,
+then forks one child per exercise that runs the exercise's rules and the grader's probes on the student's functions,
+the rubric's scenarios with the student's seeds and the re-simulation of each submitted run, and writes
+WORKDIR/out/ex<N>/result.json and its trace directories (WORKDIR/out/ex<N>/runs/<run>/); an exercise whose child
+hits a limit gets WORKDIR/out/ex<N>/status.json instead. The student's functions run in a process of their own,
+which the executor starts on request over the socket FD (lab/grade/proxy.py, lab/grade/pair.py): nothing of the
+student's is imported or run here.
 
-    python -B -m lab.grade.rerun WORKDIR
+    python -B -m lab.grade.rerun WORKDIR FD
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import resource
 import signal
+import socket
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from lab.grade.sandbox import EXIT_MEMORY, TIMEOUT, classify
-
-
-def _limit_processes(allowed: int) -> None:
-    """RLIMIT_NPROC counts every task of this user (in this user namespace): allow those already there plus
-    `allowed` more."""
-    here = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                here += len(os.listdir(f"/proc/{name}/task"))
-            except OSError:
-                continue
-    resource.setrlimit(resource.RLIMIT_NPROC, (here + allowed, here + allowed))
+from lab.grade.sandbox import EXIT_MEMORY, PROCESSES, TIMEOUT, classify
 
 
 class Faults:
-    """Every StudentFault that went through a student's function, and a guard against forked copies of this
-    process running on in the lab's code."""
+    """Every StudentFault that went through a student's function."""
 
     def __init__(self):
         self.seen: list = []
-        self.pid = os.getpid()
 
     def watch(self, fn):
         from lab.core.guard import StudentFault
@@ -54,61 +39,30 @@ class Faults:
             except StudentFault as exc:
                 self.seen.append(exc.fault)
                 raise
-            finally:
-                if os.getpid() != self.pid:  # a fork of the student's returned here: it must not go on
-                    os._exit(0)
+        def many(calls):
+            answers = fn.many(calls)
+            self.seen.extend(a.fault for a in answers if isinstance(a, StudentFault))
+            return answers
         call.__name__ = getattr(fn, "__name__", "call")
         call.guard_limit = getattr(fn, "guard_limit", None)
         call.__wrapped__ = getattr(fn, "__wrapped__", fn)
+        if hasattr(fn, "many"):
+            call.many = many
         return call
 
 
 def status_of(faults: list, crash: str | None) -> str:
-    """The exercise's status from the faults seen: a time limit or memory anywhere, else a crashed run."""
-    from lab.core.guard import TIMEOUT as CALL_TIMEOUT
+    """The exercise's status from the faults seen: a time limit, memory or processes anywhere, else a crashed run."""
+    from lab.core.guard import ENDED, TIMEOUT as CALL_TIMEOUT
+    from lab.grade.proxy import PROCESSES as TOO_MANY
 
     if any(f.kind == CALL_TIMEOUT for f in faults):
         return TIMEOUT
     if any("MemoryError" in f.detail for f in faults):
         return "memory"
+    if any(f.kind == ENDED and f.detail == TOO_MANY for f in faults):
+        return PROCESSES
     return f"crashed: {crash}" if crash else "ok"
-
-
-def student_impl(task: dict, code: Path, faults: Faults):
-    """The Impl the runs use: the exercise's functions from the student's file, guarded; the rest the lab's."""
-    from lab.core.guard import guarded
-    from lab.core.impl import load
-
-    reference = load("solutions")  # the rest of the cluster, loaded before the student's code can run
-    _hide_reference()
-    sys.path.insert(0, str(code))
-    module = importlib.import_module("exercises." + Path(task["module"]).stem)
-    mine = {}
-    for name in task["functions"]:
-        fn = getattr(module, name, None)
-        if not callable(fn):
-            raise AttributeError(f"{task['module']} has no function {name}")
-        where = Path(getattr(getattr(fn, "__code__", None), "co_filename", "")).resolve()
-        if code.resolve() not in where.parents:
-            raise ImportError(f"{name} is not defined in the submitted files")
-        mine[name] = fn
-    guarded_impl = guarded(replace(reference, name=task["impl"], **mine), task["call_seconds"])
-    return replace(guarded_impl, **{name: faults.watch(getattr(guarded_impl, name)) for name in task["functions"]})
-
-
-class _NoReference:
-    """An import hook: a student's code cannot import the reference answers (the lab holds them already)."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "solutions" or name.startswith("solutions."):
-            raise ImportError("the reference answers cannot be imported from a submission")
-        return None
-
-
-def _hide_reference() -> None:
-    for name in [m for m in sys.modules if m == "solutions" or m.startswith("solutions.")]:
-        del sys.modules[name]
-    sys.meta_path.insert(0, _NoReference())
 
 
 EXPLORED = "explore"  # where an exercise's counterexample and its trace go (WORKDIR/out/ex<N>/explore/trace)
@@ -163,32 +117,32 @@ def simulate(run: dict, task: dict, out: Path, faults: Faults) -> tuple[dict, fl
     return record, time.perf_counter() - t0
 
 
-def rerun(workdir: Path, task: dict, out: Path) -> dict:
+def rerun(task: dict, out: Path, control) -> dict:
     """One exercise, in its own child: the rules, the probes, the grader's runs, the reproductions."""
     result: dict = {"status": "ok", "rules": [], "probes": {}, "runs": [], "reproduced": [], "sim_seconds": 0.0,
                     "counterexample": None}
     started = time.monotonic()
-    result = _rerun(workdir, task, out, result)
+    result = _rerun(task, out, result, control)
     result["wall_seconds"] = time.monotonic() - started
     return result
 
 
-def _rerun(workdir: Path, task: dict, out: Path, result: dict) -> dict:
+def _rerun(task: dict, out: Path, result: dict, control) -> dict:
+    from lab.core.guard import TIMEOUT as CALL_TIMEOUT
     from lab.grade.probes import PROBES
+    from lab.grade.proxy import NotImportable, student_impl
     from lab.i18n import localize
     from lab.student.checks import check_rules, exercise
 
     faults = Faults()
-    code = workdir / "code"
-    if not (code / task["module"]).is_file():
+    if not task["submitted"]:
         return {**result, "status": "not submitted"}
     try:
-        impl = student_impl(task, code, faults)
-    except MemoryError:
-        raise
-    except BaseException as exc:  # the student's file runs at import: anything can come out of it
-        last = f"{type(exc).__name__}: {str(exc)[:200]}"
-        return {**result, "status": f"crashed: {task['module']} does not import: {last}"}
+        impl, student = student_impl(task, control, faults.watch)
+    except NotImportable as exc:
+        if exc.fault.kind == CALL_TIMEOUT:  # its file ran on at import
+            return {**result, "status": TIMEOUT}
+        return {**result, "status": f"crashed: {task['module']} does not import: {exc.fault.detail[:300]}"}
     import lab.core.impl as impl_module
 
     impl_module._cache[task["impl"]] = impl  # the simulator loads the implementation by this name
@@ -196,6 +150,7 @@ def _rerun(workdir: Path, task: dict, out: Path, result: dict) -> dict:
     verdict, rules = check_rules(ex, impl)
     result["rules"] = [[localize(r.rule, "en"), r.ok, localize(r.detail, "en")] for r in rules]
     if verdict == "not started":
+        student.close()
         return {**result, "status": "not started"}
     for probe_id, (number, probe) in PROBES.items():
         if number == task["exercise"]:
@@ -219,6 +174,8 @@ def _rerun(workdir: Path, task: dict, out: Path, result: dict) -> dict:
                                                       out / EXPLORED)
     crash = crash or next((f.sentence() for f in faults.seen[before:]), None)
     result["status"] = status_of(faults.seen, crash)
+    result["crossed"] = student.crossed
+    student.close()
     return result
 
 
@@ -228,32 +185,32 @@ def _write(path: Path, value: dict) -> None:
     tmp.replace(path)
 
 
-def _child(workdir: Path, task: dict, out: Path, cpu_seconds: int) -> int:
+def _child(task: dict, out: Path, cpu_seconds: int, control) -> int:
     """The forked child of one exercise: its own process group, CPU clock and stderr."""
     os.setpgid(0, 0)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
     err = os.open(out / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(err, 2)
     try:
-        _write(out / "result.json", rerun(workdir, task, out))
+        _write(out / "result.json", rerun(task, out, control))
         return 0
     except MemoryError:
         return EXIT_MEMORY
-    except BaseException:  # noqa: BLE001 - whatever the student's code did, say it and end this child only
+    except BaseException:  # noqa: BLE001 - whatever went wrong, say it and end this child only
         import traceback
 
         traceback.print_exc()
         return 1
 
 
-def run_exercise(workdir: Path, task: dict, limits: dict) -> None:
+def run_exercise(workdir: Path, task: dict, limits: dict, control) -> None:
     """Fork one exercise's child and wait for it, within its wall clock; say how it ended if it wrote nothing."""
     out = workdir / "out" / f"ex{task['exercise']}"
     out.mkdir(parents=True)
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        os._exit(_child(workdir, task, out, limits["cpu_seconds"]))
+        os._exit(_child(task, out, limits["cpu_seconds"], control))
     deadline = time.monotonic() + limits["wall_seconds"]
     code = None
     while code is None:
@@ -270,6 +227,10 @@ def run_exercise(workdir: Path, task: dict, limits: dict) -> None:
         pass
     if code is None:
         os.waitpid(pid, 0)
+    try:
+        control.ask(["end", 0])  # the exercise's student process, if its child left one
+    except (OSError, EOFError, ValueError):
+        pass
     if not (out / "result.json").exists():
         tail = (out / "stderr.txt").read_text(errors="replace")[-4000:] if (out / "stderr.txt").exists() else ""
         _write(out / "status.json", {"status": TIMEOUT if code is None else classify(code, tail)})
@@ -279,15 +240,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     workdir = Path(argv[0]).resolve()
     task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))
-    _limit_processes(task["limits"]["processes"])
+    from lab.grade.proxy import Control
+
+    control = Control(socket.socket(fileno=int(argv[1])))
     import lab.grade.probes  # noqa: F401 - the lab is imported once, before the children fork
     import lab.harness.scenario  # noqa: F401
     import lab.student.checks  # noqa: F401
 
     for exercise_task in task["exercises"]:
-        run_exercise(workdir, exercise_task, task["limits"])
+        run_exercise(workdir, exercise_task, task["limits"], control)
     return 0
 
 
 if __name__ == "__main__":
-    os._exit(main())  # no interpreter shutdown: a student's thread or atexit hook gets no last word
+    os._exit(main())

@@ -1,23 +1,24 @@
-"""A child process for a student's code: bubblewrap where installed (its own network and process namespaces, a
-read-only view of the machine but for its own folder and a private /tmp), rlimits always, a wall clock, and a
-watch on its number of processes. Its output is a folder of files, read back as data by the caller."""
+"""The grader's two sandboxes (bubblewrap: no network, and only the folders each is given), the harness's and the
+student's, with rlimits always and a watch on their processes (docs/security.md)."""
 
 from __future__ import annotations
 
+import functools
+import glob
 import os
-import sys
 import resource
 import shutil
 import signal
 import subprocess
-import time
+import sys
+import sysconfig
 from dataclasses import dataclass, fields
-from pathlib import Path
 
 # The statuses of a run, as the grader reports them per exercise.
 OK, TIMEOUT, MEMORY, PROCESSES = "ok", "timeout", "memory", "processes"
 CRASHED = "crashed"  # reported as "crashed: <why>"
 WATCH_SECONDS = 0.05  # how often the parent looks at the child's clock and processes
+FOLDER_PREFIX = "hwm-lab-sandbox-"  # an executor's folder for one submission, in its TMPDIR: <prefix><grade>-...
 
 
 @dataclass(frozen=True)
@@ -69,29 +70,111 @@ def bwrap() -> str | None:
     return path if probe.returncode == 0 else None
 
 
-def command(argv: list[str], workdir: str, tool: str | None) -> list[str]:
-    """The child's command line: under bubblewrap when there is one (no network, nothing writable but workdir and
-    a private /tmp, its own process tree that dies with the parent), else as it is (rlimits only)."""
+LAB = "/hwm"  # where a sandbox finds the lab's files (its import path)
+BOX = "/box"  # the harness's own folder, the only one it may write to
+CODE = "/code"  # the student's files (code/exercises/*.py), read-only; the student's working folder
+# The lab's files the student's process imports: the interface its stubs import, the guard, and its side of the wire.
+STUDENT_LAB = ("lab/__init__.py", "lab/core/__init__.py", "lab/core/interface.py", "lab/core/messages.py",
+               "lab/core/events.py", "lab/core/reasons.py", "lab/core/guard.py", "lab/core/impl.py",
+               "lab/grade/__init__.py", "lab/grade/wire.py", "lab/grade/serve.py")
+ENV = ("--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONPATH", LAB, "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+       "--setenv", "TMPDIR", "/tmp")
+
+
+def _isolated(tool: str) -> list[str]:
+    """Namespaces of its own (no network, no other process), no environment, an empty private /tmp, ended with
+    the task (started in a session of its own, with no terminal); nothing of the machine until bound."""
+    return [tool, "--unshare-all", "--die-with-parent", "--clearenv", *ENV, "--dev", "/dev",
+            "--tmpfs", "/tmp"]
+
+
+@functools.lru_cache(maxsize=None)
+def python_runtime() -> tuple[str, tuple[str, ...]]:
+    """The interpreter (its real path) and the bubblewrap arguments that show it its runtime, read-only: the
+    interpreter, the standard library (its site-packages hidden), the shared libraries they load, and the links
+    on the way to them. No site-packages: the student's process runs `python -S`."""
+    python = os.path.realpath(sys.executable)
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    dynload = os.path.realpath(sysconfig.get_config_var("DESTSHARED") or os.path.join(stdlib, "lib-dynload"))
+    objects = [python, *sorted(glob.glob(os.path.join(dynload, "*.so")))]
+    links: dict[str, str] = {}
+    files = {_resolved(path, links) for path in _shared_libraries(objects)}
+    args = [a for link, target in sorted(links.items(), key=lambda kv: kv[0].count("/"))
+            for a in ("--symlink", target, link)]
+    args += ["--ro-bind", stdlib, stdlib]
+    if not dynload.startswith(stdlib + "/"):
+        args += ["--ro-bind", dynload, dynload]
+    for hidden in ("site-packages", "dist-packages"):
+        if os.path.isdir(os.path.join(stdlib, hidden)):
+            args += ["--tmpfs", os.path.join(stdlib, hidden)]
+    for path in sorted(files | {python}):
+        if not path.startswith((stdlib + "/", dynload + "/")):
+            args += ["--ro-bind", path, path]
+    return python, tuple(args)
+
+
+def _shared_libraries(objects: list[str]) -> set[str]:
+    """The shared libraries these programs and modules load, as the dynamic loader finds them (ldd)."""
+    found: set[str] = set()
+    try:
+        listing = subprocess.run(["ldd", *objects], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return found
+    for line in listing.splitlines():
+        words = line.split()
+        path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
+        if path.startswith("/") and os.path.exists(path):
+            found.add(path)
+    return found
+
+
+def _resolved(path: str, links: dict[str, str], depth: int = 0) -> str:
+    """`path` with every link on its way followed; each link met is noted (the sandbox makes the same link)."""
+    parts = path.strip("/").split("/")
+    current = "/"
+    for n, part in enumerate(parts):
+        step = os.path.join(current, part)
+        if os.path.islink(step) and depth < 40:
+            target = os.readlink(step)
+            links[step] = target
+            rest = os.path.join(os.path.normpath(os.path.join(current, target)), *parts[n + 1:])
+            return _resolved(rest, links, depth + 1)
+        current = step
+    return current
+
+
+def harness_command(tool: str | None, lab_root: str, box: str, fd: int) -> list[str]:
+    """The harness's command: the lab and the reference at LAB, its folder at BOX (writable), the interpreter with
+    its installed packages; nothing of the student's, no secret, no other submission."""
+    argv = [sys.executable, "-B", "-m", "lab.grade.rerun", BOX if tool else box, str(fd)]
     if tool is None:
         return argv
-    return [tool, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            *(a for path in kept_under_tmp(argv[0]) for a in ("--ro-bind", path, path)),
-            "--bind", workdir, workdir, "--chdir", workdir, *argv]
+    prefixes = dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix))
+    python, runtime = python_runtime()
+    return [*_isolated(tool), "--proc", "/proc", *runtime,
+            *(a for p in prefixes for a in ("--ro-bind", p, p)),
+            *(a for name in ("lab", "solutions") for a in ("--ro-bind-try", os.path.join(lab_root, name),
+                                                           f"{LAB}/{name}")),
+            "--bind", box, BOX, "--chdir", BOX, *argv]
 
 
-def kept_under_tmp(python: str) -> list[str]:
-    """What the child needs that lives under /tmp, which the sandbox's private /tmp would hide: the Python and
-    its environment (a checkout cloned under /tmp, as CI's may be), the lab, and the import path (Spark ships the
-    lab's zip into a folder of its own under /tmp). Bound back read-only, each once, outermost first."""
-    wanted = [python, sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2]),
-              *os.environ.get("PYTHONPATH", "").split(os.pathsep), *sys.path]
-    found: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in wanted if p} | {os.path.abspath(p) for p in wanted if p}):
-        if (path == "/tmp" or path.startswith("/tmp/")) and os.path.exists(path):
-            if not any(path == f or path.startswith(f + "/") for f in found):
-                found.append(path)
-    return [p for p in found if p != "/tmp"]
+def student_lab(lab_root: str, folder: str) -> str:
+    """A folder of the lab's files the student's process imports (STUDENT_LAB, copied from lab_root), and no other."""
+    for rel in STUDENT_LAB:
+        os.makedirs(os.path.dirname(os.path.join(folder, rel)), exist_ok=True)
+        shutil.copyfile(os.path.join(lab_root, rel), os.path.join(folder, rel))
+    return folder
+
+
+def student_command(tool: str | None, lab_view: str, code: str, fd: int) -> list[str]:
+    """The student's sandbox: the Python runtime, the lab's interface (lab_view, from student_lab) at LAB, the
+    student's files at CODE (its working folder), read-only; nothing else. FD: its socket to the executor."""
+    python, runtime = python_runtime()
+    argv = [python, "-S", "-B", "-m", "lab.grade.serve", str(fd)]
+    if tool is None:
+        return argv
+    return [*_isolated(tool), *runtime, "--ro-bind", lab_view, LAB, "--ro-bind", code, CODE, "--chdir", CODE,
+            *argv]
 
 
 def _limit(limits: Limits) -> None:
@@ -105,10 +188,10 @@ def _limit(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _session(sid: int, cap: int) -> list[int]:
-    """The processes of a session (as /proc shows them: the child's, whatever process groups it makes), up to
-    cap + 1 of them."""
-    found = []
+def _sessions(sids: set[int], cap: int) -> dict[int, list[int]]:
+    """The processes of these sessions (as /proc shows them: a sandbox's, whatever process groups it makes), up to
+    cap + 1 of each, in one look at /proc."""
+    found: dict[int, list[int]] = {sid: [] for sid in sids}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -118,47 +201,71 @@ def _session(sid: int, cap: int) -> list[int]:
         except OSError:
             continue
         after = stat[stat.rfind(b")") + 2:].split()
-        if len(after) > 3 and int(after[3]) == sid:
-            found.append(int(name))
-            if len(found) > cap:
-                break
+        if len(after) > 3 and int(after[3]) in found and len(found[int(after[3])]) <= cap:
+            found[int(after[3])].append(int(name))
     return found
 
 
-def run(argv: list[str], workdir: str, limits: Limits, tool: str | None, env: dict[str, str]) -> Outcome:
-    """Run argv in workdir under the limits; kill its whole session when it is over."""
-    started = time.monotonic()
-    stderr_path = os.path.join(workdir, "stderr.txt")
+def start(argv: list[str], cwd: str, limits: Limits, stderr_path: str, env: dict[str, str],
+          pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+    """Start argv under the limits, in a session of its own (so that its whole session can be watched and
+    killed), its standard error into stderr_path."""
     with open(stderr_path, "wb") as stderr:
-        child = subprocess.Popen(command(argv, workdir, tool), cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-                                 preexec_fn=lambda: _limit(limits))
-    status = None
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=stderr, start_new_session=True, pass_fds=pass_fds,
+                                preexec_fn=lambda: _limit(limits))
+
+
+def too_many(children: list[subprocess.Popen], processes: int) -> list[subprocess.Popen]:
+    """The children that, with what they started, are more than `processes` processes (besides bubblewrap's two
+    and the lab's own). Counted down each child's tree, which a sandbox's own process namespace keeps whole (a few
+    files to read, where a look at a session reads every process of the machine): the session where the kernel does
+    not list children, or where no namespace keeps the tree (an orphan leaves it)."""
+    cap = processes + 3
+    counted = {c.pid: _tree(c.pid, cap) for c in children}
+    missing = {pid for pid, found in counted.items() if found is None}
+    if missing:
+        counted.update(_sessions(missing, cap))
+    return [c for c in children if len(counted[c.pid]) > cap]
+
+
+def _tree(pid: int, cap: int) -> list[int] | None:
+    """pid and its descendants, up to cap + 1 of them, from /proc/PID/task/*/children; None if not listed."""
+    found, todo = [], [pid]
+    while todo and len(found) <= cap:
+        current = todo.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children", "rb") as f:
+                    todo.extend(int(x) for x in f.read().split())
+            except FileNotFoundError:
+                if current == pid and not os.path.exists(f"/proc/{current}/task/{task}/stat"):
+                    continue  # the thread ended meanwhile
+                return None if current == pid else found
+            except OSError:
+                continue
+    return found
+
+
+def tail(path: str) -> str:
     try:
-        while child.poll() is None:
-            if time.monotonic() - started > limits.wall_seconds:
-                status = TIMEOUT
-                break
-            if len(_session(child.pid, limits.processes + 3)) > limits.processes + 3:  # bwrap's two, the lab's own
-                status = PROCESSES
-                break
-            time.sleep(WATCH_SECONDS)
-    finally:
-        _kill_group(child)
-    wall = time.monotonic() - started
-    with open(stderr_path, "rb") as f:
-        tail = f.read()[-4000:].decode("utf-8", errors="replace")
-    code = child.returncode
-    if status is None:
-        status = classify(code, tail)
-    return Outcome(status, code, wall, tail)
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4000))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
-def _kill_group(child: subprocess.Popen) -> None:
+def kill(child: subprocess.Popen) -> None:
     """Kill the child's whole session: its process group and any group it made (without bubblewrap's process
     namespace nothing else would end them)."""
     for _ in range(3):
-        pids = _session(child.pid, 100_000)
+        pids = _sessions({child.pid}, 100_000)[child.pid]
         if not pids:
             break
         for pid in pids:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import html
-import importlib.util
 import io
 import json
 import keyword
@@ -91,20 +90,26 @@ def normalise(text: str, stub: set[str] = frozenset()) -> Source:
     return Source(text, lines, shingles)
 
 
+def course_folder(name: str) -> Path | None:
+    """A folder of the course's own files beside the lab's (exercises/, solutions/), read as files: never through
+    the import path, where Spark's job zip (SparkContext.addPyFile) may come first, and a zip has no files."""
+    import lab
+
+    folder = Path(lab.__file__).resolve().parents[1] / name
+    return folder if (folder / "__init__.py").is_file() else None
+
+
 def handout_stubs() -> dict[str, str]:
     """The stubs of the handout this grader ships (exercises/*.py), by module path."""
-    spec = importlib.util.find_spec("exercises")
-    root = Path(spec.origin).parent if spec and spec.origin else None
+    root = course_folder("exercises")
     return {f"exercises/{p.name}": p.read_text(encoding="utf-8") for p in sorted(root.glob("*.py"))} if root else {}
 
 
 def reference_files() -> dict[str, str]:
     """solutions/*.py as the exercise files they answer (exercises/<name>.py); none in a handout."""
-    spec = importlib.util.find_spec("solutions")
-    if not spec or not spec.origin:
-        return {}
-    return {f"exercises/{p.name}": p.read_text(encoding="utf-8") for p in sorted(Path(spec.origin).parent.glob("*.py"))
-            if p.name != "__init__.py"}
+    root = course_folder("solutions")
+    return {f"exercises/{p.name}": p.read_text(encoding="utf-8") for p in sorted(root.glob("*.py"))
+            if p.name != "__init__.py"} if root else {}
 
 
 def documents(files: dict[str, dict[str, str]], stubs: dict[str, str]):
@@ -255,7 +260,7 @@ def section_html(pairs: list[Pair], compared: int) -> str:
 def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, dict[str, str]]:
     """student -> module path -> text of the exercise files (files/exercises/*.py) of the given gradable version 2
     submissions, (student, source) pairs, read through the loader's checked archive and folder views."""
-    from lab.grade.archive import Folder, Zip
+    from lab.grade.archive import UNREADABLE, Folder, Zip
     from lab.grade.storage import Rejected, join
     from lab.grade.submissions import FILES_DIR
 
@@ -270,7 +275,7 @@ def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, d
                 module = rel[len(FILES_DIR) + 1:]
                 if module.endswith(".py"):
                     mods[module] = box.read(rel, limits.max_meta_bytes).decode("utf-8", errors="replace")
-        except (OSError, Rejected, ValueError):
+        except (Rejected, *UNREADABLE):
             continue  # graded already; only its similarity is not computed
         if mods:
             out[student] = mods
@@ -283,6 +288,6 @@ def write(spark, storage, submissions_dir: str, subs, limits, staging: str, out:
 
     files = submission_files(storage, submissions_dir, subs, limits)
     pairs = find(spark, storage, files, join(staging, "shingles.libsvm")) if files else []
-    storage.write(join(out, "similarity.csv"), to_csv(pairs).encode("utf-8"))
+    storage.write(join(out, "similarity.csv"), to_csv(pairs).encode("utf-8", "backslashreplace"))
     say(f"similarity: {len(files)} submissions with exercise files compared; {len(pairs)} similar pairs listed")
     return section_html(pairs, len(files))

@@ -64,7 +64,10 @@ class LocalStorage:
         return open(path, "wb")
 
     def stage(self, src: str, dst: str) -> None:
-        """Put a copy of src at dst: a hard link when possible (same file system), else a copy."""
+        """Put a copy of src at dst: a hard link when possible (same file system), else a copy. An unreadable src
+        fails here, not later in Spark's read of every file."""
+        with open(src, "rb"):
+            pass
         try:
             os.link(src, dst)
         except OSError:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from lab.core.config import MAX_NODES
-from lab.grade.archive import EVENTS_FILE, Folder, Limits, Zip
+from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, join
 from lab.student.ids import valid_student_id
 from lab.core.events import NODE_EXITED
@@ -334,7 +334,7 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
             sub.runs, sub.left_out = [], []
             for dst in written:
                 storage.remove(dst)
-        except (OSError, zipfile.BadZipFile, EOFError, RuntimeError, NotImplementedError) as exc:
+        except UNREADABLE as exc:
             sub.status = f"malformed: cannot read the submission ({type(exc).__name__}: {str(exc)[:100]})"
             sub.runs, sub.left_out = [], []
             for dst in written:

@@ -21,7 +21,7 @@ from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, WaitTimeout
 from lab.harness.script import Command, Scenario, load
 from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
-from lab.sim.world import SEGMENT_BYTES as WORLD_SEGMENT_BYTES, World
+from lab.sim.world import ALWAYS, SEGMENT_BYTES as WORLD_SEGMENT_BYTES, World
 
 
 # ---- drivers ----------------------------------------------------------------------------------------------
@@ -133,6 +133,10 @@ class Verdict:
     aborted: str = ""
     fault: dict | None = None  # the student's code stopped a node: the node, the step and the Fault's fields
     violation: Any = None  # with `network manual`: the first rule broken (lab.core.monitor.Violation)
+    # with `judge` (simulate): the calls of the student's functions that broke their exercise's rule, as (node, step,
+    # lab.core.judges.Call), and the functions not written yet that a node reached
+    wrong_calls: list = field(default_factory=list)
+    unwritten: set = field(default_factory=set)
 
     @property
     def passed(self) -> bool:
@@ -200,10 +204,11 @@ class Run:
                     reasons.NODE_STOPPED_BECAUSE, node=node["id"], why=Fault(**fault).sentence()))
                 return True
         return False
+
     def _check_rules(self, index: int) -> None:
         """With `network manual`: the grader's rules after the step; the first broken one ends the run."""
         found = [v for v in self.driver.cluster.violations() if not self.scenario.rules
-                 or v.check in (*self.scenario.rules, "student-fault", "node-exited")]
+                 or v.check in (*self.scenario.rules, *ALWAYS)]
         if found:
             violation = self.verdict.violation = found[0]
             self.driver.note(RULE_BROKEN, check=violation.check, target=violation.node, index=violation.index,
@@ -260,22 +265,27 @@ class Run:
 
 
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
-             impl: str = "solutions", out: str | Path | None = None, meta: dict | None = None,
-             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal") -> Verdict:
+             impl: str | None = None, out: str | Path | None = None, meta: dict | None = None,
+             pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal",
+             judge: bool = False) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there. Under the
-    classroom pace the trace's clock runs as a room would watch it (elections take seconds)."""
+    classroom pace the trace's clock runs as a room would watch it (elections take seconds). `impl`: the code the
+    nodes run (default: the one the script names, else the reference answers). `judge`: each call of the student's
+    functions is judged by its exercise's rule (lab.core.judges), into the verdict's wrong_calls."""
     scenario = load(name)
+    impl = impl or scenario.impl or "solutions"
     timing = pace_timing(pace)
     strategy = truncation or scenario.truncation
     if scenario.network == "manual":
         return replay(scenario, impl=impl, out=out, truncation=strategy, nodes=nodes, meta=meta)
     cluster = SimCluster(nodes or scenario.nodes, seed=seed, truncation=strategy, fsync=_fsync(scenario),
                          impl=impl, trace_dir=out, segment_bytes=scenario.segment_bytes or SEGMENT_BYTES,
-                         pre_vote=pre_vote, limit=limit, timing=timing,
+                         pre_vote=pre_vote, limit=limit, timing=timing, judge=judge,
                          meta={"run": f"{scenario.name}-{strategy}-seed{seed}", "scenario": scenario.name, "pace": pace,
                                "liveness_bound": scenario.liveness_bound, **(meta or {})})
     run = Run(replace(scenario, truncation=strategy), SimDriver(cluster), seed=seed, wait_timeout=wait_seconds(timing))
     verdict = run.run_all()
+    verdict.wrong_calls, verdict.unwritten = cluster.wrong_calls, cluster.unwritten
     cluster.close({"passed": verdict.passed})
     if out:
         write_verdict(out, verdict)

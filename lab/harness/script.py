@@ -48,15 +48,16 @@ class Scenario:
     # checked after every step (the explorer's counterexamples, lab.explore)
     network: str = "timed"
     rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
+    impl: str | None = None  # the code the script was made with (an explorer's counterexample); --impl overrides it
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl"}
 NETWORKS = ("timed", "manual")
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
-    segment_bytes, network, rules = None, "timed", ()
+    segment_bytes, network, rules, impl = None, "timed", (), None
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -95,6 +96,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     segment_bytes = int(words[1])
                 elif head == "rules":
                     rules = tuple(r for r in words[1].split(",") if r)
+                elif head == "impl":
+                    impl = words[1]
                 elif head == "network":
                     network = words[1]
                     if network not in NETWORKS:
@@ -114,7 +117,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         raise ScenarioError(f"{name}: no steps")
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
-                    segment_bytes=segment_bytes, network=network, rules=rules)
+                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl)
 
 
 def available() -> list[str]:

@@ -1,50 +1,47 @@
-"""The calls of a student's functions during a replayed run, each with its inputs and result, and whether it
-answered as the lab's own rule does (the reference is asked on copies of the same inputs; its answer is never
-shown: only which call went wrong)."""
+"""The calls of a student's functions in an explorer's world, each judged by its exercise's rule as the run goes
+(lab.core.judges): the first that breaks it ends a search, and a replay keeps every call, with its inputs, its
+result and what was wrong with it, for the trace and the explanation."""
 
 from __future__ import annotations
 
-import copy
-from dataclasses import replace
-
-from lab.core.guard import describe, describe_call
-from lab.core.impl import FUNCTIONS, Impl, load
+from lab.core.impl import Impl, student_functions
+from lab.core.judges import Call, judged
 
 
-def _same(name: str, got, want) -> bool:
-    if name == "check_read":  # refusals are the student's own words: only serving or not counts
-        return (got is None) == (want is None)
-    return got == want
+class Ear:
+    """Which world hears the calls: the one stepping now (a world's clones share its functions, hence its ear)."""
+
+    __slots__ = ("world",)
+
+    def __init__(self, world):
+        self.world = world
 
 
-def recording(impl: Impl, world) -> Impl:
-    """`impl` whose calls are appended to world.calls (dicts: node, step, function, inputs, result, wrong)."""
-    reference = load("solutions")
+def judging(impl: Impl, name: str, ear: Ear) -> Impl:
+    """`impl` (guarded) whose student's functions (those `name` takes from a student) tell the world stepping of
+    each call: its `called` and `unwritten` gather which functions ran and which are not written yet; the first
+    call that broke its rule is its `wrong` (node, Call); with its `record`, every call goes to its `calls`."""
 
-    def wrap(name, fn):
-        theirs = getattr(reference, name)
+    def heard(call: Call) -> None:
+        world = ear.world
+        if call.unwritten:
+            world.unwritten.add(call.function)
+            return
+        world.called.add(call.function)
+        if call.why is not None and world.wrong is None:
+            world.wrong = (world.current, call)
+        if world.record:
+            world.calls.append(record(call, world.current, world.now))
 
-        def call(*args):
-            shown = describe_call(args)
-            try:
-                copied = tuple(copy.copy(a) if isinstance(a, dict) else a for a in args)
-                if name == "on_replication_response":
-                    copied = (*copied[:-1], reference.high_water_mark)
-                want = theirs(*copied)
-            except Exception:  # the reference refuses inputs it never gets from the lab: no verdict
-                want = _UNKNOWN
-            record = {"node": world.current, "step": world.now, "function": name, "inputs": shown}
-            world.calls.append(record)
-            result = fn(*args)
-            record["result"] = describe(result)
-            record["wrong"] = want is not _UNKNOWN and not _same(name, result, want)
-            return result
-
-        call.__wrapped__ = getattr(fn, "__wrapped__", fn)
-        call.guard_limit = getattr(fn, "guard_limit", None)
-        return call
-
-    return replace(impl, **{f: wrap(f, getattr(impl, f)) for f in FUNCTIONS})
+    return judged(impl, student_functions(name), heard)
 
 
-_UNKNOWN = object()
+def record(call: Call, node: str, step: int) -> dict:
+    """A call as the trace's student_call line and the explanation hold it."""
+    out = {"node": node, "step": step, "function": call.function, "inputs": call.inputs(),
+           "result": call.shown_result(), "wrong": call.why is not None}
+    if call.why is not None:
+        out["why"] = call.why
+    if call.used is not None:  # its answer rests on a wrong answer of the function it was handed
+        out["uses"] = call.used.function
+    return out

@@ -55,11 +55,9 @@ def enumerate_choices(world, bounds: Bounds) -> list[tuple[str, ...]]:
                 out.append(("heartbeat", name))
             if "write" in kinds and replica.role == "leader" and world.writes < bounds.writes:
                 out.append(("write", name))
-            if "read" in kinds:
-                hwm = replica.high_water_mark
-                for index in (hwm, hwm + 1):
-                    if 1 <= index <= replica.log.log_end:
-                        out.append(("read", str(index), "at", name))
+            if "read" in kinds:  # every index, and one past the log's end: a gate is judged at each
+                for index in range(1, replica.log.log_end + 2):
+                    out.append(("read", str(index), "at", name))
             if "kill" in kinds and world.kills < bounds.kills:
                 out.append(("kill", name))
                 if world.logs[name].synced < world.logs[name].log_end:

@@ -22,6 +22,7 @@ from typing import Callable, Iterable
 from lab.ports.fault_vocabulary import check_delay, check_rate
 from lab.core import guard
 from lab.core import impl as impl_module
+from lab.core.judges import Call, judged
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
 from lab.core.replica import Replica
@@ -82,12 +83,17 @@ class SimCluster:
         pre_vote: bool = PRE_VOTE,
         meta: dict | None = None,
         limit: float = guard.DEFAULT_LIMIT,
+        judge: bool = False,  # each call of the student's functions judged (lab.core.judges): see _heard
     ):
         self.names = node_names(nodes) if isinstance(nodes, int) else list(nodes)
         self.seed = seed
         self.rng = random.Random(f"{seed}-network")
         self.truncation = truncation
         self.impl = guard.guarded(impl_module.load(impl), limit)  # a student's function is timed and checked
+        self.wrong_calls: list[tuple[str, int, Call]] = []  # (node, step, call), the first few
+        self.unwritten: set[str] = set()
+        self.current = ""  # the node stepping now
+        self.impl = judged(self.impl, impl_module.student_functions(impl), self._heard) if judge else self.impl
         self.timing = timing
         self.tick_seconds = timing.tick_ms / 1000.0
         self.flush_ticks = flush_ticks
@@ -169,8 +175,17 @@ class SimCluster:
             return
         self._step(name, self.replicas[name].start)
 
+    def _heard(self, call: Call) -> None:
+        """With `judge`: the calls that broke their exercise's rule go to `wrong_calls`, and the functions not
+        written yet that a node reached to `unwritten`."""
+        if call.unwritten:
+            self.unwritten.add(call.function)
+        elif call.why is not None and len(self.wrong_calls) < 20:
+            self.wrong_calls.append((self.current, self.step, call))
+
     def _step(self, name: str, step, *args) -> None:
         """One step of a node's replica, applied by its driver. A step that raises stops the node (fail-stop)."""
+        self.current = name
         try:
             ready = step(*args)
             self.drivers[name].apply([ready])

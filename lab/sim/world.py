@@ -14,7 +14,7 @@ import traceback
 from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
 from lab.core.monitor import Monitor, Violation
-from lab.sim.calls import recording
+from lab.sim.calls import Ear, judging
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
@@ -24,6 +24,11 @@ from lab.core.events import CLIENT_READ, CLIENT_WRITE, NODE_EXITED, STUDENT_CALL
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
 SEGMENT_BYTES = 40
+
+# The world's own findings beside the grader's rules: the student's code failed (raised, looped, returned a wrong
+# type), one of its calls broke its exercise's rule, or a node stopped. They end a run whatever rules were asked.
+STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED = "student-fault", "student-call", "node-exited"
+ALWAYS = (STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED)
 
 
 _MASK = (1 << 64) - 1
@@ -75,14 +80,18 @@ class World(SimCluster):
         self.exited: tuple[str, str] | None = None
         self.writes = self.requests = self.kills = 0
         self.calls: list[dict] = []
+        self.record = record_calls
+        self.wrong = None  # (node, Call): the first call of a student's function that broke its exercise's rule
+        self.called: set[str] = set()  # the student's functions called (shared with this world's clones)
+        self.unwritten: set[str] = set()  # those that raised NotImplementedError: not written yet
         self.current = ""
         self.last_message = None
         self._seen = 0
         super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
                          segment_bytes=segment_bytes, limit=limit,
                          meta={"source": "sim", "explore": True, **(meta or {})})
-        checked = guarded(self.impl, limit)
-        self.impl = recording(checked, self) if record_calls else checked
+        self.ear = Ear(self)
+        self.impl = judging(guarded(self.impl, limit), impl, self.ear)
         for name in self.names:
             self.logs[name]._impl = self.impl
             if self.replicas[name] is not None:
@@ -171,6 +180,7 @@ class World(SimCluster):
         done in this state (a message no longer in flight, a node not running...)."""
         head = words[0]
         self.now += 1
+        self.ear.world = self  # the calls of this step are this world's
         if head in ("deliver", "drop", "duplicate"):
             position = self._find(words)
             if position is None:
@@ -261,16 +271,16 @@ class World(SimCluster):
 
     # ---- the rules --------------------------------------------------------------------------------------------
 
-    def holders(self, leader: str, k: int) -> int:
-        """How many nodes hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
+    def holders(self, leader: str, k: int) -> list[str]:
+        """The nodes that hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
         mine = self.replicas[leader].log._entries[:k]
-        count = 0
+        found = []
         for name in self.names:
             replica = self.replicas[name]
             entries = replica.log._entries if replica is not None else list(self.logs[name].entries())
             if entries[:k] == mine:
-                count += 1
-        return count
+                found.append(name)
+        return found
 
     def violations(self) -> list[Violation]:
         """The rules the events since the last call broke, then the rules over the logs as they are now."""
@@ -284,10 +294,13 @@ class World(SimCluster):
             self._seen = len(events)
         if self.fault is not None:
             node, fault = self.fault
-            found.insert(0, Violation("student-fault", node, None, fault.sentence(), (("fault", fault),)))
+            found.insert(0, Violation(STUDENT_FAULT, node, None, fault.sentence(), (("fault", fault),)))
+        if self.wrong is not None:  # after the grader's rules the same step broke, if any: they come first
+            node, call = self.wrong
+            found.append(Violation(STUDENT_CALL_BROKEN, node, None, str(call.sentence()), (("call", call),)))
         elif self.exited is not None:
             node, reason = self.exited
-            found.append(Violation("node-exited", node, None, f"{node} stopped: {reason}", (("reason", reason),)))
+            found.append(Violation(NODE_STOPPED, node, None, f"{node} stopped: {reason}", (("reason", reason),)))
         if not found:
             found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
                                              for n, r in self.replicas.items() if r is not None})
@@ -353,4 +366,4 @@ def script_line(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "script_line"]
+__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "ALWAYS", "script_line"]

@@ -10,27 +10,24 @@ from __future__ import annotations
 import hashlib
 import importlib
 import itertools
-import shutil
 import tempfile
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, fault_of, guarded
-from lab.core.impl import Impl
+from lab.core import judges
+from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, StudentFault, answers, fault_of, guarded
+from lab.core.impl import Impl, has_reference, student_functions
 from lab.i18n import Joined, Text, localize, say, word
-from lab.i18n import scenarios as scenario_words
-from lab.i18n.scenarios import command_text
 from lab.core.impl import load as load_impl
-from lab.core.interface import AppendResult, SegmentInfo
+from lab.core.interface import AppendResult
 from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
-from lab.harness import scenario as scenario_module
-from lab.harness.script import load as load_script
-from lab.harness.realdriver import run_real
 from lab.student.faults import fault_text, scenario_fault_text
+from lab.student.runs import SEGMENTS
 from lab.core.events import FOLLOWER_APPEND
 from lab.core.reasons import ABOVE_HWM, Reason
 
@@ -64,6 +61,8 @@ class RuleResult:
     detail: str = ""
     function: str = ""
     fault: dict | None = None  # the student's function raised, looped, returned a wrong type or did not import
+    unwritten: bool = False  # it raised NotImplementedError: not written yet
+    uses: Text | None = None  # the rule used another exercise of the student's, which failed its own rule
 
 
 @dataclass
@@ -71,24 +70,42 @@ class CheckReport:
     exercise: Exercise
     status: str  # "not started", "failing", "passing"
     rules: list[RuleResult] = field(default_factory=list)
-    scenarios: list[dict] = field(default_factory=list)
+    scenarios: list[dict] = field(default_factory=list)  # each with its status: passed, failed, waits, elsewhere
     exploration: dict | None = None  # lab.explore.check: the short search after the scenarios
+    missing: dict = field(default_factory=dict)  # the student's functions the runs need that cannot run yet
 
     def first_fault(self) -> Text | None:
-        """The first failure of the student's code, said where the student looks first (the report's top)."""
+        """The first failure of the exercise's own code, said where the student looks first (the report's top)."""
         for r in self.rules:
             if r.fault:
                 return fault_text(r.fault)
         for s in self.scenarios:
-            if s.get("fault"):
+            if s.get("fault") and s.get("status") == "failed":
                 return scenario_fault_text(s["fault"])
         return None
 
     def does_not_import(self) -> bool:
         return any(r.fault and r.fault["kind"] == IMPORT for r in self.rules)
 
+    def waits_note(self) -> Text | None:
+        """Which exercises the runs wait for, if any."""
+        waits = sorted({n for s in self.scenarios for n in s.get("waits", ())} |
+                       set((self.exploration or {}).get("waits", ())))
+        if not waits:
+            return None
+        return say("Its scenarios and its exploration wait for {exercises} (not written yet, or a file that does not "
+                   "import): they run once those can.", exercises=_exercises(waits))
+
+    def elsewhere_note(self) -> Text | None:
+        """The first failure that lands on another exercise of the student's, if any."""
+        uses = [r.uses for r in self.rules if r.uses]
+        uses += [s["explain"] for s in self.scenarios if s.get("status") == "elsewhere"]
+        return uses[0] if uses else None
+
     def text(self, lang: str = "en") -> str:
-        """The report as `hwm-lab exercise check` prints it, in `lang`."""
+        """The report as `hwm-lab exercise check` prints it, in `lang`: the exercise's own fault first, then what
+        its runs wait for, then each rule, scenario and the exploration; what another exercise broke comes before the
+        rules when they all hold, after them when one of them (this exercise's own) is broken."""
         ex = self.exercise
 
         def say_in(text) -> str:
@@ -101,30 +118,60 @@ class CheckReport:
             lines.extend(f"  {line}" for line in say_in(fault).splitlines())
         if self.does_not_import():  # nothing else could run: the two lines above say it all
             return "\n".join(lines)
+        own = any(not r.ok for r in self.rules)
+        notes = [self.waits_note(), None if own else self.elsewhere_note()]
+        for note in filter(None, notes):
+            lines.extend(f"  {line}" for line in say_in(note).splitlines())
         for r in self.rules:
             lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] {r.function}: {say_in(r.rule)}")
             if not r.ok:
                 lines.extend(f"      {line}" for line in say_in(r.detail).splitlines())
+        if own and self.elsewhere_note() is not None:
+            lines.extend(f"  {line}" for line in say_in(self.elsewhere_note()).splitlines())
         for s in self.scenarios:
-            lines.append(f"  [{say_in(OK if s['passed'] else FAIL)}] " + say_in(say(
-                "scenario {scenario} ({truncation}, {source}, seed {seed}) -> {out}", scenario=s["scenario"],
-                truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"])))
-            if not s["passed"]:
-                lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
+            lines.extend(self._scenario_lines(s, say_in))
         if self.exploration is not None:
-            head, *rest = say_in(self.exploration["text"]).splitlines()
-            lines.append(f"  [{say_in(FAIL if self.exploration['found'] else OK)}] {head}")
-            lines.extend(f"      {line}" for line in rest)
+            lines.extend(self._exploration_lines(say_in))
         if self.status == "not started":
             lines.append("  " + say_in(say("Start with the docstring of {module}; read {read}.", module=ex.module,
                                            read=ex.read)))
         return "\n".join(lines)
+
+    @staticmethod
+    def _scenario_lines(s: dict, say_in) -> list[str]:
+        if s["status"] == "waits":
+            return [f"  [{say_in(WAITS)}] " + say_in(say("scenario {scenario} ({truncation}): it needs {exercises}",
+                                                         scenario=s["scenario"], truncation=s["truncation"],
+                                                         exercises=_exercises(s["waits"])))]
+        mark = (OK if s["passed"] else say("exercise {number}", number=s["elsewhere"]["exercise"])
+                if s["status"] == "elsewhere" else FAIL)
+        lines = [f"  [{say_in(mark)}] " + say_in(say(
+            "scenario {scenario} ({truncation}, {source}, seed {seed}) -> {out}", scenario=s["scenario"],
+            truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"]))]
+        if not s["passed"]:
+            lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
+        return lines
+
+    def _exploration_lines(self, say_in) -> list[str]:
+        found = self.exploration
+        status = found.get("status")
+        mark = WAITS if status == "waits" else say("exercise {number}", number=found["elsewhere"]["exercise"]) \
+            if status == "elsewhere" else FAIL if found["found"] else OK
+        head, *rest = say_in(found["text"]).splitlines()
+        return [f"  [{say_in(mark)}] {head}", *(f"      {line}" for line in rest)]
+
+
+def _exercises(numbers):
+    from lab.student.runs import exercises_text
+
+    return exercises_text(numbers)
 
 
 STATUS = {"not started": say("NOT STARTED"), "failing": say("FAILING"), "passing": say("PASSING")}
 STATUS_WORDS = {"not started": word("status", "not started"), "failing": word("status", "failing"),
                 "passing": word("status", "passing")}
 OK, BROKEN, FAIL = word("mark", "ok"), word("mark", "BROKEN"), word("mark", "FAIL")
+WAITS = word("mark", "waits")
 
 
 def _call(fn, *args):
@@ -141,20 +188,18 @@ def _entries(*generations: int, payload: str = "e") -> list[Entry]:
 # ---- exercise 1 -------------------------------------------------------------------------------------------
 
 
-def _majority_index(match):
-    return max(k for k in range(max(match) + 1) if sum(m >= k for m in match) > len(match) // 2)
-
-
 def _hwm_rule(sizes):
+    """Every list of match indexes from 0 to 3 of these sizes, smallest first, each answer judged by counting the
+    nodes that hold the index returned and the next one (lab.core.judges)."""
     def check(impl):
-        for size in sizes:
-            for match in itertools.product(range(4), repeat=size):  # smallest lists first
-                got = _call(impl.high_water_mark, list(match))
-                want = _majority_index(match)
-                if got != want:
-                    return say("match indexes {match} ({size} nodes, a majority is {majority}): got {got}, "
-                               "expected {want}", match=list(match), size=size, majority=size // 2 + 1, got=got,
-                               want=want)
+        cases = [match for size in sizes for match in itertools.product(range(4), repeat=size)]  # smallest first
+        try:  # (asked all at once: in the grader they cross to the student's process in one message)
+            for match, got in zip(cases, answers(impl.high_water_mark, [(list(match),) for match in cases])):
+                why = judges.high_water_mark(match, got)
+                if why is not None:
+                    return judges.Call("high_water_mark", (list(match),), None, got, why).sentence()
+        except NotImplementedError as exc:
+            raise NotStarted(str(exc)) from exc
         return None
     return check
 
@@ -169,12 +214,19 @@ def _hwm_does_not_mutate(impl):
 # ---- exercise 2 -------------------------------------------------------------------------------------------
 
 
-def _leader_case(match, follower, acked, hwm, generation, generations, want_hwm, want_match=None):
+def _leader_case(match, follower, acked, hwm, generation, generations, want_hwm, want_match=None, *, majority):
+    """`majority`: the case's majority index once the follower's acknowledgement is recorded (the case's data),
+    what exercise 1's function is to answer for that table."""
+    after = sorted({**match, follower: max(match.get(follower, 0), acked)}.values())
+
     def check(impl):
         table = dict(match)
+        unjudged: list = []
+        handed = _handed_majority(impl, after, majority, check.uses, unjudged)
         got = _call(impl.on_replication_response, table, follower, acked, hwm, generation,
-                    lambda i: 0 if i == 0 else generations[i - 1],
-                    load_impl("solutions").high_water_mark)  # judge exercise 2 alone
+                    lambda i: 0 if i == 0 else generations[i - 1], handed)
+        if unjudged:
+            return unjudged[0]
         where = say("match_index {match}, {follower} acknowledges {acked}, current HWM {hwm}, leader generation "
                     "{generation}, entry generations {generations}", match=match, follower=follower, acked=acked,
                     hwm=hwm, generation=generation, generations=generations)
@@ -184,7 +236,56 @@ def _leader_case(match, follower, acked, hwm, generation, generations, want_hwm,
         if got != want_hwm:
             return say("{where}: returned HWM {got}, expected {want}", where=where, got=got, want=want_hwm)
         return None
+    check.uses = []
     return check
+
+
+def _handed_majority(impl: Impl, table: list, majority: int, uses: list, unjudged: list):
+    """Exercise 1's function as exercise 2's rules hand it in, so that exercise 2 is judged on its own: the
+    reference where the course's repository has it; in a handout the student's own, judged at each call, and
+    where it breaks its rule (or is not written) on the case's table, the case's own answer in its place, the
+    student told which call of exercise 1 went wrong (`uses`)."""
+    theirs = load_impl("solutions").high_water_mark if has_reference() else impl.high_water_mark
+
+    def high_water_mark(match_indexes):
+        values = list(match_indexes)
+        try:
+            if theirs in _HUNG:
+                raise NotImplementedError  # (said once already, as a fault: not waited for again)
+            got = theirs(values)
+            why = judges.high_water_mark(values, got)
+        except NotImplementedError:
+            if theirs in _HUNG:
+                return _instead(values, table, majority, None, unjudged)
+            got, why = None, None
+            uses.append(say("exercise 2 uses your exercise 1, which is not written yet: its rules are judged with "
+                            "each case's own majority index"))
+        except StudentFault as exc:
+            got, why = None, None
+            if exc.fault.kind == TIMEOUT:
+                _HUNG.add(theirs)
+            uses.append(say("exercise 2 uses your exercise 1, which failed: {fault}", fault=fault_text(exc.fault)))
+        if why is not None:
+            uses.append(say("exercise 2 uses your exercise 1, which broke its rule: {call}", call=judges.Call(
+                "high_water_mark", (values,), None, got, why).sentence()))
+        if got is not None and why is None:
+            return got
+        return _instead(values, table, majority, got, unjudged)
+
+    return high_water_mark
+
+
+def _instead(values: list, table: list, majority: int, got, unjudged: list) -> int:
+    """What exercise 2's rule hands in where exercise 1 gave no right answer: the case's own answer for the case's
+    table; for another table none is known: the rule says exercise 2 asked for the wrong table."""
+    if sorted(values) == table:
+        return majority
+    unjudged.append(say("on_replication_response called high_water_mark({values}), not with the match indexes "
+                        "after the acknowledgement {table}", values=values, table=table))
+    return got if got is not None else 0
+
+
+_HUNG: "weakref.WeakSet" = weakref.WeakSet()  # exercise 1's functions that ran past their limit in a rule
 
 
 # ---- exercise 3 -------------------------------------------------------------------------------------------
@@ -227,11 +328,6 @@ def _read_case(index, hwm, want):
 
 # ---- exercise 5 -------------------------------------------------------------------------------------------
 
-SEGMENTS = (
-    SegmentInfo(path="seg-1", first_index=1, offsets={1: 0, 2: 30, 3: 60}, size=90),
-    SegmentInfo(path="seg-4", first_index=4, offsets={4: 0, 5: 30}, size=60),
-    SegmentInfo(path="seg-6", first_index=6, offsets={6: 0}, size=30),
-)
 
 
 def _plan_case(index, must_delete, cut):
@@ -304,19 +400,19 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(2, say("the leader's handling of a replication response"), "exercises/leader.py",
              say("scenarios S1 and F8: lab/sim/scenarios/s1.txt, f8.txt (docs/scenarios.md); Raft's figure 8"), (
                  Rule(say("a match index never decreases (late or duplicated responses)"),
-                      _leader_case({"A": 3, "B": 3, "C": 0}, "B", 1, 3, 1, [1, 1, 1], 3, want_match=3)),
+                      _leader_case({"A": 3, "B": 3, "C": 0}, "B", 1, 3, 1, [1, 1, 1], 3, want_match=3, majority=3)),
                  Rule(say("the HWM advances when a majority holds an entry of the current generation"),
-                      _leader_case({"A": 3, "B": 0, "C": 0}, "B", 2, 0, 1, [1, 1, 1], 2, want_match=2)),
+                      _leader_case({"A": 3, "B": 0, "C": 0}, "B", 2, 0, 1, [1, 1, 1], 2, want_match=2, majority=2)),
                  Rule(say("the HWM does not advance without a majority"),
-                      _leader_case({"A": 3, "B": 0, "C": 0, "D": 0, "E": 0}, "B", 3, 0, 1, [1, 1, 1], 0)),
+                      _leader_case({"A": 3, "B": 0, "C": 0, "D": 0, "E": 0}, "B", 3, 0, 1, [1, 1, 1], 0, majority=0)),
                  Rule(say("the HWM only advances over an entry of the leader's current generation (F8)"),
-                      _leader_case({"A": 2, "B": 0, "C": 0}, "B", 2, 0, 3, [1, 2], 0)),
+                      _leader_case({"A": 2, "B": 0, "C": 0}, "B", 2, 0, 3, [1, 2], 0, majority=2)),
                  Rule(say("older entries are committed together with an entry of the current generation"),
-                      _leader_case({"A": 2, "B": 0, "C": 0}, "B", 2, 0, 3, [1, 3], 2)),
+                      _leader_case({"A": 2, "B": 0, "C": 0}, "B", 2, 0, 3, [1, 3], 2, majority=2)),
                  Rule(say("the HWM never moves back"),
-                      _leader_case({"A": 3, "B": 1, "C": 1}, "B", 1, 3, 1, [1, 1, 1], 3)),
+                      _leader_case({"A": 3, "B": 1, "C": 1}, "B", 1, 3, 1, [1, 1, 1], 3, majority=1)),
                  Rule(say("the majority is counted over the whole cluster, even-sized too"),
-                      _leader_case({"A": 7, "B": 0, "C": 5, "D": 3}, "B", 7, 3, 1, [1] * 7, 5)),
+                      _leader_case({"A": 7, "B": 0, "C": 5, "D": 3}, "B", 7, 3, 1, [1] * 7, 5, majority=5)),
              ), (("s1", "generation"), ("f8", "generation")), ("on_replication_response",)),
     Exercise(3, say("the follower's handling of a replication request"), "exercises/follower.py",
              say("scenarios S1 and K2: lab/sim/scenarios/s1.txt, k2.txt; the article's 'Log Truncation'"), (
@@ -398,11 +494,15 @@ def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple
             results.append(RuleResult(rule.text, False, say("not run: {function} did not return in an earlier rule",
                                                             function=function), function))
             continue
+        uses = getattr(rule.check, "uses", None)
+        if uses is not None:
+            uses.clear()
         try:
             problem = rule.check(impl)
             started = True
         except NotStarted as exc:
-            results.append(RuleResult(rule.text, False, say("not implemented yet: {hint}", hint=str(exc)), function))
+            results.append(RuleResult(rule.text, False, say("not implemented yet: {hint}", hint=str(exc)), function,
+                                      unwritten=True))
             continue
         except Exception as exc:  # a student's code may raise anything: report it, do not crash
             started = True
@@ -410,7 +510,8 @@ def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple
             fault = found.as_dict() if found else None
             problem = fault_text(found) if found else say(
                 "raised {error}", error=traceback.format_exception_only(type(exc), exc)[-1].strip())
-        results.append(RuleResult(rule.text, problem is None, problem or "", function, fault))
+        results.append(RuleResult(rule.text, problem is None, problem or "", function, fault,
+                                  uses=uses[0] if uses else None))
         if fault and fault["kind"] == IMPORT:  # every other rule would fail the same way
             break
         if fault and fault["kind"] == TIMEOUT:
@@ -441,89 +542,41 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
               scenarios: bool = True, progress: Callable[[str], None] = lambda s: None,
               limit: float = DEFAULT_LIMIT, explore: bool = True) -> CheckReport:
     """Exercise `number`'s rules, then its scenarios (each call of the student's code limited to `limit` s), then
-    a short exploration for the smallest run that breaks a rule."""
+    a short exploration for the smallest run that breaks a rule: those two only when every function they need is
+    written (the student's, or the reference's where the course's repository has it); the report says which
+    exercises they wait for."""
+    from lab.student import runs
+
     ex = exercise(number)
     impl = load_impl(impl_name)
     status, rules = check_rules(ex, impl, limit)
     report = CheckReport(ex, status, rules)
     if status == "not started" or not scenarios or report.does_not_import():
         return report
-    run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit)
+    mixed = cluster_impl(ex, impl_name)
+    yours = student_functions(mixed)
+    report.missing = {f: why for f, why in runs.waiting(impl).items() if f in yours}
+    runs.run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit,
+                       mixed=mixed, missing=report.missing, files=files_sha256(impl_name, [ex]))
     if explore and report.first_fault() is None:  # a fault is already the story: no search to tell it again
-        _explore(report, cluster_impl(ex, impl_name), out_root, progress)
+        runs.run_exploration(report, mixed, out_root, progress, report.missing)
+    if explore:  # a whole check: what `exercise list` and the students' tests say of these same files
+        runs.save_verdict(out_root, number, report.status, files_sha256(impl_name))
     return report
 
 
+def last_verdict(number: int, impl_name: str, out_root=None) -> str | None:
+    """The status the last whole `check N` gave the student's files as they are now (None: none did)."""
+    from lab.student.runs import last_verdict as saved
+
+    try:
+        root = out_root or package_dir(impl_name).resolve().parent / ".hwm-lab" / "checks"
+        return saved(root, number, files_sha256(impl_name))
+    except Exception:  # the package does not import: no check ran on it
+        return None
+
+
 def cluster_impl(ex: Exercise, impl_name: str) -> str:
-    """The cluster runs this exercise's functions from the student's code and the rest from `solutions`."""
+    """The cluster runs this exercise's functions from the student's code and the rest from `solutions` (in a
+    handout, which has none, from the student's code too)."""
     return impl_name if impl_name == "solutions" else f"{impl_name}:{','.join(ex.functions)}"
-
-
-def run_scenarios(report: CheckReport, impl_name: str, *, out_root: str | Path, seed: int, real: bool,
-                  progress: Callable[[str], None], limit: float) -> None:
-    """The exercise's scenarios on the simulator (and as processes), their results added to the report."""
-    ex, number = report.exercise, report.exercise.number
-    sources = ["sim"] + (["real"] if real else [])
-    mixed = cluster_impl(ex, impl_name)
-    # Each run records the exercise file it was made from, so that a submission packs no stale run.
-    meta = {"exercise": number, "files_sha256": files_sha256(impl_name, [ex])}
-    for name, strategy in ex.scenarios:
-        for source in sources:
-            out = Path(out_root) / f"ex{number}-{name}-{strategy}-{source}-seed{seed}"
-            progress(say("exercise {number}: scenario {name} ({strategy}) on the simulator", number=number, name=name,
-                         strategy=strategy) if source == "sim" else
-                     say("exercise {number}: scenario {name} ({strategy}) as real processes", number=number,
-                         name=name, strategy=strategy))
-            if out.exists():
-                shutil.rmtree(out)
-            try:
-                if source == "sim":
-                    verdict = scenario_module.simulate(name, seed=seed, truncation=strategy, impl=mixed,
-                                                       out=out, meta=meta, limit=limit)
-                else:
-                    verdict, _ = run_real(name, impl=mixed, out=out, seed=seed, truncation=strategy,
-                                          meta=meta, limit=limit)
-                explain = _explain(load_script(name), verdict)
-                passed, fault = verdict.passed, verdict.fault
-            except Exception as exc:  # the student's code crashed inside the cluster
-                found = fault_of(exc)
-                fault = {"node": "", "step": "", "scenario": name, **found.as_dict()} if found else None
-                passed, explain = False, say("the run crashed: {error}", error=f"{type(exc).__name__}: {exc}")
-            report.scenarios.append({"scenario": name, "truncation": strategy, "source": source, "seed": seed,
-                                     "passed": passed, "out": str(out), "explain": explain, "exercise": number,
-                                     "files_sha256": meta["files_sha256"], "fault": fault})
-    if any(not s["passed"] for s in report.scenarios):
-        report.status = "failing"
-
-
-def _explore(report: CheckReport, impl: str, out_root, progress) -> None:
-    """A short search for the smallest run that breaks a rule (lab.explore); one found fails the exercise."""
-    from lab.explore.check import explore_check
-
-    progress(say("exercise {number}: a short exploration", number=report.exercise.number))
-    report.exploration = explore_check(report.exercise.number, impl, out_root)
-    if report.exploration["found"]:
-        report.status = "failing"
-
-
-def _explain(script, verdict) -> Text:
-    """The smallest step list that shows the failure: the steps up to the first broken expectation."""
-    if verdict.fault:  # the student's code stopped a node: that, and the steps up to it
-        step = verdict.fault["step"]
-        lines = [scenario_fault_text(verdict.fault),
-                 say("steps that show it ({count} of {total}):", count=step, total=len(script.steps))]
-        lines += [Joined([f"  {n}. ", text], "") for n, text in
-                  enumerate(scenario_words.steps(script)[:step], start=1)]
-        return Joined(lines, "\n")
-    failures = verdict.failures()
-    if not failures:
-        return verdict.aborted
-    first = failures[0]
-    name = command_text(first.name)
-    broken = (say("broken: {name} -- {detail}", name=name, detail=first.detail) if first.detail
-              else say("broken: {name}", name=name))
-    lines = [broken, say("steps that show it ({count} of {total}):", count=first.step + 1, total=len(script.steps))]
-    for number, text in enumerate(scenario_words.steps(script)[: first.step + 1], start=1):
-        lines.append(Joined([f"  {number}. ", text], ""))
-    return Joined(lines, "\n")
-

@@ -378,10 +378,8 @@ def test_cutting_one_off_fails_on_either_side(spark):
     ev.add("C", "epoch_truncation", 1.0, boot=2, end_index=4, log_end=4, cut=5)
     out = run_check(spark, checks.check_epoch_truncation, ev)
     assert [(v["node"], v["index"], v["detail"]) for v in out] == [
-        ("A", 3, "A cut its log from index 3, but with the leader's end index 3 (its log ends at 5) it must cut "
-                 "from 4"),
-        ("C", 5, "C cut its log from index 5, but it ends at 4, at or before the leader's end index 4: nothing is "
-                 "to be removed")]
+        ("A", 3, "A cut its log from index 3 and removes index 3, which the leader's log holds (it ends at 3)"),
+        ("C", 5, "C cut its log from index 5, but it holds indexes 1 to 4: nothing is to be removed there")]
 
 
 # ---- the plan -----------------------------------------------------------------------------------------------

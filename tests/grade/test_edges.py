@@ -1,5 +1,6 @@
-"""The job's edges: Ctrl-C ends it in one line with the staging folder removed and exit 130; Spark's own log goes
-to DIR/spark.log, not among the progress lines; local mode binds to loopback; feedback never says None."""
+"""The job's edges: Ctrl-C ends it in one line with the staging folder removed and exit 130 (tests/grade/
+test_interrupt.py: at any moment, --out left as it was); Spark's own log goes to DIR/spark.log, not among the
+progress lines; local mode binds to loopback; feedback never says None."""
 
 import json
 import signal
@@ -34,9 +35,9 @@ def test_ctrl_c_ends_the_job_in_one_line_and_removes_the_staging_folder(tmp_path
             if not line:
                 break
             lines.append(line)
-            if "submissions" in line and "read" in line and (out / "_staging").exists():
+            if "submissions" in line and "read" in line and (out / "_new" / "_staging").exists():
                 break
-        assert (out / "_staging").exists(), "".join(lines)
+        assert (out / "_new" / "_staging").exists(), "".join(lines)
         proc.send_signal(signal.SIGINT)
         _, rest = proc.communicate(timeout=90)
     finally:
@@ -46,10 +47,10 @@ def test_ctrl_c_ends_the_job_in_one_line_and_removes_the_staging_folder(tmp_path
     after = [x for x in rest.splitlines() if x.strip() and not x.startswith("[grade] read ")]
     assert proc.returncode == 130, rest
     assert len(after) == 1 and after[0].startswith("grade: interrupted"), rest
-    assert not (out / "_staging").exists()
+    assert not (out / "_staging").exists() and not (out / "_new").exists()
     said = "".join(lines) + rest
     assert "Traceback" not in said and "WARN" not in said and "py4j" not in said
-    assert "Spark" in (out / "spark.log").read_text()  # Spark's log is kept, under --out
+    assert "Spark" in (out / "spark-interrupted.log").read_text()  # Spark's log is kept, beside the outputs
 
 
 @pytest.mark.spark
@@ -98,3 +99,16 @@ def test_a_manifest_without_a_format_is_said_so_in_words(tmp_path):
     cat = catalog(LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "staging"))
     status = cat.submissions[0].status
     assert status.startswith("malformed: manifest.json has no format") and "None" not in status
+
+
+def test_re_execution_needs_the_reference_answers_which_a_handout_has_not(tmp_path, monkeypatch, capsys):
+    from lab.grade import job
+
+    monkeypatch.setattr(job, "course_folder", lambda name: None)  # as in a handout: no solutions/ beside the lab
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "course.key").write_text("a course secret of 32 bytes, ok.")
+    args = job.build_parser().parse_args([str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--course-secret",
+                                          str(tmp_path / "course.key"), "--unsandboxed"])
+    assert job.run(args) == 2
+    assert "this is a handout (no solutions/ beside the lab)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -104,17 +104,22 @@ def test_a_socket_reaches_nobody(tmp_path, monkeypatch):
 
 @needs_bwrap
 def test_writing_outside_its_folder_fails(tmp_path, monkeypatch):
-    # Outside /tmp the machine is read-only to the child; in /tmp it writes to a private tmpfs that goes with it.
+    # The lab's folder is not in the student's view at all, its own files are read-only, and /tmp is a private tmpfs
+    # that goes with the process.
     target = ROOT / f"escaped-{os.getpid()}.txt"
     try:
         result = rerun_reads(f"    open({str(target)!r}, 'w').write('x')\n", tmp_path, monkeypatch)
         assert not target.exists()
     finally:
         target.unlink(missing_ok=True)
+    assert result["status"].startswith("crashed: check_read(") and "No such file or directory" in result["status"]
+    result = rerun_reads("    open('exercises/reads.py', 'a').write('# mine now')\n", tmp_path, monkeypatch)
     assert result["status"].startswith("crashed: check_read(") and "Read-only file system" in result["status"]
     in_tmp = tmp_path / "escaped.txt"
     result = rerun_reads(f"    open({str(in_tmp)!r}, 'w').write('x')\n", tmp_path, monkeypatch)
-    assert not in_tmp.exists() and result["status"] == "ok"
+    assert result["status"].startswith("crashed: check_read(") and "No such file or directory" in result["status"]
+    result = rerun_reads("    open('/tmp/mine.txt', 'w').write('x')\n", tmp_path, monkeypatch)
+    assert not Path("/tmp/mine.txt").exists() and result["status"] == "ok"
 
 
 @needs_bwrap
@@ -224,11 +229,12 @@ def test_a_submission_cannot_hand_in_the_reference_answers(tmp_path, monkeypatch
     ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
     task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
     (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
-    assert result["status"].startswith("crashed: exercises/reads.py does not import: ImportError")
+    no_module = "crashed: exercises/reads.py does not import: ModuleNotFoundError: No module named 'solutions'"
+    assert result["status"] == no_module  # the student's process has no reference to import
     wrapped = "import importlib\ncheck_read = importlib.import_module('solutions').check_read\n"
     task = reexec.task("s1", ex, {"exercises/reads.py": wrapped.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
     (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
-    assert result["status"].startswith("crashed: exercises/reads.py does not import: ImportError")
+    assert result["status"] == no_module
 
 
 def test_with_the_instructors_flag_and_no_bubblewrap_the_limits_still_hold(tmp_path, monkeypatch):
@@ -284,14 +290,34 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     assert {f[2] for f in cat.files} == kept
 
 
-def test_what_the_child_needs_under_tmp_is_bound_back_over_the_private_tmp(tmp_path):
-    """A checkout cloned under /tmp (CI's may be) keeps its Python: the sandbox's private /tmp would hide it."""
-    python = tmp_path / "clone" / ".venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.write_text("")
-    argv = sandbox.command([str(python), "-c", "pass"], str(tmp_path / "work"), "bwrap")
-    after_tmpfs = argv[argv.index("--tmpfs") + 2:]
-    bound = [after_tmpfs[i + 1] for i, a in enumerate(after_tmpfs) if a == "--ro-bind"]
-    assert any(str(python) == p or str(python).startswith(p + "/") for p in bound)
-    assert all(p.startswith("/tmp/") for p in bound)  # nothing outside /tmp is bound twice
-    assert argv.index("--bind") > argv.index("--tmpfs")
+def test_each_sandbox_is_given_folders_not_the_machine(tmp_path):
+    """bubblewrap binds one folder at a time (never `/`): the student's sandbox the Python runtime, the lab's interface
+    and the student's files; the harness's the lab and the reference, and its own folder to write in."""
+    code, view, box = tmp_path / "code", tmp_path / "hwm", tmp_path / "box"
+    student = sandbox.student_command("bwrap", str(view), str(code), 3)
+    harness = sandbox.harness_command("bwrap", str(ROOT), str(box), 3)
+    python, runtime = sandbox.python_runtime()
+    for argv in (student, harness):
+        assert "--unshare-all" in argv and "--clearenv" in argv and "--die-with-parent" in argv
+        binds = [(argv[i], argv[i + 1], argv[i + 2]) for i in range(len(argv) - 2)
+                 if argv[i] in ("--ro-bind", "--bind")]
+        assert ("--ro-bind", "/", "/") not in binds
+        assert argv.index("--tmpfs") < argv.index("--ro-bind")  # what lives under /tmp is bound over the private one
+    student_binds = {(a, b) for i, (kind, a, b) in enumerate(zip(student, student[1:], student[2:]))
+                     if kind in ("--ro-bind", "--bind")}
+    runtime_binds = {(runtime[i + 1], runtime[i + 2]) for i in range(len(runtime) - 2) if runtime[i] == "--ro-bind"}
+    assert student_binds == runtime_binds | {(str(view), sandbox.LAB), (str(code), sandbox.CODE)}
+    assert "--bind" not in student  # nothing writable but its private /tmp
+    assert ["--bind", str(box), sandbox.BOX] == harness[harness.index("--bind"):harness.index("--bind") + 3]
+    harness_sources = {harness[i + 1] for i in range(len(harness) - 2)
+                       if harness[i] in ("--ro-bind", "--ro-bind-try", "--bind")}
+    assert str(ROOT / "solutions") in harness_sources and str(ROOT / "exercises") not in harness_sources
+    assert str(code) not in harness_sources  # the harness never sees the student's files
+    assert (python, python) in runtime_binds
+
+
+def test_the_student_view_of_the_lab_is_its_interface_alone(tmp_path):
+    view = Path(sandbox.student_lab(str(ROOT), str(tmp_path / "hwm")))
+    found = sorted(str(p.relative_to(view)) for p in view.rglob("*.py"))
+    assert found == sorted(sandbox.STUDENT_LAB)
+    assert not (view / "solutions").exists() and not (view / "lab" / "sim").exists()

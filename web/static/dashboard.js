@@ -591,7 +591,7 @@
     } else if (S.mode === "replay") {
       const list = steps();
       let k = -1;
-      list.forEach((s, i) => { if (s.n <= S.position) k = i; });
+      list.forEach((s, i) => { if (s.start <= S.position) k = i; });  // a step is under way from its start
       if (k >= 0) text = T.replayCaption(k + 1, list.length, list[k].text);
     }
     cap.hidden = !text;
