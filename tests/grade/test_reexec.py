@@ -250,5 +250,7 @@ def test_the_feedback_says_what_broke_with_its_input_and_links_a_run_to_play(gra
     assert info["events"] > 10 and info["broken"]["n"] <= info["events"]  # where the rule broke, marked
     files = sorted(p.name for p in (out / "feedback").iterdir())
     assert files == sorted(p.name for p in (again / "feedback").iterdir())
-    assert [f for f in files if f.endswith(".html") and "-ex" in f] == ["carl-ex1.html", "vic-ex1.html"]
-    assert not (out / "_previous-feedback").exists()
+    # (lena: exercise 3 wrong; her runs fail where her follower_append breaks its rule, lab.core.judges)
+    played = [f for f in files if f.endswith(".html") and "-ex" in f]
+    assert played == ["carl-ex1.html", "lena-ex3.html", "vic-ex1.html"]
+    assert not any(p.name.startswith("_") for p in out.iterdir())  # nothing the grade put aside stays
