@@ -41,7 +41,10 @@
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
-  const socket = io({ auth: token ? { token, lang: T.lang } : { lang: T.lang }, query: token ? { token } : {} });
+  // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
+  // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`).
+  const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: (url) => fetch(url).then((r) => r.text()) };
+  const socket = source.connect({ auth: token ? { token, lang: T.lang } : { lang: T.lang }, query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
   socket.on("disconnect", () => setConn(false));
   socket.on("connect_error", () => setConn(false));
@@ -479,7 +482,7 @@
     const position = S.position;
     $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total) : T.seqLive(15);
     $("#seq-export").href = sequenceUrl(true);
-    fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
+    source.sequence(sequenceUrl(false)).then((text) => {
       const box = $("#sequence");
       box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/i18n/sequence.py)
       box.dataset.position = S.mode === "replay" ? String(position) : "";

@@ -157,5 +157,11 @@
                                    : t("{src} → {dst}: connected (click to cut)", { src: s, dst: d })),
     langTitle: t("Language of this page"),
     langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
+
+    // a replay in one file (onefile.js)
+    oneFileRun: (run, shown, total) => (shown < total
+      ? t("{run}: {shown} of {total} events shown, the rest summarised by type", { run, shown: num(shown), total: num(total) })
+      : t("{run}: {total} events", { run, total: num(total) })),
+    oneFileOnly: t("This page is a replay in one file: it has no cluster to control"),
   };
 })();
