@@ -18,8 +18,12 @@ classic mistake), re-executed per (submission, exercise); the bench prints the g
 (submission, exercise), the sandboxed child's time beside the simulator's own time for the same runs (the floor).
   reexec32    32 students                                     target <= 60 s with local[2]
   reexec300   300 students                                    target <= 10 minutes with local[2]
+  reexec32wrong  32 students, each wrong in every exercise (the wrong variants of tests/wrong_variants/)
 Before them, the cost of one call of a student's function across the socket to the student's process (issue 32: the
 harness and the student's functions in two sandboxes) is printed beside the same call in process (the floor).
+Each re-executing grade also prints the files of failing runs to play beside the feedback (issue 36): how many, their
+total (target <= 50 MB for a class of 32), the largest, beside the floor every file carries (the page alone: the
+dashboard's style sheets, scripts, markup and catalogues, packed; measured in the same run).
 
     .venv/bin/python bench/grading.py [--classes small,medium,large,reexec32,reexec300] [--repeat 3]
                                       [--master local[2]] [--data DIR] [--no-baseline] [--json FILE]
@@ -59,7 +63,8 @@ BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect",
 
 # name -> (students, runs, events per run (about), the target wall time in seconds)
 CLASSES = {"small": (32, 10, 312, 25), "medium": (32, 10, 5000, 50), "large": (300, 10, 5333, 300)}
-REEXEC_CLASSES = {"reexec32": (32, 60), "reexec300": (300, 600)}  # name -> (students, target seconds)
+REEXEC_CLASSES = {"reexec32": (32, 60), "reexec300": (300, 600), "reexec32wrong": (32, 60)}  # -> (students, s)
+PLAYABLE_TARGET_MB = {32: 50}  # the files of failing runs to play, for a class of this many students
 PARSE_RATIO = 2.5  # at the medium class, the whole job within this many times Spark's bare parse
 BEFORE = {"jobs": 111, "shuffle_stages": 50}  # issue 17's measurement of the job before the rewrite (small class)
 
@@ -454,11 +459,37 @@ MISTAKES = {  # file -> (text in the reference's function, what a student wrote 
 }
 
 
+# file -> the wrong variant (tests/wrong_variants/) whose functions replace the reference's in it
+WRONG = {"high_water_mark.py": "ex1_article_formula", "leader.py": "ex2_no_generation_check",
+         "follower.py": "ex3_truncates_matching", "reads.py": "ex4_serves_above_hwm",
+         "wal_truncation.py": "ex5_off_by_one", "leader_epoch.py": "ex6_keeps_everything"}
+
+
+def wrong_everywhere(code: Path) -> None:
+    """Every exercise's file with the functions of its wrong variant in place of the reference's."""
+    import ast
+
+    for file, variant in WRONG.items():
+        source = (ROOT / "tests" / "wrong_variants" / f"{variant}.py").read_text()
+        wrong = {n.name: ast.get_source_segment(source, n) for n in ast.parse(source).body
+                 if isinstance(n, ast.FunctionDef)}
+        text = (code / file).read_text()
+        for node in sorted((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name in wrong),
+                           key=lambda n: -n.lineno):
+            lines = text.split("\n")
+            lines[node.lineno - 1:node.end_lineno] = wrong[node.name].split("\n")
+            text = "\n".join(lines)
+        (code / file).write_text(text)
+
+
 def _submission(work: Path, student: str, mistake: str | None) -> Path:
-    """A zip made by `hwm-lab submit` from the reference answers, with one classic mistake or none."""
+    """A zip made by `hwm-lab submit` from the reference answers, with one classic mistake, every wrong variant
+    ("everywhere"), or none."""
     code = work / f"code-{student}" / "exercises"
     shutil.copytree(ROOT / "solutions", code, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
-    if mistake:
+    if mistake == "everywhere":
+        wrong_everywhere(code)
+    elif mistake:
         old, new = MISTAKES[mistake]
         text = (code / mistake).read_text()
         at = text.index(old, text.index("def "))
@@ -473,23 +504,25 @@ def _submission(work: Path, student: str, mistake: str | None) -> Path:
     return out
 
 
-def generate_reexec(root: Path, students: int) -> None:
-    """`students` zips: three made by `hwm-lab submit`, each copied under many students' names."""
+def generate_reexec(root: Path, students: int, wrong: bool = False) -> None:
+    """`students` zips: three made by `hwm-lab submit`, each copied under many students' names; `wrong`: one, wrong
+    in every exercise, for every student."""
     import zipfile
 
     stamp = root / "class.json"
-    want = {"students": students, "generator": 1}
+    want = {"students": students, "generator": 2 if wrong else 1}
     if stamp.exists() and json.loads(stamp.read_text()) == want:
         return
     shutil.rmtree(root, ignore_errors=True)
     work = root.parent / f".{root.name}-made"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    made = [_submission(work, "ref", None), _submission(work, "logend", "follower.py"),
-            _submission(work, "article", "high_water_mark.py")]
+    made = ([_submission(work, "wrong", "everywhere")] if wrong else
+            [_submission(work, "ref", None), _submission(work, "logend", "follower.py"),
+             _submission(work, "article", "high_water_mark.py")])
     root.mkdir(parents=True)
     for i in range(students):
-        src = made[0] if i % 4 < 2 else made[1 + i % 2]
+        src = made[0] if wrong or i % 4 < 2 else made[1 + i % 2]
         with zipfile.ZipFile(src) as z, zipfile.ZipFile(root / f"{student_id(i)}.zip", "w", zipfile.ZIP_DEFLATED) as o:
             for name in z.namelist():
                 data = z.read(name)
@@ -519,10 +552,22 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
         pairs = list(csv.DictReader(f))
     with open(out / "grades.csv", newline="") as f:
         grades = f.read()
+    played = sorted(p.stat().st_size for p in (out / "feedback").glob("*-ex*.html"))
+    losing = sum(1 for line in grades.splitlines()[1:] for x in line.split(",")[1:7] if x != "10")
     return {"wall_s": wall, "reexec_s": float(m.group(2)) if m else None, "pairs": len(pairs),
             "pair_wall_s": [float(p["wall_seconds"]) for p in pairs],
             "pair_sim_s": [float(p["sim_seconds"]) for p in pairs],
-            "statuses": dict(Counter(p["status"] for p in pairs)), "grades": grades}
+            "statuses": dict(Counter(p["status"] for p in pairs)), "grades": grades,
+            "played": played, "exercises_losing": losing}
+
+
+def page_floor() -> int:
+    """What every file to play carries whatever its run: the page alone (web.onefile's page part, and the script
+    that unpacks it), in bytes."""
+    from web.onefile import STATIC, page_part, packed
+    from lab.i18n import LANGUAGES
+
+    return len(packed(page_part(tuple(LANGUAGES)))) + (STATIC / "onefile.js").stat().st_size
 
 
 def call_cost(calls: int = 2000) -> dict:
@@ -578,7 +623,7 @@ def bench_reexec(name: str, data: Path, args) -> dict:
     students, target = REEXEC_CLASSES[name]
     class_dir = data / name
     print(f"\n{name}: {students} students' zips from `hwm-lab submit` in {class_dir}", flush=True)
-    generate_reexec(class_dir, students)
+    generate_reexec(class_dir, students, wrong=name.endswith("wrong"))
     runs = []
     for i in range(args.repeat):
         r = reexec_grade(class_dir, data / f"out-{name}", args.master)
@@ -588,12 +633,21 @@ def bench_reexec(name: str, data: Path, args) -> dict:
               f"child {median(r['pair_wall_s']):.3f} s median ({max(r['pair_wall_s']):.3f} s max), the simulator's "
               f"own time for its runs {median(r['pair_sim_s']):.3f} s median; statuses {r['statuses']}; "
               f"load {load()}", flush=True)
+        mb, floor = sum(r["played"]) / 2 ** 20, page_floor()
+        limit = PLAYABLE_TARGET_MB.get(students)
+        verdict = f" (target <= {limit} MB: {'met' if mb <= limit else 'NOT met'})" if limit else ""
+        print(f"      runs to play: {len(r['played'])} files for {r['exercises_losing']} (student, exercise) pairs "
+              f"that lost points, {mb:.1f} MB in all{verdict}"
+              + f", largest {max(r['played'], default=0) / 1024:.0f} KB, median "
+              f"{median(r['played'] or [0]) / 1024:.0f} KB; floor: the page alone {floor / 1024:.0f} KB a file "
+              f"({len(r['played']) * floor / 2 ** 20:.1f} MB for these files)", flush=True)
     same = all(r["grades"] == runs[0]["grades"] for r in runs)
     walls = [r["wall_s"] for r in runs]
     return {"class": name, "students": students, "target_s": target, "wall_s": [round(x, 2) for x in walls],
             "wall_median_s": round(median(walls), 2), "reexec_s": [r["reexec_s"] for r in runs],
             "pair_wall_median_s": round(median(runs[-1]["pair_wall_s"]), 3),
             "pair_sim_median_s": round(median(runs[-1]["pair_sim_s"]), 3),
+            "played_files": len(runs[-1]["played"]), "played_mb": round(sum(runs[-1]["played"]) / 2 ** 20, 2),
             "statuses": runs[-1]["statuses"], "grades_identical": same, "load_after": load()}
 CHANGED = 5  # submissions changed between a grade and the re-grade
 

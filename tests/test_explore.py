@@ -149,7 +149,8 @@ def test_the_same_seed_writes_the_same_counterexample_byte_for_byte(tmp_path):
                          str(tmp_path / attempt), "--json")
         assert code == 1
         texts.append([(tmp_path / attempt / "counterexample.txt").read_bytes(),
-                      (tmp_path / attempt / "trace" / "events-A.jsonl").read_bytes()])
+                      (tmp_path / attempt / "trace" / "events-A.jsonl").read_bytes(),
+                      (tmp_path / attempt / "counterexample.html").read_bytes()])  # its replay in one file
     assert texts[0] == texts[1]
 
 

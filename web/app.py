@@ -33,7 +33,7 @@ from lab import i18n
 from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
 from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
-from web.frames import localize_tree, localized_frame, replay_frame
+from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed
 from web.room import Room
 from web.sockets import socket_handlers
@@ -51,7 +51,7 @@ DEFAULTS = {
     "ALLOWED_ORIGINS": None,  # extra origins allowed to open a Socket.IO connection
     "FRAME_HZ": 20,
     "EVENT_CAP": 200,  # most events one frame carries; the rest are counted by type
-    "LOG_WINDOW": 48,  # newest entries per node sent to the page
+    "LOG_WINDOW": LOG_WINDOW,  # newest entries per node sent to the page
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
     "LANGUAGE": None,  # the room's language to start with (hwm-lab demo --lang); None: each browser's own
@@ -60,8 +60,7 @@ DEFAULTS = {
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
-SEQUENCE_EVENTS = 1500  # the sequence view of a replay draws at most this many events before its cursor
-SEQUENCE_ROWS = 1500  # ... and at most this many rows (the newest): a whole scenario's
+SEQUENCE_ROWS = 1500  # the sequence view of a replay draws at most this many rows (the newest): a whole scenario's
 
 
 def is_loopback(host: str) -> bool:
@@ -299,7 +298,8 @@ class Dashboard:
         except TraceError as exc:
             raise ValueError(str(exc)) from None
         except OSError as exc:
-            raise ValueError(say("cannot read {path}: {error}", path=str(path), error=exc.strerror or str(exc))) from None
+            raise ValueError(say("cannot read {path}: {error}", path=str(path),
+                                 error=exc.strerror or str(exc))) from None
         from web.questions import Replayed
 
         offload = self.config["OFFLOAD"]  # (the scenario's model, off the event loop)
@@ -401,6 +401,19 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         name = time.strftime("answers-%Y%m%d-%H%M.csv")
         return Response(dashboard.room.csv(), mimetype="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+    @app.get("/replay.html")
+    def replay_file():
+        """The open replay as one HTML file that plays from disk (web.onefile): the replay page's "save as one
+        file"."""
+        from web.onefile import build
+
+        replay = dashboard.replay
+        if replay is None:
+            return jsonify(ok=False, error=localize(say("no trace is open"), dashboard.request_lang())), 404
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(replay.meta.get("run") or "replay"))
+        return Response(build(replay).html, mimetype="text/html",
+                        headers={"Content-Disposition": f'attachment; filename="{name}.html"',
+                                 "Cache-Control": "no-store"})
 
     @app.post("/api/dashboard/control/<action>")
     def control(action):

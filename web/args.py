@@ -58,6 +58,10 @@ def register(subparsers, run) -> None:
                                    description="Open a trace directory (a real or simulated run, or a student's "
                                                "submission) in the dashboard's replay view.")
     replay.add_argument("trace_dir", metavar="DIR")
+    replay.add_argument("--html", metavar="FILE", default=None,
+                        help="write the replay as one HTML file instead of serving it: it plays from disk in a "
+                             "browser, with no server and no network (a long run keeps its rare events and "
+                             "summarises the rest)")
     _common(replay, 8801)
     replay.set_defaults(func=run, command_name="replay")
 

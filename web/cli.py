@@ -19,6 +19,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "command_name", None) == "replay" and getattr(args, "html", None):
+        return write_html(args.trace_dir, args.html)
     if getattr(args, "command_name", None) == "demo" and not getattr(args, "announced", False):
         from lab.student.handout import announce
 
@@ -29,3 +31,32 @@ def run(args: argparse.Namespace) -> int:
     from web.serve import serve_command  # Flask is imported only now, in threading mode
 
     return serve_command(args)
+
+
+def write_html(trace_dir: str, out: str) -> int:
+    """`hwm-lab replay DIR --html FILE`: the replay as one file (web.onefile); no server, no eventlet."""
+    from lab import i18n
+    from lab.i18n import localize, say
+    from lab.ports.trace import TraceError
+    from web.onefile import write
+
+    lang = i18n.from_environment()
+    try:
+        built = write(trace_dir, out)
+    except TraceError as exc:
+        print(f"hwm-lab replay: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print("hwm-lab replay: " + localize(say("cannot write {path}: {error}", path=out,
+                                                error=exc.strerror or str(exc)), lang), file=sys.stderr)
+        return 1
+    size = f"{built.size / 1024:,.0f} KB" if built.size < 1024 * 1024 else f"{built.size / 1024 / 1024:,.1f} MB"
+    if built.kept < built.events:
+        said = say("{file}: {kept} of {events} events shown (every rare one; the rest summarised by type), {size}. "
+                   "Open it in a browser: it needs no server and no network.", file=out, kept=f"{built.kept:,}",
+                   events=f"{built.events:,}", size=size)
+    else:
+        said = say("{file}: {events} events, {size}. Open it in a browser: it needs no server and no network.",
+                   file=out, events=f"{built.events:,}", size=size)
+    print(localize(said, lang))
+    return 0

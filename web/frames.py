@@ -10,6 +10,9 @@ from lab.core.reasons import reason_from_record
 from lab.i18n import localize
 
 PAYLOAD_CHARS = 16
+SEQUENCE_EVENTS = 1500  # the sequence view of a replay draws at most this many events before its cursor
+LOG_WINDOW = 48  # newest entries per node sent to a page
+RECENT = 60  # events a replay's frame carries before its position
 
 
 def frame(kind: str, seq: int, *, sent: float, nodes: list[dict], cluster: dict, clocks: dict, events: list[dict],
@@ -83,20 +86,26 @@ def shaped_nodes(nodes: list[dict], links: list[dict], log_window: int) -> list[
 
 
 def replay_frame(replay, position: int | None = None, at_time: float | None = None, *, log_window: int,
-                 recent: int = 60) -> dict:
+                 recent: int = RECENT) -> dict:
     """A replay's snapshot at `position` (or at the run's time `at_time`), with its `recent` events before it."""
     if at_time is not None:
         position = replay.position_at_time(float(at_time))
     position = max(0, min(int(position or 0), len(replay)))
-    status = replay.fold_at(position).status()
-    ids = [n["id"] for n in status["nodes"]]
     events = [replay.event(n) for n in range(max(1, position - recent + 1), position + 1)]
+    return replay_snapshot(replay, position, replay.fold_at(position).status(), events, log_window=log_window)
+
+
+def replay_snapshot(replay, position: int, status: dict, events: list[dict], *, log_window: int,
+                    skipped: Counter | None = None) -> dict:
+    """A replay's snapshot at `position` from the cluster's status there (web.fold), with the events it shows and
+    those it only counts: what the server sends a page, and what a replay in one file holds (web.onefile)."""
+    ids = [n["id"] for n in status["nodes"]]
     nodes = shaped_nodes(status["nodes"], status["links"], log_window)
     return frame("snapshot", position, sent=time.time(), nodes=nodes,
                  cluster={"leader": status["leader"], "settings": status["settings"], "links": status["links"],
                           "ids": ids, "connected": True, "error": None},
-                 clocks={}, events=events, events_next=position + 1, position=position, total=len(replay),
-                 time=status["time"], play=replay.play_time(position), duration=replay.duration)
+                 clocks={}, events=events, events_next=position + 1, skipped=skipped, position=position,
+                 total=len(replay), time=status["time"], play=replay.play_time(position), duration=replay.duration)
 
 
 def localize_tree(value, lang: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from lab import i18n
 from lab.core.config import TRUNCATION_STRATEGIES
@@ -17,6 +18,7 @@ from lab.i18n import localize, say
 CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario")]
 
 EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+HTML = "counterexample.html"  # the counterexample's replay in one file, beside its script and trace
 
 
 def register(subparsers) -> None:
@@ -25,8 +27,8 @@ def register(subparsers) -> None:
         description="Search the runs of a simulated cluster driven by your functions (every order of messages, "
                     "lost and duplicated messages, elections, crashes, restarts, client writes and reads) for the "
                     "smallest one that breaks one of the grader's rules; write it to --out as counterexample.txt "
-                    "(replay it with hwm-lab simulate --script) and a trace directory (hwm-lab replay), and "
-                    "explain it.",
+                    "(replay it with hwm-lab simulate --script), a trace directory (hwm-lab replay) and "
+                    "counterexample.html (its replay in one file, for any browser), and explain it.",
         epilog="exit codes: 0 nothing found within the budget; 1 a rule is broken; 2 bad arguments")
     p.add_argument("--exercise", type=int, help="search with this exercise's functions from --impl and the others "
                                                 "from the reference (default: every function from --impl)")
@@ -66,6 +68,13 @@ def target(impl: str, exercise: int | None) -> tuple[str, str]:
     ex = find(exercise)
     mixed = impl if impl == "solutions" else f"{impl}:{','.join(ex.functions)}"
     return mixed, "leader-epoch" if exercise == 6 else "generation"
+
+
+def playable(trace_dir: str, out: str) -> str:
+    """The counterexample's trace as one HTML file beside it, that plays in a browser (web.onefile)."""
+    from web.onefile import write
+
+    return str(write(trace_dir, Path(out) / HTML).path)
 
 
 # The functions a run must go through before it calls each one (a follower answers before the leader counts).
@@ -119,6 +128,8 @@ def run(args) -> int:
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
                      rules=args.rule)
+    if result.found is not None and result.files:
+        result.files.append(playable(result.files[1], args.out))
     if not args.json:
         print("", file=sys.stderr)
     f = result.figures

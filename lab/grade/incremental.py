@@ -168,7 +168,8 @@ def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
             "timings": [t for t in graded.timings if t["student"] == r.student] if graded else [],
             "version": sub.version, "events": events,
             "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
-            "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())]}
+            "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())],
+            "feedback": {"statuses": r.statuses, "rule_results": r.rule_results, "playable": r.playable}}
 
 
 def restore(entry: dict, source: str, rubric):
@@ -192,6 +193,9 @@ def restore(entry: dict, source: str, rubric):
         first[(ex, check)] = v
     r = report.StudentResult(student=entry["student"], source=source, status=entry["status"], score=score,
                              runs=runs, warnings=list(entry["warnings"]), first=first)
+    kept = entry.get("feedback") or {}
+    for name in ("statuses", "rule_results", "playable"):  # keyed by exercise: JSON made the numbers text
+        getattr(r, name).update({int(k): v for k, v in (kept.get(name) or {}).items()})
     return r
 
 

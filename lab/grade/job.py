@@ -382,7 +382,7 @@ def _say(msg: str) -> None:
 def _grade(spark, storage, args, rubric, say) -> int:
     from pyspark.sql import functions as F
 
-    from lab.grade import report
+    from lab.grade import playable, report
 
     started = time.monotonic()
     out = args.new  # DIR/_new, put in place of DIR's previous outputs at the end (lab/grade/outdir.py)
@@ -445,11 +445,16 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
+        report.found_by_reexecution(results, outcome)
+    played = playable.write(storage, out, cat, results, outcome, limits, args.submissions)  # events still staged
     if cached is not None:
         cached.unpersist()
     state = _state_of(cat, results, hashes, counts, per_run, outcome)
     if previous is not None:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
+        reused = {e["student"] for e in reuse.values()}
+        playable.restore(storage, out, [r for r in results if r.student in reused],
+                         join(args.out, report.FEEDBACK))  # the previous grade's, still in place
         state.update(reuse)
     if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
         outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
@@ -460,6 +465,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
                      trusted=outcome is None)
+    say(playable.summary(results, played))
     if getattr(args, "lms", None):
         from lab.grade import lms
 

@@ -23,6 +23,8 @@ from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, is_uri, join
 from lab.grade.submissions import FILES_DIR, RunInfo
 from lab.grade import pair, sandbox
+from lab.grade.rerun import EXPLORED
+from lab.explore.counterexample import TRACE
 from lab.grade.seeds import seeds
 
 GRADER_PREFIX = "grader-"  # the names of the grader's own runs
@@ -38,6 +40,11 @@ class Outcome:
     probes: dict[str, dict[tuple[int, str], bool]] = field(default_factory=dict)
     probe_details: dict[tuple[str, int, str], str] = field(default_factory=dict)
     weights: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> run -> weight (real runs)
+    # For the feedback (lab/grade/report.py, playable.py): each rule's result with its input and values, each
+    # run's trace.json, the explorer's counterexample as a trace (its files, compressed).
+    rule_results: dict[tuple[str, int], list] = field(default_factory=dict)  # (student, ex) -> [[rule, ok, detail]]
+    metas: dict[tuple[str, str], dict] = field(default_factory=dict)  # (student, run) -> its trace.json
+    counterexamples: dict[tuple[str, int], dict] = field(default_factory=dict)  # (student, exercise) -> files
     timings: list[dict] = field(default_factory=list)  # one per (student, exercise), for reexec.csv and the bench
 
 
@@ -241,8 +248,10 @@ def _exercise_result(student: str, part: dict, out: str, outcome: sandbox.Outcom
     traces = {}
     for run in (result or {}).get("runs", []) if status == "ok" else []:
         traces[run["run"]] = _trace(os.path.join(out, "runs", run["run"]), limits)
+    explored = (_trace(os.path.join(out, EXPLORED, TRACE), limits) if status == "ok"
+                and (result or {}).get("counterexample") else {})
     return {"student": student, "exercise": part["exercise"], "status": status, "result": result,
-            "traces": traces, "wall_seconds": (result or {}).get("wall_seconds", 0.0),
+            "traces": traces, "counterexample": explored, "wall_seconds": (result or {}).get("wall_seconds", 0.0),
             "stderr": outcome.stderr[-600:]}
 
 
@@ -312,6 +321,8 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
                             "calls": result.get("crossed", 0)})
         rules = result.get("rules", [])
         out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
+        out.rule_results[(sub.student, number)] = [[str(r[0]), bool(r[1]), str(r[2])[:1000]]
+                                                   for r in rules if len(r) == 3]
         for probe, (ok, detail) in result.get("probes", {}).items():
             if probe in PROBES:
                 out.probes[sub.student][(number, probe)] = bool(ok)
@@ -321,6 +332,8 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
             sub.left_out.append(f"exercise {number}: {status}; none of its runs count")
         if result.get("counterexample"):
             sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:4000]}")
+            if res.get("counterexample"):
+                out.counterexamples[(sub.student, number)] = res["counterexample"]
         for rep in result.get("reproduced", []):
             run = next((r for r in sub.runs if r.run == rep["run"]), None)
             if run is not None and _same(storage, staged, sub.student, run, rep["events"]):
@@ -334,7 +347,10 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
                 _drop(storage, cat, sub, run, staged, None)
             continue
         for run in result.get("runs", []):
-            next_id = _stage(storage, cat, sub, number, run, res["traces"].get(run["run"], {}), next_id)
+            files = res["traces"].get(run["run"], {})
+            if "trace.json" in files:
+                out.metas[(sub.student, run["run"])] = json.loads(zlib.decompress(files["trace.json"]))
+            next_id = _stage(storage, cat, sub, number, run, files, next_id)
             kept.add((sub.student, run["run"]))
     for sub in subs.values():  # what nothing above vouched for counts for nothing
         for run in [r for r in sub.runs if (sub.student, r.run) not in kept]:
@@ -422,6 +438,7 @@ def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, sa
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     outcome = apply(storage, cat, rubric, results, metas)
+    outcome.metas.update((key, meta) for key, meta in metas.items() if meta)  # the submitted runs' own
     bad = sum(1 for s in outcome.status.values() if s not in ("ok", "not started", "not submitted"))
     say(f"re-executed {len(results)} (submission, exercise) pairs in the sandbox in {elapsed(t0):.1f} s "
         f"({sum(t['sim_seconds'] for t in outcome.timings):.1f} s of it simulating; {bad} hit a limit or crashed)")

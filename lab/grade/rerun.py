@@ -65,14 +65,17 @@ def status_of(faults: list, crash: str | None) -> str:
     return f"crashed: {crash}" if crash else "ok"
 
 
+EXPLORED = "explore"  # where an exercise's counterexample and its trace go (WORKDIR/out/ex<N>/explore/trace)
 EXPLORE_SECONDS = 60.0  # a ceiling only: the search is bounded by its count of walks, the same on any machine
 
 
-def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int) -> str | None:
+def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int,
+                           out: Path | None = None) -> str | None:
     """A short `hwm-lab explore` search of the student's code (lab.explore): `budget` random walks after a small
     breadth-first search, bounded by count so that two grades of a class search the same runs. Returns the shrunk
     counterexample in words (English, for the feedback), or None: nothing found, or the rubric gives the exercise
-    no exploration (`explore`, a number of walks; 0: none)."""
+    no exploration (`explore`, a number of walks; 0: none). With `out`, its script and its trace go there (the
+    feedback's run to play: lab/grade/playable.py)."""
     if budget <= 0:
         return None
     from lab.explore.counterexample import explore
@@ -81,7 +84,7 @@ def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int
     strategy = "leader-epoch" if exercise == 6 else "generation"
     try:
         result = explore(impl_name, sizes=(3, 4), truncation=strategy, budget=EXPLORE_SECONDS, seed=seed,
-                         bfs_states=300, max_walks=budget)
+                         bfs_states=300, max_walks=budget, out=out)
     except NotImplementedError:  # a function of the exercise is not written: the rules already say so
         return None
     if result.found is None:
@@ -167,7 +170,8 @@ def _rerun(task: dict, out: Path, result: dict, control) -> dict:
         result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],
                                      "events": events_sha256(folder) if folder.is_dir() else {}})
     result["counterexample"] = explore_counterexample(task["exercise"], task["impl"], task.get("explore", 0),
-                                                      task["runs"][0]["seed"] if task["runs"] else 0)
+                                                      task["runs"][0]["seed"] if task["runs"] else 0,
+                                                      out / EXPLORED)
     crash = crash or next((f.sentence() for f in faults.seen[before:]), None)
     result["status"] = status_of(faults.seen, crash)
     result["crossed"] = student.crossed

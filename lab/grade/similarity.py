@@ -249,9 +249,11 @@ def section_html(pairs: list[Pair], compared: int) -> str:
     for p in pairs:
         rows = "".join(f"<tr><td>{e(m)}:{la}</td><td><pre>{e(ta)}</pre></td><td>{lb}</td><td><pre>{e(tb)}</pre>"
                        f"</td></tr>" for m, la, lb, ta, tb in p.matches)
-        parts.append(f"<h3>{e(p.a)} and {e(p.b)}: {e(p.scope)}, {p.similarity:.2f}</h3>"
+        # folded until opened: a class has many pairs, each a long table of code side by side
+        parts.append(f"<details><summary>{e(p.a)} and {e(p.b)}: {e(p.scope)}, {p.similarity:.2f} "
+                     f"({len(p.matches)} matching lines side by side)</summary>"
                      f"<table class=\"side\"><tr><th>line</th><th>{e(p.a)}</th><th>line</th><th>{e(p.b)}</th></tr>"
-                     f"{rows}</table>")
+                     f"{rows}</table></details>")
     return "\n".join(parts)
 
 

@@ -10,7 +10,7 @@ Pure Python and the standard library: the dashboard, the grader's feedback and t
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import html
 from html import escape
 from pathlib import Path
@@ -45,6 +45,8 @@ class Arrow:
     gen: int = 0
     end: float | None = None  # the row it arrives on; None: lost (a cross half way)
     flying: bool = False  # the drawing ends before it arrives
+    n: int = 0  # the number of the event that sent it (1-based, in the events drawn)
+    arrive: int | None = None  # the number of the event that shows it arrived, when that event has a row
 
 
 @dataclass
@@ -54,6 +56,8 @@ class Mark:
     label: str
     kind: str  # killed | restarted | paused | leader | append | hwm | truncated | link_cut | link_healed | step
     links: list = field(default_factory=list)  # a cut or healed mark: the (src, dst) links
+    n: int = 0  # the number of the event it marks
+    ns: list = field(default_factory=list)  # a cut or healed mark: the number of each link's event
 
 
 @dataclass
@@ -63,6 +67,7 @@ class Diagram:
     marks: list[Mark] = field(default_factory=list)
     rows: int = 0
     down: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # node -> rows it was down
+    down_n: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)  # those stretches' event numbers
 
 
 def _heartbeat(e: dict) -> bool:
@@ -109,10 +114,12 @@ def causal(events: list[dict]) -> list[dict]:
 
 
 def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
-          nodes: list[str] | None = None) -> Diagram:  # noqa: C901 (one branch per event type)
+          nodes: list[str] | None = None, numbers: list[int] | None = None) -> Diagram:  # noqa: C901
     """The diagram of events[:upto] (all by default), each arrow and mark on a row; events that draw nothing take
-    no row. The events after `upto` only tell which messages were still in flight at that point."""
+    no row. The events after `upto` only tell which messages were still in flight at that point. Each arrow and
+    mark keeps the number of its event: `numbers` (default 1, 2, 3, ...), those of the events given."""
     shown = {id(e) for e in (events if upto is None else events[:max(0, upto)])}
+    number = {id(e): k for e, k in zip(events, numbers or range(1, len(events) + 1))}
     events = causal(events)
     visible = [id(e) in shown for e in events]
     whole = all(visible)
@@ -124,8 +131,24 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
     acked = {e.get("request") for e in events if e.get("type") == WRITE_ACKED}
     payload_of = {e.get("digest"): e.get("payload") for e in events if e.get("payload") and e.get("digest")}
     down_since: dict[str, float] = {}
+    down_from: dict[str, int] = {}  # node -> the number of the event that took it down
     row = 0.0
     last_step_row, first_step = None, 0
+
+    def n_of(i: int) -> int:
+        return number[id(events[i])]
+
+    def put(i: int, mark: Mark) -> None:
+        mark.n = n_of(i)
+        mark.ns = [mark.n] if mark.links else []
+        d.marks.append(mark)
+
+    def down(node: str, i: int) -> None:
+        down_since[node], down_from[node] = row, n_of(i)
+
+    def up(node: str, i: int, r: float) -> None:
+        d.down.setdefault(node, []).append((down_since.pop(node), r))
+        d.down_n.setdefault(node, []).append((down_from.pop(node), n_of(i)))
 
     def take(i: int) -> float:
         nonlocal row
@@ -139,7 +162,7 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
             return
         if (src, dst) in cut and receipt == -1 or dst in down_since:
             receipt = None  # an answer on a cut link, or anything to a node that is down, is lost
-        arrow = Arrow(src, dst, take(i), label, kind, gen)
+        arrow = Arrow(src, dst, take(i), label, kind, gen, n=n_of(i))
         if receipt is not None and receipt >= 0 and not visible[receipt] or receipt is None and whole and \
                 (src, dst) not in cut and dst not in down_since and \
                 not any(e.get("node") == dst for e in events[i + 1:i + 1 + RECEIPT_HORIZON]):
@@ -159,23 +182,23 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
                 prev = d.marks[-1] if d.marks else None
                 if prev and prev.kind == kind and prev.row == row:
                     prev.links.append(pair)  # one row for a node cut off from every other
+                    prev.ns.append(n_of(i))
                 else:
-                    d.marks.append(Mark(None, take(i), "", kind, [pair]))
+                    put(i, Mark(None, take(i), "", kind, [pair]))
             elif kind == NODE_KILLED and target in known:
-                d.marks.append(Mark(target, take(i), say("✕ killed"), "killed"))
-                down_since[target] = row
+                put(i, Mark(target, take(i), say("✕ killed"), "killed"))
+                down(target, i)
             elif kind == NODE_RESTARTED and target in known:
                 r = take(i)
                 if target in down_since:  # (its own first event may have come first)
-                    d.down.setdefault(target, []).append((down_since.pop(target), r))
-                d.marks.append(Mark(target, r, (say("restarted")), "restarted"))
+                    up(target, i, r)
+                put(i, Mark(target, r, (say("restarted")), "restarted"))
             elif kind in (NODE_PAUSED, NODE_RESUMED) and target in known:
-                d.marks.append(Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")),
-                                    "paused"))
+                put(i, Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")), "paused"))
             elif kind == STEP:
                 number = (g("index") or 0) + 1
                 if last_step_row != row:
-                    d.marks.append(Mark(None, take(i), say("step {number}", number=number), STEP))
+                    put(i, Mark(None, take(i), say("step {number}", number=number), STEP))
                     last_step_row, first_step = row, number
                 else:  # a step that drew nothing since the one before: one row names both
                     next(m for m in reversed(d.marks) if m.kind == STEP).label = say(
@@ -221,23 +244,21 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
                      PREVOTE_GRANTED: say("pre-vote ✓"), PREVOTE_DENIED: say("pre-vote ✗")}[kind]
             send(i, node, g("candidate"), label, "vote", gen, -1)
         elif kind == BECAME_LEADER:
-            d.marks.append(Mark(node, take(i), (say("★ leader g{generation}", generation=g("generation"))),
-                                "leader"))
+            put(i, Mark(node, take(i), (say("★ leader g{generation}", generation=g("generation"))), "leader"))
         elif kind == LEADER_APPEND:
             text = say("{payload} at {index}", payload=g("payload") or "?", index=g("index"))
             if g("request") and g("request") not in acked:
                 text = say("{entry}, not acknowledged", entry=text)
-            d.marks.append(Mark(node, take(i), text, "append"))
+            put(i, Mark(node, take(i), text, "append"))
         elif kind == HWM_CHANGED:
-            d.marks.append(Mark(node, take(i), (say("HWM {hwm}", hwm=g("hwm"))), "hwm"))
+            put(i, Mark(node, take(i), (say("HWM {hwm}", hwm=g("hwm"))), "hwm"))
         elif kind == TRUNCATED:
             removed = g("removed") or []
             what = ", ".join(str(payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
-            d.marks.append(Mark(node, take(i), (say("✂ truncates from {index}: {entries}",
-                                                        index=g("from_index"), entries=what)), TRUNCATED))
+            put(i, Mark(node, take(i), (say("✂ truncates from {index}: {entries}", index=g("from_index"),
+                                            entries=what)), TRUNCATED))
         elif kind == NODE_STARTED and g("boot", 0) and node in down_since:
-            r = take(i)
-            d.down.setdefault(node, []).append((down_since.pop(node), r))
+            up(node, i, take(i))
     # Arrivals: a request lands where its receiver answered it; an answer half a row on (between two rows, so
     # never on a row where its receiver's marks are drawn); a message on a cut link, or to a node down, is lost.
     for i, arrow, receipt in pending:
@@ -245,23 +266,36 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
             arrow.end = None
         elif receipt == -1:
             arrow.end = arrow.row + 0.5
+        elif receipt in row_of:
+            arrow.end, arrow.arrive = take(receipt), n_of(receipt)
         else:
-            arrow.end = take(receipt) if receipt in row_of else arrow.row + 0.5
+            arrow.end = arrow.row + 0.5
         d.arrows.append(arrow)
     d.rows = int(row)
     for node, since in down_since.items():
         d.down.setdefault(node, []).append((since, row + 1))
+        d.down_n.setdefault(node, []).append((down_from[node], None))
     return d
 
 
 def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | None = None, upto: int | None = None,
                  nodes: list[str] | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
-                 width: int | None = None) -> str:
+                 width: int | None = None, cursor: bool = False, numbers: list[int] | None = None) -> str:
     """An SVG document of `events` (in trace order; up to `upto` of them, the rest only tell what was in flight).
     `lang` says the labels in that language; `nodes` names the lines (default: the trace's own); `width` spreads
-    the lines over that many pixels (a page's own width)."""
-    d = build(list(events), heartbeats, upto, nodes)
-    first = max(0, d.rows - max_rows)  # keep the newest rows
+    the lines over that many pixels (a page's own width).
+
+    `cursor`: every row of the events, for a page to cut at any event (web/static/onefile.js): each element says
+    the number of its event (`numbers`, default 1, 2, 3, ...) and its row, and an arrow that lands on a later row
+    also says the number of the event it lands with and where it ends while still in flight."""
+    return draw(build(list(events), heartbeats, upto, nodes, numbers), lang=lang, title=title, max_rows=max_rows,
+                cursor=cursor, width=width)
+
+
+def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
+         cursor: bool = False, width: int | None = None) -> str:
+    """A diagram (`build`) as an SVG document, its labels in `lang` (sequence_svg says the rest)."""
+    first = 0 if cursor else max(0, d.rows - max_rows)  # keep the newest rows
     n = max(1, len(d.nodes))
     col_w = max(COL_W, (int(width) - LEFT) // n) if width else COL_W
     width = LEFT + col_w * n
@@ -269,8 +303,9 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     x = {name: LEFT + col_w * k + col_w // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
+    geometry = f' data-top="{TOP}" data-row-h="{ROW_H}"' if cursor else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12">',
+           f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12"{geometry}>',
            "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" "
            "markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/>"
            "</marker></defs>",
@@ -280,23 +315,33 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
     for name in d.nodes:
         label = f'text-anchor="middle" font-size="18" font-weight="700">{escape(name)}</text>'
         out.append(f'<g class="node" data-node="{escape(name)}" data-x="{x[name]}"><text x="{x[name]}" y="24" {label}'
-                   f'<line x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 30}" stroke="#9aa3ad" '
-                   f'stroke-width="2"/><text x="{x[name]}" y="{height - 8}" {label}</g>')
-        for a, b in d.down.get(name, []):
+                   f'<line class="life" x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 30}" '
+                   f'stroke="#9aa3ad" stroke-width="2"/><text class="foot" x="{x[name]}" y="{height - 8}" {label}</g>')
+        for (a, b), (since, until) in zip(d.down.get(name, []), d.down_n.get(name, [])):
             if b < first:
                 continue
+            numbered = (f' data-n="{since}" data-row="{a:g}" data-row-to="{b:g}"'
+                        + (f' data-until="{until}"' if until is not None else "")) if cursor else ""
             out.append(f'<line class="down" x1="{x[name]}" y1="{y(max(a, first))}" x2="{x[name]}" y2="{y(b)}" '
-                       f'stroke="#fff" stroke-width="4" stroke-dasharray="4 4"/>')
+                       f'stroke="#fff" stroke-width="4" stroke-dasharray="4 4"{numbered}/>')
     shown = [a for a in d.arrows if a.row >= first]
     heads = [head_box(x[a.dst], y(a.end)) for a in shown if a.end is not None]
     badges = []
     for m in d.marks:
         if m.row < first:
             continue
-        out.append(_mark(m, x, y(m.row), width, t))
         if m.node is not None:
             w = _width(str(localize(m.label, lang) if lang else m.label)) + 10
             badges.append((x[m.node] - w / 2, y(m.row) - MARK_H / 2, w, MARK_H))
+        if not cursor:
+            out.append(_mark(m, x, y(m.row), width, t))
+            continue
+        # A row of cuts (or heals) reads as far as the cursor: one version of it per link, each until the next.
+        for k in range(len(m.ns)) if len(m.ns) > 1 else [None]:
+            mark = m if k is None else replace(m, links=m.links[:k + 1])
+            gone = f' data-gone="{m.ns[k + 1]}"' if k is not None and k + 1 < len(m.ns) else ""
+            n = m.n if k is None else m.ns[k]
+            out.append(_mark(mark, x, y(m.row), width, t, f' data-n="{n}" data-row="{m.row:g}"{gone}'))
     # One message to many (a candidate's votes) is labelled once, on its longest arrow: the same words twice on
     # one row would overlap.
     longest: dict[tuple, Arrow] = {}
@@ -306,7 +351,7 @@ def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | No
             longest[key] = a
     for a in shown:
         labelled = longest[(a.src, a.row, str(a.label))] is a
-        out.append(_arrow(a, x, y, t, labelled=labelled, free=heads + badges))
+        out.append(_arrow(a, x, y, t, labelled=labelled, free=heads + badges, numbered=cursor))
     out.append("</svg>")
     return "\n".join(out)
 
@@ -341,27 +386,28 @@ STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "pause
          TRUNCATED: ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff")}
 
 
-def _mark(m: Mark, x: dict, top: float, width: int, t) -> str:
+def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> str:
     if m.links:
         links = ", ".join(f"{a}→{b}" for a, b in m.links)
         m.label = say("✂ cut: {links}", links=links) if m.kind == LINK_CUT else say("healed: {links}", links=links)
     label = t(m.label)
     if m.node is None:
         color = "#b3261e" if m.kind == LINK_CUT else "#1b7f3b" if m.kind == LINK_HEALED else "#0072B2"
-        return (f'<g class="mark {m.kind}"><line x1="{LEFT - 60}" y1="{top}" x2="{width}" y2="{top}" stroke="{color}" '
+        return (f'<g class="mark {m.kind}"{numbered}><line x1="{LEFT - 60}" y1="{top}" x2="{width}" y2="{top}" '
+                f'stroke="{color}" '
                 f'stroke-dasharray="6 4" opacity=".6"/><text x="4" y="{top - 3}" fill="{color}" font-weight="700" '
                 f'font-size="11">{label}</text></g>')
     fg, bg = STYLE.get(m.kind, ("#333", "#fff"))
     filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
-    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"><rect x="{cx - w / 2:.1f}" '
+    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"{numbered}><rect x="{cx - w / 2:.1f}" '
             f'y="{top - MARK_H / 2}" width="{w}" height="{MARK_H}" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/>'
             f'<text x="{cx}" y="{top + 4}" text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">'
             f'{label}</text></g>')
 
 
-def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = None) -> str:
+def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = None, numbered: bool = False) -> str:
     x0, x1, y0 = x[a.src], x[a.dst], y(a.row)
     color = {"response": "#1b7f3b", "refusal": "#b3261e", "vote": "#4b2a87", "heartbeat": "#9aa3ad"}.get(
         a.kind, COLORS[((a.gen - 1) % 7) + 1] if a.gen else COLORS[0])
@@ -373,7 +419,13 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = N
     dash = ' stroke-dasharray="5 3"' if a.kind == "heartbeat" or a.flying else ""
     head = "" if lost else ' marker-end="url(#seq-head)"'
     cls = f'msg {a.kind}{" lost" if lost else ""}{" flying" if a.flying else ""}'
-    parts = [f'<g class="{cls}" data-src="{escape(a.src)}" data-dst="{escape(a.dst)}">',
+    more = ""
+    if numbered:  # its event, its row, and where it lands: before then it is drawn in flight, as `upto` draws it
+        more = f' data-n="{a.n}" data-row="{a.row:g}"'
+        if a.arrive is not None and not lost:
+            fly = y(a.row + 0.5)  # (an answer lands half a row on)
+            more += f' data-arrive="{a.arrive}" data-fly="{fly:.1f} {y0 + (fly - y0) * 0.5 - 4:.1f}"'
+    parts = [f'<g class="{cls}" data-src="{escape(a.src)}" data-dst="{escape(a.dst)}"{more}>',
              f'<line x1="{x0}" y1="{y0}" x2="{xe:.1f}" y2="{ye:.1f}" stroke="{color}" stroke-width="2"{dash}{head}/>']
     if lost:
         parts.append(f'<path class="cross" d="M{xe - 6:.1f},{ye - 6:.1f} l12,12 m0,-12 l-12,12" stroke="#b3261e" '

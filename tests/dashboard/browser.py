@@ -20,7 +20,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = ROOT / "test-artifacts"
-SIZES = {"720p": {"width": 1280, "height": 720}, "1080p": {"width": 1920, "height": 1080}}
+SIZES = {"720p": {"width": 1280, "height": 720}, "1080p": {"width": 1920, "height": 1080},
+         "phone": {"width": 390, "height": 844}}
 
 BROWSER_MARKS = [
     pytest.mark.browser,
@@ -143,6 +144,29 @@ def open_page(browser, url: str, errors: list, size: str = "720p", timeout_ms: i
     page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
     page.set_default_timeout(timeout_ms)
     page.goto(url)
+    return page
+
+
+def offline_page(browser, path: Path, errors: list, refused: list, size: str = "720p", query: str = "",
+                 locale: str = "en-US"):
+    """A page on the file `path` (file://), in a context where every request for anything else is refused (and
+    listed in `refused`): a page that works here needs no server and no network."""
+    own = path.resolve().as_uri()
+    context = browser.new_context(viewport=SIZES[size], locale=locale)
+
+    def route(r):
+        if r.request.url.split("?")[0].split("#")[0] == own:
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort()
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.set_default_timeout(30_000)
+    page.goto(own + query)
+    page.wait_for_function("window.hwmState && window.hwmState.total > 0")
     return page
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from lab.grade import incremental, job
+from lab.grade import incremental, job, outdir
 
 from . import synth
 from .helpers import full_runs, make_class
@@ -136,6 +136,7 @@ def test_a_re_grade_of_a_few_changed_submissions_gets_a_jvm_that_compiles_with_c
     monkeypatch.setattr(job, "spark_session", lambda *a, **k: quick.append(k["quick"]))
     args = job.build_parser().parse_args([str(subs), "--out", str(out)])
     args.hashes = incremental.entry_hashes(LocalStorage(), str(subs), str(out))
+    args.new = outdir.begin(LocalStorage(), str(out))  # where the grade writes, as job.run sets it
     job._start(args, said.append)  # no previous grade: the whole class, large
     args.previous = incremental.Previous(entries={"bob.zip": {"hash": args.hashes["bob.zip"], "student": "bob"}})
     job._start(args, said.append)  # bob's zip is unchanged: only ann's folder is graded

@@ -25,6 +25,7 @@ SECRET = "a course secret that is long enough"
 # The classic mistake of exercise 3: answering the follower's log end instead of prev_index + len(entries).
 LOG_END = ("match_index=prev_index + len(entries),",
            "match_index=log.log_end + len(new) - (0 if truncate_from is None else log.log_end - truncate_from + 1),")
+NOT_STARTED = b"    raise NotImplementedError(\"exercise 4\")\n    if index < 1:"  # as the handout's stub
 # Exercise 1 as the article writes it: wrong for even cluster sizes (scenario N4 has four nodes).
 ARTICLE = ("    return", "    return sorted(match_indexes)[len(match_indexes) // 2]\n    return")
 
@@ -111,10 +112,11 @@ def graded(spark, made, tmp_path_factory, monkeypatch_module):
     copy_as(made["honest"], subs, "carl", files_from=made["article"])
     # vic sends carl's code honestly, but as version 1: graded from the grader's runs only
     copy_as(made["article"], subs, "vic", version=1)
-    # lou's exercise 2 loops forever
+    # lou's exercise 2 loops forever, and exercise 4 is not started
     lou = copy_as(made["honest"], subs, "lou")
     rewrite_zip(lou, lambda n, d: d.replace(b"    # Responses", b"    while True:\n        pass\n    # Responses", 1)
-                if n == "files/exercises/leader.py" else d)
+                if n == "files/exercises/leader.py" else d.replace(b"    if index < 1:", NOT_STARTED, 1)
+                if n == "files/exercises/reads.py" else d)
     manifest_edit(lou, lambda m: None)
     monkeypatch_module.setenv("HWM_LAB_COURSE_SECRET", SECRET)
     first = grade(spark, subs, root / "out")
@@ -164,11 +166,11 @@ def test_runs_made_from_other_code_earn_what_the_students_own_code_earns(graded)
 
 def test_a_submission_that_loops_forever_gets_a_status_and_the_class_is_graded(graded):
     g = graded["first"]
-    assert g["lou"]["grading_status"] == "ok" and g["lou"]["exercise_2"] == "0"
-    assert [g["lou"][f"exercise_{n}"] for n in (1, 3, 4, 5, 6)] == ["10"] * 5
+    assert g["lou"]["grading_status"] == "ok" and g["lou"]["exercise_2"] == "0" == g["lou"]["exercise_4"]
+    assert [g["lou"][f"exercise_{n}"] for n in (1, 3, 5, 6)] == ["10"] * 4
     with open(graded["root"] / "out" / "reexec.csv", newline="") as f:
         statuses = {(r["student"], r["exercise"]): r["status"] for r in csv.DictReader(f)}
-    assert statuses[("lou", "2")] == "timeout"
+    assert statuses[("lou", "2")] == "timeout" and statuses[("lou", "4")] == "not started"
     assert statuses[("alice", "2")] == "ok"
     assert "exercise 2: timeout" in (graded["root"] / "out" / "feedback" / "lou.md").read_text()
 
@@ -217,6 +219,38 @@ def test_the_graders_exploration_puts_a_shrunk_counterexample_in_the_feedback(gr
                          if p.suffix in (".md", ".txt", ".html", ".json"))
 
     carl = said("carl")  # the article's sorted(m)[n // 2]: found on 4 nodes, named by the lab's own rule
-    assert "exercise 1: exploration found" in carl
+    assert "What the explorer found" in carl and "<ol><li>" in carl
     assert "The HWM never exceeds what a majority held" in carl and "high_water_mark(" in carl
-    assert "exploration found" not in said("alice")
+    assert "explorer found" not in said("alice")
+
+
+def test_the_feedback_says_what_broke_with_its_input_and_links_a_run_to_play(graded):
+    """Each broken rule with its input and the values expected and returned; an exercise not started said so; each
+    exercise that lost points on a failing run gets that run as one HTML file beside the feedback, linked from it,
+    named in results.json, kept by a re-grade (the same bytes as a full grade's)."""
+    import base64
+    import gzip
+    import re
+
+    out, again = graded["root"] / "out", graded["root"] / "again"  # out: re-graded, every result reused
+    lena = (out / "feedback" / "lena.md").read_text()
+    assert re.search(r"- [^\n]*: log generations \[[^\n]*expected match_index \d+[^\n]*; got AppendResult\(", lena)
+    lou = (out / "feedback" / "lou.md").read_text()
+    assert "- note: exercise 4: not started" in lou and "no runs for exercise 4" not in lou
+    assert "Not started: the functions of exercise 4 still raise NotImplementedError" in lou
+    for folder in (out, again):
+        carl = (folder / "feedback" / "carl.html").read_text()
+        assert 'href="carl-ex1.html"' in carl and "`" not in carl
+        results = json.loads((folder / "gradescope" / "carl" / "results.json").read_text())
+        assert results["extra_data"] == {"runs_to_play": {"1": "feedback/carl-ex1.html"}}
+    played = (out / "feedback" / "carl-ex1.html").read_bytes()
+    assert played == (again / "feedback" / "carl-ex1.html").read_bytes() and len(played) < 1024 * 1024
+    blob = re.search(rb'id="hwm-run">([^<]*)<', played).group(1)
+    info = json.loads(gzip.decompress(base64.b64decode(blob)))["info"]["en"]
+    assert info["events"] > 10 and info["broken"]["n"] <= info["events"]  # where the rule broke, marked
+    files = sorted(p.name for p in (out / "feedback").iterdir())
+    assert files == sorted(p.name for p in (again / "feedback").iterdir())
+    # (lena: exercise 3 wrong; her runs fail where her follower_append breaks its rule, lab.core.judges)
+    played = [f for f in files if f.endswith(".html") and "-ex" in f]
+    assert played == ["carl-ex1.html", "lena-ex3.html", "vic-ex1.html"]
+    assert not any(p.name.startswith("_") for p in out.iterdir())  # nothing the grade put aside stays

@@ -72,7 +72,7 @@ def test_copies_are_listed_and_independent_answers_are_not(spark, tmp_path):
 
     html = (tmp_path / "out" / "report.html").read_text()
     section = html.split("<h2>Similar submissions</h2>")[1]
-    assert "<h3>ann and bea: whole submission, 1.00</h3>" in section
+    assert "<details><summary>ann and bea: whole submission, 1.00 (" in section  # folded until opened
     # Side by side: bea's line is ann's with other names.
     assert "<pre>    end = log.log_end</pre>" in section or "log.generation_at" in section
     assert "Not gradable" not in section and "solutions/" in section

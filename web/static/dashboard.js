@@ -48,9 +48,12 @@
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
-  const seat = window.hwmSeat();  // this page's own random name: it answers the room's questions once
-  const socket = io({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
-                      query: token ? { token } : {} });
+  // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
+  // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`: no room to answer in).
+  const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: (url) => fetch(url).then((r) => r.text()) };
+  const seat = window.hwmSeat ? window.hwmSeat() : null;  // this page's own random name: it answers the room's questions once
+  const socket = source.connect({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
+                                  query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
   socket.on("disconnect", () => setConn(false));
   socket.on("connect_error", () => setConn(false));
@@ -538,7 +541,7 @@
     $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total)
       : $("#seq-span").value === "whole" ? T.seqWhole : T.seqLive(15);
     $("#seq-export").href = sequenceUrl(true);
-    fetch(sequenceUrl(false)).then((r) => r.text()).then((text) => {
+    source.sequence(sequenceUrl(false)).then((text) => {
       const box = $("#sequence");
       box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/i18n/sequence.py)
       const names = el("div", "seq-names");  // the lines' names, kept in view at the top as the diagram scrolls

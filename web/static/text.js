@@ -171,5 +171,11 @@
     qCloseRead: t("Close and make the read ▶"),
     qDismiss: t("Take the question away"),
     langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
+
+    // a replay in one file (onefile.js)
+    oneFileRun: (run, shown, total) => (shown < total
+      ? t("{run}: {shown} of {total} events shown, the rest summarised by type", { run, shown: num(shown), total: num(total) })
+      : t("{run}: {total} events", { run, total: num(total) })),
+    oneFileOnly: t("This page is a replay in one file: it has no cluster to control"),
   };
 })();
