@@ -196,13 +196,13 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
             elif kind in (NODE_PAUSED, NODE_RESUMED) and target in known:
                 put(i, Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")), "paused"))
             elif kind == STEP:
-                number = (g("index") or 0) + 1
+                step = (g("index") or 0) + 1
                 if last_step_row != row:
-                    put(i, Mark(None, take(i), say("step {number}", number=number), STEP))
-                    last_step_row, first_step = row, number
+                    put(i, Mark(None, take(i), say("step {number}", number=step), STEP))
+                    last_step_row, first_step = row, step
                 else:  # a step that drew nothing since the one before: one row names both
                     next(m for m in reversed(d.marks) if m.kind == STEP).label = say(
-                        "steps {first}–{last}", first=first_step, last=number)
+                        "steps {first}–{last}", first=first_step, last=step)
             continue
         if node not in known:
             continue
