@@ -49,9 +49,9 @@
 
   // ---- socket ------------------------------------------------------------------------------------------
   // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
-  // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`: no room to answer in).
+  // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`).
   const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: (url) => fetch(url).then((r) => r.text()) };
-  const seat = window.hwmSeat ? window.hwmSeat() : null;  // this page's own random name: it answers the room's questions once
+  const seat = window.hwmSeat();  // this page's own random name: it answers the room's questions once
   const socket = source.connect({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
                                   query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
