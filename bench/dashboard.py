@@ -10,10 +10,12 @@ Debian's Chromium (Playwright), drives client writes through the control API, an
   causes (paint and compositing are Chromium's other threads), p50 / p95 / max, and the long animation frames
   (over 50 ms) Chromium reports.
 
-Three phases: `paced` aims at about 1,000 trace events/s with 7 nodes (the target: p99 lag <= 250 ms), `full`
-writes with --writers concurrent clients as fast as the cluster acknowledges (the target: p99 lag <= 1 s), and
-`slow` starts a 3-node cluster from the page, turns slow motion on (1 s a message) and writes about once a second,
-so that messages travel across the stage all the time (the target: frame time p95 <= 16 ms).
+Four phases: `paced` aims at about 1,000 trace events/s with 7 nodes (the target: p99 lag <= 250 ms), `room` is
+the paced phase with --students (200) more pages watching, all of whom answer a question put to the room within one
+second (the target: p99 lag <= 250 ms still, and every answer counted), `full` writes with --writers concurrent
+clients as fast as the cluster acknowledges (the target: p99 lag <= 1 s), and `slow` starts a 3-node cluster from
+the page, turns slow motion on (1 s a message) and writes about once a second, so that messages travel across the
+stage all the time (the target: frame time p95 <= 16 ms).
 
     .venv/bin/python bench/dashboard.py [--seconds 20] [--async-mode eventlet|threading] [--json out.json]
 """
@@ -138,7 +140,7 @@ class Writers:
             t.join(15)
 
 
-TARGET_P99_MS = {"paced": 250.0, "full": 1000.0}  # lag from a node's event to the page
+TARGET_P99_MS = {"paced": 250.0, "room": 250.0, "full": 1000.0}  # lag from a node's event to the page
 
 
 def next_number(api) -> int:
@@ -257,6 +259,9 @@ def run(args) -> dict:
             for name, writers, rate in phases:
                 results["phases"].append(measure(page, api, name, writers, rate, args.seconds, started,
                                                  demo.pid, supervisor_pid, run_dir))
+                if name == "paced" and args.students:
+                    results["phases"].append(measure_room(page, api, args, url, started, demo.pid, supervisor_pid,
+                                                          run_dir))
             if not args.no_slow:
                 results["phases"].append(measure_slow_motion(page, args, demo.pid, work))
             results["page_errors"] = errors
@@ -380,6 +385,139 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
     }
 
 
+class Students:
+    """`count` students' pages, each a Socket.IO connection of the dashboard's (Engine.IO 4 over a WebSocket, spoken
+    here directly): each is sent every frame, as a browser watching the live cluster is, and answers the question
+    put to the room once. One thread reads every connection (it answers the server's pings and drains the frames
+    unread), so that 200 pages cost the bench little: the dashboard's cost is what is measured."""
+
+    def __init__(self, url: str, count: int):
+        from websocket import create_connection
+
+        ws_url = url.split("?")[0].replace("http://", "ws://").rstrip("/") + "/socket.io/?EIO=4&transport=websocket"
+        self.pages, self.frames, self.stop = [], 0, threading.Event()
+        self.acks: dict[int, float] = {}  # a page's answer: seconds to its acknowledgement (ok)
+        self.refused, self.sent = 0, {}
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+        self.by_socket: dict = {}  # the connected pages' sockets, read by one thread from the first on
+        self.lost = 0  # pages the dashboard closed
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        started = time.monotonic()
+        for i in range(count):
+            ws = create_connection(ws_url, timeout=30)
+            ws.recv()  # Engine.IO's open packet
+            ws.send("40" + json.dumps({"seat": f"bench-student-{i:04d}", "lang": "en"}))
+            while not ws.recv().startswith("40"):  # Socket.IO's connect (the hello and snapshot may come first)
+                pass
+            with self.lock:
+                self.pages.append(ws)
+                self.by_socket[ws.sock] = (i, ws)
+        self.connect_seconds = time.monotonic() - started
+
+    def _read(self) -> None:
+        import select
+
+        while not self.stop.is_set():
+            with self.lock:
+                sockets = list(self.by_socket)
+            if not sockets:
+                time.sleep(0.05)
+                continue
+            ready, _, _ = select.select(sockets, [], [], 0.2)
+            for sock in ready:
+                i, ws = self.by_socket[sock]
+                try:
+                    packet = ws.recv()
+                except Exception:  # the dashboard closed it: counted as not acknowledged, if it was to answer
+                    with self.lock:
+                        del self.by_socket[sock]
+                        self.lost += 1
+                    continue
+                if packet == "2":
+                    ws.send("3")  # pong
+                elif packet.startswith("42"):
+                    self.frames += 1  # an event (a frame, the count): drained unread
+                elif packet.startswith("43") and i in self.sent:
+                    reply = json.loads(packet[packet.index("["):])[0]
+                    with self.lock:
+                        if reply.get("ok"):
+                            self.acks[i] = time.monotonic() - self.sent[i]
+                        else:
+                            self.refused += 1
+                        if len(self.acks) + self.refused == len(self.pages):
+                            self.done.set()
+
+    def answer(self, question: int, within: float) -> float:
+        """Every page answers (choice 0 or 1), spread evenly over `within` seconds; answers the seconds until the
+        last acknowledgement."""
+        started = time.monotonic()
+        for i, ws in enumerate(self.pages):
+            delay = started + within * i / len(self.pages) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self.sent[i] = time.monotonic()
+            ws.send("421" + json.dumps(["answer", {"id": question, "choice": i % 2}]))  # an event with ack 1
+        self.done.wait(30)
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        self.stop.set()
+        self.reader.join(5)
+        for ws in self.pages:
+            try:
+                ws.close()
+            except Exception:  # closed already
+                pass
+
+
+def dashboard_control(url: str, action: str, args: dict) -> dict:
+    """A control of the dashboard's own, over its HTTP API (the bench's page needs no token on loopback)."""
+    import urllib.request
+
+    base = url.split("?")[0].rstrip("/")
+    request = urllib.request.Request(f"{base}/api/dashboard/control/{action}", data=json.dumps(args).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def measure_room(page, api, args, url, started, dashboard_pid, supervisor_pid, run_dir) -> dict:
+    """The paced phase again, with the students' pages connected: a third of the way in, a question (will a read
+    of index 1 from B be served?); every student answers within one second; two thirds in, it is closed (the read
+    is made) and revealed. The lag is measured over the whole phase, as in the others."""
+    students = Students(url, args.students)
+    figures = {}
+
+    def lecture() -> None:
+        time.sleep(args.seconds / 3)
+        asked = dashboard_control(url, "question_ask", {"node": "B", "index": 1})
+        figures["asked"] = asked.get("ok")
+        question = (asked.get("question") or {}).get("id")
+        figures["answer_seconds"] = round(students.answer(question, 1.0), 2)
+        time.sleep(max(0.0, args.seconds / 3 - figures["answer_seconds"]))
+        revealed = dashboard_control(url, "question_close", {}).get("question") or {}
+        figures["counted"] = sum(revealed.get("counts") or [])
+        dashboard_control(url, "question_dismiss", {})
+
+    flow = threading.Thread(target=lecture, daemon=True)
+    try:
+        flow.start()
+        result = measure(page, api, "room", args.writers_paced, args.paced_writes, args.seconds, started,
+                         dashboard_pid, supervisor_pid, run_dir)
+        flow.join(60)
+    finally:
+        students.close()
+    acks = list(students.acks.values())
+    result.update(students=len(students.pages), students_connect_s=round(students.connect_seconds, 1),
+                  answers_acked=len(acks), answers_refused=students.refused,
+                  answers_counted=figures.get("counted"), answer_burst_s=figures.get("answer_seconds"),
+                  answer_ack_ms_p50=round(1000 * percentile(acks, 0.5), 1),
+                  answer_ack_ms_p99=round(1000 * percentile(acks, 0.99), 1))
+    return result
+
+
 def measure_slow_motion(page, args, dashboard_pid, work: Path) -> dict:
     """3 nodes, slow motion, about one write a second: the page draws messages in flight all the time."""
     answer = page.evaluate("() => window.hwmControl('start_cluster', {nodes: 3})")
@@ -422,6 +560,8 @@ def main(argv=None) -> int:
     parser.add_argument("--writers-paced", type=int, default=4)
     parser.add_argument("--writers", type=int, default=16, help="concurrent clients in the full-speed phase")
     parser.add_argument("--paced-only", action="store_true")
+    parser.add_argument("--students", type=int, default=200,
+                        help="students' pages that answer a question in the room phase (0: no room phase)")
     parser.add_argument("--no-slow", action="store_true", help="skip the 3-node slow-motion phase")
     parser.add_argument("--slow-seconds", type=float, default=20.0, help="length of the slow-motion phase")
     parser.add_argument("--slow-writes", type=float, default=1.0, help="writes/s in the slow-motion phase")
@@ -456,6 +596,12 @@ def main(argv=None) -> int:
                   f"{ph['api_answer_ms_p99']} ms p99; frame sent p99 {ph['server_lag_ms_p99']} ms; "
                   f"events whose time the bench missed: "
                   f"{ph['events_time_unknown']}; negative lags: {ph['lags_negative']})")
+    for ph in results["phases"]:
+        if ph["phase"] == "room":
+            print(f"room: {ph['students']} students' pages connected (in {ph['students_connect_s']} s) and watching; "
+                  f"{ph['answers_acked']} answers acknowledged ({ph['answers_refused']} refused) within "
+                  f"{ph['answer_burst_s']} s, acknowledgement p50 {ph['answer_ack_ms_p50']} ms, p99 "
+                  f"{ph['answer_ack_ms_p99']} ms; the reveal counted {ph['answers_counted']}")
     print("browser frame time (script + style + layout per drawn frame; target p95 <= 16 ms in slow motion):")
     print(" | ".join(("phase", "nodes", "frames drawn/s", "p50 ms", "p95 ms", "max ms", "long frames (>50 ms)",
                       "messages on stage (max)", "browser CPU %")))

@@ -135,3 +135,54 @@ def test_around_a_violation_and_the_command_line(s1, tmp_path, capsys):
     assert main([str(s1), str(tmp_path / "s1.svg")]) == 0 and (tmp_path / "s1.svg").read_text().startswith("<svg")
     assert main([str(tmp_path / "nowhere"), str(tmp_path / "x.svg")]) == 2
     assert "not a trace directory" in capsys.readouterr().err
+
+
+# ---- the room reads it: no label over an arrowhead, the stage's width, a whole scenario --------------------------
+
+
+def drawn(svg: str) -> tuple[list, list, list]:
+    """The arrowheads (their boxes), the arrows' labels and the marks' badges (their boxes) of a drawing."""
+    from lab.i18n.sequence import HEAD_ACROSS, HEAD_ALONG, label_box
+
+    root = ET.fromstring(svg)
+    heads, labels, badges = [], [], []
+    for g in root.iter(SVG + "g"):
+        cls = (g.get("class") or "").split()
+        if "msg" in cls:
+            line = g.find(SVG + "line")
+            if line.get("marker-end"):
+                x, y = float(line.get("x2")), float(line.get("y2"))
+                heads.append((x - HEAD_ALONG, y - HEAD_ACROSS, 2 * HEAD_ALONG, 2 * HEAD_ACROSS))
+            text = g.find(SVG + "text")
+            if text is not None:
+                labels.append((text.text, label_box(text.text, float(text.get("x")), float(text.get("y")))))
+        elif "mark" in cls and g.get("data-node"):
+            rect = g.find(SVG + "rect")
+            badges.append(("".join(g.itertext()), tuple(float(rect.get(k)) for k in ("x", "y", "width", "height"))))
+    return heads, labels, badges
+
+
+def crossing(a, b) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+@pytest.mark.parametrize("name", ["s1", "k1", "f8", "n4"])
+def test_no_label_and_no_mark_is_drawn_over_an_arrowhead(tmp_path, name):
+    assert simulate(name, seed=3, out=tmp_path / name).passed
+    events = list(read_trace(tmp_path / name).events)
+    for width, heartbeats, lang in ((None, False, None), (1000, False, "es"), (700, True, "zh")):
+        svg = sequence_svg(events, width=width, heartbeats=heartbeats, lang=lang)
+        heads, labels, badges = drawn(svg)
+        assert len(heads) > 10 and labels and badges
+        over = [(text, head) for text, box in labels + badges for head in heads if crossing(box, head)]
+        assert over == [], (name, width, over[:5])
+
+
+def test_the_drawing_spreads_its_lines_over_the_width_it_is_given_and_names_them(s1):
+    events = list(read_trace(s1).events)
+    root = ET.fromstring(sequence_svg(events, width=1200))
+    assert int(root.get("width")) == 1200 - (1200 - 70) % 3
+    xs = [float(g.get("data-x")) for g in root.iter(SVG + "g") if g.get("class") == "node"]
+    assert len(xs) == 3 and xs[0] > 70 and xs[2] > 1000  # the lines take the stage's width, not a third of it
+    narrow = ET.fromstring(sequence_svg(events))
+    assert int(narrow.get("width")) == 70 + 150 * 3  # without a width: as before

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from lab.core.reasons import because
+from lab.core.reasons import NODE_DOWN, UNREACHABLE, because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say
 from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
 from lab.processes.client import ControlClient, ControlError
 from lab.i18n.scenarios import command_text
 from web.narrate import answer_error
+from web.questions import DOWN, REFUSED, SERVED, live_read, outcome
+from web.room import CLOSED, OPEN
 
 NODE_FAULTS = tuple(word for word, fault in FAULTS.items() if fault.on == NODE and not fault.nudge)
 IN_FLIGHT_MS = 10_000  # a message in flight arrives within this
@@ -28,7 +30,10 @@ def perform(dash, action: str, args: dict) -> dict:
 
 def _run(dash, action: str, args: dict) -> dict:
     if action in CLUSTER:
-        return CLUSTER[action](dash, dash.client(), args)  # refuses first when there is no cluster at all
+        client = dash.client()  # refuses first when there is no cluster at all
+        if dash.guide is not None and dash.guide.finished():
+            dash.guide.stop()  # the room works on the cluster by hand now: the finished guide's caption goes
+        return CLUSTER[action](dash, client, args)
     if action in ROOM:
         return ROOM[action](dash, args)
     if action.startswith("guide_"):
@@ -121,13 +126,7 @@ def write(dash, client: ControlClient, args: dict) -> dict:
 
 
 def read(dash, client: ControlClient, args: dict) -> dict:
-    try:
-        index = int(args.get("index"))
-    except (TypeError, ValueError):
-        raise ValueError(say("read needs an index (a whole number from 1)")) from None
-    if index < 1:
-        raise ValueError(say("indexes start at 1"))
-    answer = client.read(index, node_arg(dash, args))
+    answer = client.read(_index(args), node_arg(dash, args))
     if answer.get("error"):
         answer["error"] = answer_error(answer)
     return answer
@@ -171,10 +170,103 @@ def start_cluster(dash, args: dict) -> dict:
     return dash.start_cluster(nodes, {k: args[k] for k in ("fsync", "truncation") if args.get(k)})
 
 
+# ---- questions to the room (web.room; their answers from web.questions) ---------------------------------------
+
+def question_ask(dash, args: dict) -> dict:
+    """Ask the room: one of the guide's questions about its next step (`n`), or whether a read the instructor is
+    about to make (`index` from `node`) will be served."""
+    if args.get("index") is not None:
+        dash.client()
+        return dash.room.ask(live_read(node_arg(dash, args), _index(args)))
+    if args.get("replay_step") is not None:  # a replayed scenario: the questions of its step (from 1)
+        try:
+            return dash.room.ask(dash.replayed.questions[int(args["replay_step"]) - 1][int(args.get("n", 0))])
+        except (AttributeError, TypeError, ValueError, IndexError):
+            raise ValueError(say("no question {n} at this step", n=repr(args.get("n")))) from None
+    guide = dash.guide
+    questions = guide.questions() if guide is not None else []
+    if not questions:
+        raise RuntimeError(say("no question to ask here: run a guided scenario to a step that has one, or ask "
+                               "about a read"))
+    try:
+        return dash.room.ask(questions[int(args.get("n", 0))])
+    except (TypeError, ValueError, IndexError):
+        raise ValueError(say("no question {n} at this step", n=repr(args.get("n")))) from None
+
+
+def question_close(dash, args: dict) -> dict:
+    """No more answers; the step plays (the guide's next step, or the read), then the reveal."""
+    asked = dash.room.close()
+    source, guide = asked.question.source, dash.guide
+    if source.get("live"):
+        return {"ok": True, "question": _reveal_read(dash, asked)}
+    if source.get("replay"):  # the instructor's page plays the step, then asks for the reveal (question_reveal)
+        return {"ok": True, "question": dash.room.view(asked), "play_to": dash.replayed.end_of(source["step"])}
+    if guide is not None and guide.state().get("name") == source["scenario"] and guide.run is not None \
+            and guide.run.next_step + 1 == source["step"] and not guide.busy:
+        guide.next()  # reveal_after_step reveals when the step is done
+        return {"ok": True, "question": dash.room.view(asked)}
+    return {"ok": True, "question": dash.room.reveal(asked, asked.question.right)}
+
+
+def question_reveal(dash, args: dict) -> dict:
+    """A replayed step has played: the reveal, with what the run showed at the step's end."""
+    asked = dash.room.shown
+    if asked is None or asked.state != CLOSED or not asked.question.source.get("replay"):
+        raise RuntimeError(say("no question is waiting for its step to play"))
+    end = dash.replayed.end_of(asked.question.source["step"])
+    stage = outcome(asked.question.ask, dash.replay.fold_at(end).status())
+    return {"ok": True, "question": dash.room.reveal(asked, asked.question.right, stage)}
+
+
+def reveal_after_step(dash, state: dict) -> None:
+    """The guide finished a step: when a closed question was about it, reveal it, with what the stage showed."""
+    asked = dash.room.shown
+    if asked is None or asked.state != CLOSED or state.get("busy") or not state.get("active"):
+        return
+    source = asked.question.source
+    if source.get("scenario") != state.get("name") or state.get("done") != source.get("step"):
+        return
+    try:
+        stage = outcome(asked.question.ask, dash.guide.driver.status())
+    except Exception:  # the cluster could not say: the lab's answer stands alone
+        stage = None
+    dash.room.reveal(asked, asked.question.right, stage)
+
+
+def _reveal_read(dash, asked) -> dict:
+    """Make the read; the right answer is the lab's rule applied to the mark the node reported with its answer."""
+    ask = asked.question.ask
+    try:
+        answer = dash.client().read(ask.index, ask.node)
+    except ControlError:
+        answer = {"ok": False, "refusal": UNREACHABLE}
+    if answer.get("refusal") in (NODE_DOWN, UNREACHABLE) or answer.get("high_water_mark") is None:
+        right = stage = DOWN  # nobody answered: by the rule too, a node that is down serves nothing
+    else:
+        right = SERVED if 1 <= ask.index <= int(answer["high_water_mark"]) else REFUSED
+        stage = SERVED if answer.get("ok") else REFUSED
+    return dash.room.reveal(asked, asked.question.values.index(right), stage)
+
+
+def _index(args: dict) -> int:
+    try:
+        index = int(args.get("index"))
+    except (TypeError, ValueError):
+        raise ValueError(say("read needs an index (a whole number from 1)")) from None
+    if index < 1:
+        raise ValueError(say("indexes start at 1"))
+    return index
+
+
 ROOM = {  # action -> run(dashboard, args)
     "start_cluster": start_cluster,
     "replay_open": lambda dash, args: {"ok": True, "replay": dash.open_replay(str(args.get("dir", "")))},
     "room_lang": lambda dash, args: dash.set_room_lang(args.get("lang")),
+    "question_ask": question_ask,
+    "question_close": question_close,
+    "question_reveal": question_reveal,
+    "question_dismiss": lambda dash, args: dash.room.dismiss(),
 }
 
 
@@ -188,6 +280,9 @@ def _guide(dash, what: str, args: dict) -> dict:
             return {"ok": False, "confirm": question, "error": question}
         return {"ok": True, "guide": guide_for_pages(guide.start(str(args.get("scenario", "")),
                                                                  args.get("truncation") or None))}
+    if what == "next" and dash.room.shown is not None and dash.room.shown.state == OPEN \
+            and dash.room.shown.question.source.get("step") == (guide.run.next_step + 1 if guide.run else None):
+        return question_close(dash, args)  # Next with a question open on this step: closed, then the step plays
     if what in ("next", "back", "stop"):
         return {"ok": True, "guide": guide_for_pages(getattr(guide, what)())}
     if what == "state":

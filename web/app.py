@@ -32,9 +32,10 @@ from flask_socketio import SocketIO
 from lab import i18n
 from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
-from web.actions import VIEWERS_ONLY, guide_for_pages, perform
+from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
 from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed
+from web.room import Room
 from web.sockets import socket_handlers
 from web.narrate import FEED_KINDS
 
@@ -54,9 +55,12 @@ DEFAULTS = {
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
     "LANGUAGE": None,  # the room's language to start with (hwm-lab demo --lang); None: each browser's own
+    "OFFLOAD": None,  # runs a long computation (a scenario's model) off the event loop: eventlet's tpool.execute,
+    # given by the entry point (web.serve); None: in the calling background thread (threading)
 }
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
+SEQUENCE_ROWS = 1500  # the sequence view of a replay draws at most this many rows (the newest): a whole scenario's
 
 
 def is_loopback(host: str) -> bool:
@@ -122,9 +126,12 @@ class Dashboard:
         self.frames_sent = 0
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
+        self.replayed = None  # the replay's questions (web.questions.Replayed)
         self.guide = None
         self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
         self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
+        self.room = Room(lambda event, payload: self.emit(event, payload),
+                         spawn=lambda fn: self.socketio.start_background_task(fn), sleep=self.socketio.sleep)
         url = app.config["CONTROL_URL"] or (self.host.control_url if self.host else None)
         token = app.config["CONTROL_TOKEN"] or (self.host.token if self.host else None)
         self.feed = LiveFeed(ControlClient(url, token=token) if url else None, event_cap=app.config["EVENT_CAP"],
@@ -136,7 +143,8 @@ class Dashboard:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
                                spawn=lambda fn, *a: self.socketio.start_background_task(fn, *a),
-                               wait_seconds=getattr(self.host, "wait_seconds", 10.0))
+                               wait_seconds=getattr(self.host, "wait_seconds", 10.0), sleep=self.socketio.sleep,
+                               offload=app.config["OFFLOAD"])
 
     # ---- security -------------------------------------------------------------------------------------------
 
@@ -276,6 +284,7 @@ class Dashboard:
 
     def _guide_changed(self, state: dict) -> None:
         self.emit("guide", guide_for_pages(state))
+        reveal_after_step(self, state)  # a question closed on the step that just played is revealed
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
@@ -289,9 +298,14 @@ class Dashboard:
         except TraceError as exc:
             raise ValueError(str(exc)) from None
         except OSError as exc:
-            raise ValueError(say("cannot read {path}: {error}", path=str(path), error=exc.strerror or str(exc))) from None
+            raise ValueError(say("cannot read {path}: {error}", path=str(path),
+                                 error=exc.strerror or str(exc))) from None
+        from web.questions import Replayed
+
+        offload = self.config["OFFLOAD"]  # (the scenario's model, off the event loop)
+        replayed = offload(Replayed, replay) if offload else Replayed(replay)
         with self.lock:
-            self.replay = replay
+            self.replay, self.replayed = replay, replayed
         return replay.info()
 
     def replay_frame(self, position: int | None = None, at_time: float | None = None) -> dict:
@@ -299,35 +313,40 @@ class Dashboard:
             raise RuntimeError(say("no trace is open"))
         return replay_frame(self.replay, position, at_time, log_window=self.config["LOG_WINDOW"])
 
-    def sequence(self, mode: str | None, position: int | None, seconds: float, heartbeats: bool, lang: str) -> str:
-        """The sequence view's SVG: the replay up to its cursor, or the live cluster's last seconds."""
+    def sequence(self, mode: str | None, position: int | None, seconds: float | None, heartbeats: bool, lang: str,
+                 width: int | None = None) -> str:
+        """The sequence view's SVG, `width` pixels wide: the replay up to its cursor, or the live cluster's last
+        seconds (None: all of the run the feed keeps, a whole scenario)."""
         from lab.i18n.sequence import sequence_svg
 
+        width = max(300, min(int(width), 4000)) if width else None
         replay = self.replay
         if mode == "replay" and replay is not None:
             position = max(0, min(int(position or 0), len(replay)))
             start = max(0, position - SEQUENCE_EVENTS)
             ids = sorted(replay.fold_at(position).nodes)
             return sequence_svg(replay.events[start:position + SEQUENCE_EVENTS], upto=position - start, nodes=ids,
-                                heartbeats=heartbeats, lang=lang)
-        seconds = max(1.0, min(float(seconds), 120.0))
+                                heartbeats=heartbeats, lang=lang, width=width, max_rows=SEQUENCE_ROWS)
         with self.lock:
-            events = self.feed.last_seconds(seconds)
+            events = self.feed.last_seconds(max(1.0, min(float(seconds), 120.0)) if seconds else None, heartbeats)
             ids = list(self.feed.cluster.get("ids") or [])
-        return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang)
+        return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang, width=width,
+                            max_rows=SEQUENCE_ROWS)
 
     # ---- pages ----------------------------------------------------------------------------------------------
 
-    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False) -> dict:
+    def hello(self, can_control: bool, mode: str | None = None, follow: bool = False, seat: str = "") -> dict:
         from web.guide import catalog
 
         mode = mode or self.mode
         return {"mode": mode, "live_available": self.feed.client is not None, "can_control": can_control,
+                "question": self.room.view(), "answered": self.room.mine(seat),
                 "token_required": self.token is not None, "follow": follow, "room_lang": self.room_lang,
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
                 "guide": guide_for_pages(self.guide.state()) if self.guide else None,
-                "replay": self.replay.info() if self.replay and mode == "replay" else None}
+                "replay": {**self.replay.info(), "asks": self.replayed.prompts()} if self.replay and mode == "replay"
+                else None}
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:
@@ -362,15 +381,26 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
     @app.get("/sequence.svg")
     def sequence():
         """The message-sequence diagram: of the replay up to `position` (mode=replay), else of the live cluster's
-        last `seconds`; heartbeats=1 draws them too; download=1 saves it as a file."""
+        last `seconds` (whole=1: the whole run, as far as the feed keeps it); heartbeats=1 draws them too; width=N
+        spreads it over N pixels; download=1 saves it as a file."""
+        whole = request.args.get("whole") == "1"
         svg = dashboard.sequence(request.args.get("mode"), request.args.get("position", type=int),
-                                 request.args.get("seconds", default=10.0, type=float),
-                                 request.args.get("heartbeats") == "1", dashboard.request_lang())
+                                 None if whole else request.args.get("seconds", default=10.0, type=float),
+                                 request.args.get("heartbeats") == "1", dashboard.request_lang(),
+                                 request.args.get("width", type=int))
         headers = {"Cache-Control": "no-store"}
         if request.args.get("download") == "1":
             headers["Content-Disposition"] = 'attachment; filename="sequence.svg"'
         return Response(svg, mimetype="image/svg+xml", headers=headers)
 
+    @app.get("/api/dashboard/answers.csv")
+    def answers_csv():
+        """The lecture's answers, for the instructor only (the token, as for a control)."""
+        if not dashboard.may_control(request.headers.get("X-HWM-Token") or request.args.get("token")):
+            return jsonify(ok=False, error=localize(VIEWERS_ONLY, dashboard.request_lang())), 403
+        name = time.strftime("answers-%Y%m%d-%H%M.csv")
+        return Response(dashboard.room.csv(), mimetype="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
     @app.get("/replay.html")
     def replay_file():
         """The open replay as one HTML file that plays from disk (web.onefile): the replay page's "save as one

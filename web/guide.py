@@ -1,12 +1,14 @@
 """Guided scenarios: the teaching scripts (lab/scenarios) run one narrated step at a time on a real cluster.
 
 "Next" runs the next step's commands; "back" starts a fresh cluster and replays the steps before the previous
-one, so the cluster is where it was one step earlier (a cluster cannot be rewound in place).
+one, so the cluster is where it was one step earlier (a cluster cannot be rewound in place). The questions a room
+may be asked before a step come from the scenario's model (web.questions), made when the scenario starts.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 from lab.i18n import say
@@ -14,6 +16,7 @@ from lab.i18n import scenarios as words
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.scenario import Run
+from web.questions import Model, Question
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
 
@@ -34,8 +37,10 @@ class Guide:
     """One guided scenario at a time. `launch(scenario)` starts a fresh cluster for it and returns a Driver."""
 
     def __init__(self, launch: Callable, on_change: Callable[[dict], None], spawn: Callable = None,
-                 wait_seconds: float = 10.0):
+                 wait_seconds: float = 10.0, sleep: Callable = time.sleep, offload: Callable | None = None):
         self.launch = launch
+        self.sleep = sleep  # the server's own (eventlet's, or time's)
+        self.offload = offload or (lambda fn, *args: fn(*args))  # where the model's simulations run (app.OFFLOAD)
         self.wait_seconds = wait_seconds  # a step's `wait` may take this long (longer at the classroom pace)
         self.on_change = on_change
         self.spawn = spawn or (lambda fn, *a: threading.Thread(target=fn, args=a, daemon=True).start())
@@ -48,6 +53,7 @@ class Guide:
         self.outcomes: list[dict] = []
         self.action = None  # what the busy guide is doing: ("start" | "next" | "back", the step it heads for)
         self.generation = 0  # bumps on start/stop so that a stale background step reports nothing
+        self.model: Model | None = None  # the scenario on the simulator: the answers to the room's questions
 
     def state(self) -> dict:
         s = self.scenario
@@ -61,7 +67,18 @@ class Guide:
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
                 "text": steps[done - 1] if done else "",
                 "next_text": steps[done] if done < len(s.steps) else "",
-                "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None}
+                "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None,
+                "asks": [{"n": n, "prompt": q.prompt} for n, q in enumerate(self.questions())]}
+
+    def questions(self) -> list[Question]:
+        """The questions the room may be asked before the next step (none while a step runs)."""
+        model, run = self.model, self.run
+        if self.busy or model is None or run is None or model.scenario != self.scenario:
+            return []
+        return model.questions(run.next_step) if run.next_step < len(self.scenario.steps) else []
+
+    def finished(self) -> bool:
+        return self.run is not None and not self.busy and self.run.next_step >= len(self.scenario.steps)
 
     def _publish(self) -> None:
         self.on_change(self.state())
@@ -146,6 +163,20 @@ class Guide:
                     self.busy = False
         if generation == self.generation:
             self._publish()
+        self._model(generation)
+
+    def _model(self, generation: int) -> None:
+        """The scenario's model, once the cluster is up (the room waits for no simulation): then its questions."""
+        scenario = self.scenario
+        if scenario is None or (self.model is not None and self.model.scenario == scenario):
+            return
+        self.sleep(0.2)  # the pages hear that the cluster is ready before the simulator takes the processor
+        model = self.offload(Model, scenario)
+        with self.lock:
+            if generation != self.generation:
+                return
+            self.model = model
+        self._publish()
 
     def _step(self, generation: int) -> None:
         try:

@@ -43,9 +43,16 @@ STORY = frozenset({
     WAL_TRUNCATED, RULE_BROKEN, STUDENT_CALL,
 })
 LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (heartbeats included)
+RUN_EVENTS = 3000  # ... and its whole run from these (no heartbeats): a guided scenario's, from its first step
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten
 STORY_TAIL = 300
 ACKS_KEPT = 20
+
+
+def heartbeat(event: dict) -> bool:
+    """A leader's heartbeat or a follower's answer to one: a replication that carries no entry."""
+    return event.get("type") in (REPLICATION_SENT, REPLICATION_RECEIVED) and \
+        (event.get("first") or 0) > (event.get("last") or 0)
 
 
 def select_events(events: list[dict], cap: int) -> tuple[list[dict], Counter]:
@@ -73,6 +80,7 @@ class LiveFeed:
         self.clock = clock
         self.recent: deque = deque(maxlen=recent)
         self.latest: deque = deque(maxlen=LATEST_EVENTS)  # every event of the last moments, for the sequence view
+        self.run_events: deque = deque(maxlen=RUN_EVENTS)  # every event but heartbeats: the run's story to draw
         self.reset(client)
 
     def reset(self, client: ControlClient | None) -> None:
@@ -86,6 +94,7 @@ class LiveFeed:
                               "control_url": client.url if client else None, "error": None}
         self.recent.clear()
         self.latest.clear()
+        self.run_events.clear()
         self.story_head: list[dict] = []
         self.story_tail: deque = deque(maxlen=STORY_TAIL)
         self.acks: deque = deque(maxlen=ACKS_KEPT)
@@ -172,6 +181,7 @@ class LiveFeed:
         narrated.sort(key=lambda e: (e.get("time", 0), e["n"]))  # files are read one after another
         self.recent.extend(narrated)
         self.latest.extend(events)
+        self.run_events.extend(e for e in events if not heartbeat(e))
         self._keep_story(narrated)
         self.counts.update(e["type"] for e in events)
         self._count(len(events))
@@ -216,11 +226,13 @@ class LiveFeed:
                      gone=gone, cluster=self.cluster, clocks=self.clocks, events=events, skipped=skipped,
                      events_next=self.after + 1, rate=round(self.rate, 1))
 
-    def last_seconds(self, seconds: float) -> list[dict]:
-        """The events of the run's last `seconds` (as far as the feed keeps them), in trace order."""
-        events = sorted(self.latest, key=lambda e: (e.get("time", 0), e.get("node", ""), e.get("seq", 0)))
-        if not events:
-            return []
+    def last_seconds(self, seconds: float | None, heartbeats: bool = True) -> list[dict]:
+        """The events of the run's last `seconds` (None: the whole run, as far as the feed keeps it: longer without
+        its heartbeats), in trace order."""
+        kept = self.run_events if seconds is None and not heartbeats else self.latest
+        events = sorted(kept, key=lambda e: (e.get("time", 0), e.get("node", ""), e.get("seq", 0)))
+        if not events or seconds is None:
+            return events
         since = events[-1].get("time", 0) - seconds
         return [e for e in events if e.get("time", 0) >= since]
 

@@ -82,6 +82,10 @@ def serve_command(args: argparse.Namespace) -> int:
 
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
               "LANGUAGE": args.lang}
+    if args.async_mode == "eventlet":  # the scenario's model in an OS thread: the pages are served meanwhile
+        from eventlet import tpool
+
+        config["OFFLOAD"] = tpool.execute
     host = None
     if args.command_name == "dashboard":  # no cluster to show is said first, whatever holds the port
         url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)

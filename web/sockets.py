@@ -9,6 +9,7 @@ from lab import i18n
 from lab.i18n import say
 from web.actions import VIEWERS_ONLY, perform, said
 from web.frames import localize_tree, localized_frame
+from web.room import seat_of
 
 
 def socket_handlers(socketio: SocketIO, dashboard) -> None:
@@ -31,7 +32,8 @@ def socket_handlers(socketio: SocketIO, dashboard) -> None:
         can_control = dashboard.may_control(auth.get("token") or request.args.get("token"))
         lang = i18n.supported(auth.get("lang")) or dashboard.request_lang()
         # Watchers follow the instructor unless they leave; whoever holds the token leads.
-        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control, "lang": lang}
+        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control, "lang": lang,
+                                          "seat": seat_of(auth.get("seat"), request.sid)}
         join_room(f"lang:{lang}", sid=request.sid)
         if not can_control:
             join_room(f"follow:{lang}", sid=request.sid)
@@ -48,7 +50,7 @@ def socket_handlers(socketio: SocketIO, dashboard) -> None:
 
     def _hello(sid: str, mode: str) -> dict:
         viewer = dashboard.viewers[sid]
-        return dashboard.hello(viewer["control"], mode, viewer["follow"])
+        return dashboard.hello(viewer["control"], mode, viewer["follow"], viewer["seat"])
 
     def _watch_live(sid: str) -> None:
         dashboard.viewers[sid]["mode"] = "live"
@@ -131,6 +133,15 @@ def socket_handlers(socketio: SocketIO, dashboard) -> None:
         if not dashboard.viewers.get(request.sid, {}).get("control"):
             return answer({"ok": False, "action": action, "error": VIEWERS_ONLY})
         return answer(perform(dashboard, action, message.get("args") or {}))
+
+    @socketio.on("answer")
+    def answer_question(message):
+        """A page's answer to the open question (any page may answer; a second answer replaces the first)."""
+        message = message if isinstance(message, dict) else {}
+        viewer = dashboard.viewers.get(request.sid)
+        if viewer is None:
+            return answer({"ok": False, "error": say("not connected")})
+        return answer(dashboard.room.answer(viewer["seat"], message.get("id"), message.get("choice")))
 
     @socketio.on("replay_seek")
     def replay_seek(message):

@@ -136,6 +136,30 @@ def cmd_wait(run: Run, command, step, args):
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
 
 
+# ---- questions to the room -----------------------------------------------------------------------------------
+
+QUESTION_KINDS = ("hwm", "entries", "read", "leader")  # what `ask` may ask a room about the step (web/questions.py)
+
+
+def parse_ask(command) -> tuple[str, str | None, int | None]:
+    """`ask hwm on A`, `ask entries on A`, `ask read 4 on A`, `ask leader`: (kind, node, index). A step's `ask`
+    lines name the questions the dashboard may put to the room before the step runs; the runner does nothing."""
+    words = list(command.words[1:])
+    kind = words[0] if words else None
+    shapes = {"hwm": 3, "entries": 3, "read": 4, "leader": 1}
+    if kind not in shapes or len(words) != shapes[kind] or (kind != "leader" and words[-2] != "on"):
+        raise ScenarioError(f"line {command.line}: write a question as `ask hwm on A`, `ask entries on A`, "
+                            f"`ask read 4 on A` or `ask leader`")
+    node = words[-1] if kind != "leader" else None
+    if kind == "read" and not (words[1].isdigit() and int(words[1]) >= 1):
+        raise ScenarioError(f"line {command.line}: `ask read` takes an index from 1")
+    return kind, node, int(words[1]) if kind == "read" else None
+
+
+def cmd_ask(run: Run, command, step, args):
+    parse_ask(command)  # asked by the dashboard before the step, not by the runner
+
+
 def _converged(status: dict) -> bool:
     leader = status.get("leader")
     if not leader:
@@ -298,6 +322,7 @@ COMMANDS: dict[str, Callable] = {
     "stream": cmd_stream,
     "wait": cmd_wait,
     "expect": cmd_expect,
+    "ask": cmd_ask,
 }
 
 

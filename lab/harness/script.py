@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.core.events import STEP
-from lab.harness.commands import CHOICES, COMMANDS, ScenarioError
+from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, parse_ask
 
 SCENARIO_DIR = Path(__file__).parent.parent / "sim" / "scenarios"  # data of the simulator's folder
 
@@ -110,6 +110,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
             if head not in COMMANDS and head not in CHOICES:
                 raise ScenarioError(f"{name} line {number}: unknown command {head!r} "
                                     f"(known: {', '.join(sorted(COMMANDS))})")
+            if head == "ask":  # a question's words are checked as the script is read, not when the step runs
+                parse_ask(Command(number, words))
             current[1].append(Command(number, words))
     if current:
         steps.append(Step(current[0], tuple(current[1])))

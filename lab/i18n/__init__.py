@@ -24,7 +24,8 @@ LANGUAGES = {"en": "English", "es": "Español", "zh": "中文"}  # each named in
 PSEUDO = "xx"  # every msgid accented and bracketed: text that skipped the catalogue stands out (tests, translators)
 LOCALE_DIR = Path(__file__).with_name("locale")
 DOMAIN = "messages"
-SEPARATORS = {"zh": {"; ": "；", ", ": "，"}}  # how a list of sentences is joined, where it differs from English
+SEPARATORS = {"zh": {"; ": "；", ", ": "，", " ": ""}}  # how a list of sentences is joined, where it differs from
+# English (Chinese sentences follow one another without a space)
 _CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
 UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space between two words: the one a template
 # keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec} 的" with 所有节点)

@@ -23,7 +23,10 @@ from lab.core.events import (
     VOTE_DENIED, VOTE_GRANTED, WRITE_ACKED, WRITE_REQUESTED)
 
 CLUSTER = "cluster"
-COL_W, ROW_H, TOP, LEFT = 150, 22, 46, 70
+COL_W, ROW_H, TOP, LEFT = 150, 26, 46, 70
+# An arrowhead (10 px: its marker is 5 stroke widths) lands on a row or half a row after one: 13 px from the
+# middle of any mark (16 px tall), so that no mark is ever drawn over it; nor is any label (see _arrow).
+HEAD_ALONG, HEAD_ACROSS, MARK_H = 10, 5, 16
 RECEIPT_HORIZON = 1000  # a message that no event this far on shows received was lost
 MAX_ROWS = 400  # a longer story keeps its newest rows (a live cluster's last seconds)
 COLORS = ["#5b6470", "#E69F00", "#56B4E9", "#009E73", "#b8a800", "#0072B2", "#D55E00", "#CC79A7"]
@@ -130,7 +133,7 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
     down_since: dict[str, float] = {}
     down_from: dict[str, int] = {}  # node -> the number of the event that took it down
     row = 0.0
-    last_step_row = None
+    last_step_row, first_step = None, 0
 
     def n_of(i: int) -> int:
         return number[id(events[i])]
@@ -193,9 +196,13 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
             elif kind in (NODE_PAUSED, NODE_RESUMED) and target in known:
                 put(i, Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")), "paused"))
             elif kind == STEP:
+                step = (g("index") or 0) + 1
                 if last_step_row != row:
-                    put(i, Mark(None, take(i), (say("step {number}", number=(g("index") or 0) + 1)), STEP))
-                    last_step_row = row
+                    put(i, Mark(None, take(i), say("step {number}", number=step), STEP))
+                    last_step_row, first_step = row, step
+                else:  # a step that drew nothing since the one before: one row names both
+                    next(m for m in reversed(d.marks) if m.kind == STEP).label = say(
+                        "steps {first}–{last}", first=first_step, last=step)
             continue
         if node not in known:
             continue
@@ -252,17 +259,17 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
                                             entries=what)), TRUNCATED))
         elif kind == NODE_STARTED and g("boot", 0) and node in down_since:
             up(node, i, take(i))
-    # Arrivals: a request lands where its receiver answered it; an answer lands on the next row; a message on a
-    # cut link, or to a node that is down, is lost.
+    # Arrivals: a request lands where its receiver answered it; an answer half a row on (between two rows, so
+    # never on a row where its receiver's marks are drawn); a message on a cut link, or to a node down, is lost.
     for i, arrow, receipt in pending:
         if receipt is None:
             arrow.end = None
         elif receipt == -1:
-            arrow.end = arrow.row + 0.8
+            arrow.end = arrow.row + 0.5
         elif receipt in row_of:
             arrow.end, arrow.arrive = take(receipt), n_of(receipt)
         else:
-            arrow.end = arrow.row + 0.8
+            arrow.end = arrow.row + 0.5
         d.arrows.append(arrow)
     d.rows = int(row)
     for node, since in down_since.items():
@@ -273,39 +280,41 @@ def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
 
 def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | None = None, upto: int | None = None,
                  nodes: list[str] | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
-                 cursor: bool = False, numbers: list[int] | None = None) -> str:
+                 width: int | None = None, cursor: bool = False, numbers: list[int] | None = None) -> str:
     """An SVG document of `events` (in trace order; up to `upto` of them, the rest only tell what was in flight).
-    `lang` says the labels in that language; `nodes` names the lines (default: the trace's own).
+    `lang` says the labels in that language; `nodes` names the lines (default: the trace's own); `width` spreads
+    the lines over that many pixels (a page's own width).
 
     `cursor`: every row of the events, for a page to cut at any event (web/static/onefile.js): each element says
     the number of its event (`numbers`, default 1, 2, 3, ...) and its row, and an arrow that lands on a later row
     also says the number of the event it lands with and where it ends while still in flight."""
     return draw(build(list(events), heartbeats, upto, nodes, numbers), lang=lang, title=title, max_rows=max_rows,
-                cursor=cursor)
+                cursor=cursor, width=width)
 
 
 def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_rows: int = MAX_ROWS,
-         cursor: bool = False) -> str:
+         cursor: bool = False, width: int | None = None) -> str:
     """A diagram (`build`) as an SVG document, its labels in `lang` (sequence_svg says the rest)."""
     first = 0 if cursor else max(0, d.rows - max_rows)  # keep the newest rows
     n = max(1, len(d.nodes))
-    width = LEFT + COL_W * n
+    col_w = max(COL_W, (int(width) - LEFT) // n) if width else COL_W
+    width = LEFT + col_w * n
     height = TOP + ROW_H * (d.rows - first + 2) + 24  # the names again at the foot: a long diagram scrolls
-    x = {name: LEFT + COL_W * k + COL_W // 2 for k, name in enumerate(d.nodes)}
+    x = {name: LEFT + col_w * k + col_w // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
     geometry = f' data-top="{TOP}" data-row-h="{ROW_H}"' if cursor else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12"{geometry}>',
-           "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
-           "markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/>"
+           "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" "
+           "markerHeight=\"5\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"context-stroke\"/>"
            "</marker></defs>",
            f'<rect width="{width}" height="{height}" fill="#fff"/>']
     if title:
         out.append(f'<title>{t(title)}</title>')
     for name in d.nodes:
         label = f'text-anchor="middle" font-size="18" font-weight="700">{escape(name)}</text>'
-        out.append(f'<g class="node" data-node="{escape(name)}"><text x="{x[name]}" y="24" {label}'
+        out.append(f'<g class="node" data-node="{escape(name)}" data-x="{x[name]}"><text x="{x[name]}" y="24" {label}'
                    f'<line class="life" x1="{x[name]}" y1="{TOP - 12}" x2="{x[name]}" y2="{height - 30}" '
                    f'stroke="#9aa3ad" stroke-width="2"/><text class="foot" x="{x[name]}" y="{height - 8}" {label}</g>')
         for (a, b), (since, until) in zip(d.down.get(name, []), d.down_n.get(name, [])):
@@ -315,9 +324,15 @@ def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_r
                         + (f' data-until="{until}"' if until is not None else "")) if cursor else ""
             out.append(f'<line class="down" x1="{x[name]}" y1="{y(max(a, first))}" x2="{x[name]}" y2="{y(b)}" '
                        f'stroke="#fff" stroke-width="4" stroke-dasharray="4 4"{numbered}/>')
+    shown = [a for a in d.arrows if a.row >= first]
+    heads = [head_box(x[a.dst], y(a.end)) for a in shown if a.end is not None]
+    badges = []
     for m in d.marks:
         if m.row < first:
             continue
+        if m.node is not None:
+            w = _width(str(localize(m.label, lang) if lang else m.label)) + 10
+            badges.append((x[m.node] - w / 2, y(m.row) - MARK_H / 2, w, MARK_H))
         if not cursor:
             out.append(_mark(m, x, y(m.row), width, t))
             continue
@@ -334,12 +349,31 @@ def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_r
         key = (a.src, a.row, str(a.label))
         if key not in longest or abs(x[a.dst] - x[a.src]) > abs(x[longest[key].dst] - x[longest[key].src]):
             longest[key] = a
-    for a in d.arrows:
-        if a.row < first:
-            continue
-        out.append(_arrow(a, x, y, t, labelled=longest[(a.src, a.row, str(a.label))] is a, numbered=cursor))
+    for a in shown:
+        labelled = longest[(a.src, a.row, str(a.label))] is a
+        out.append(_arrow(a, x, y, t, labelled=labelled, free=heads + badges, numbered=cursor))
     out.append("</svg>")
     return "\n".join(out)
+
+
+# Where along its arrow a label is tried, the middle first, then nearer one end or the other; on the line, then
+# just above it.
+LABEL_AT = [(k, lift) for lift in (0, 9) for k in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9)]
+
+
+def _crosses(a: tuple, b: tuple) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+def head_box(x: float, y: float) -> tuple:
+    """The box an arrowhead that ends at (x, y) takes, whichever way it points."""
+    return (x - HEAD_ALONG, y - HEAD_ACROSS, 2 * HEAD_ALONG, 2 * HEAD_ACROSS)
+
+
+def label_box(text: str, lx: float, ly: float) -> tuple:
+    """The box an arrow's label takes (11 px type, centred on lx, its baseline at ly)."""
+    w = _width(text) * 11 / 12
+    return (lx - w / 2, ly - 10, w, 13)
 
 
 def _width(text: str) -> int:
@@ -367,12 +401,13 @@ def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> st
     filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
-    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"{numbered}><rect x="{cx - w / 2:.1f}" y="{top - 9}" '
-            f'width="{w}" height="17" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/><text x="{cx}" y="{top + 4}" '
-            f'text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">{label}</text></g>')
+    return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"{numbered}><rect x="{cx - w / 2:.1f}" '
+            f'y="{top - MARK_H / 2}" width="{w}" height="{MARK_H}" rx="4" fill="{fg if filled else bg}" stroke="{fg}"/>'
+            f'<text x="{cx}" y="{top + 4}" text-anchor="middle" fill="{bg if filled else fg}" font-weight="700">'
+            f'{label}</text></g>')
 
 
-def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, numbered: bool = False) -> str:
+def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, free: list | None = None, numbered: bool = False) -> str:
     x0, x1, y0 = x[a.src], x[a.dst], y(a.row)
     color = {"response": "#1b7f3b", "refusal": "#b3261e", "vote": "#4b2a87", "heartbeat": "#9aa3ad"}.get(
         a.kind, COLORS[((a.gen - 1) % 7) + 1] if a.gen else COLORS[0])
@@ -388,18 +423,23 @@ def _arrow(a: Arrow, x: dict, y, t, labelled: bool = True, numbered: bool = Fals
     if numbered:  # its event, its row, and where it lands: before then it is drawn in flight, as `upto` draws it
         more = f' data-n="{a.n}" data-row="{a.row:g}"'
         if a.arrive is not None and not lost:
-            fly = y(a.row + 0.8)
+            fly = y(a.row + 0.5)  # (an answer lands half a row on)
             more += f' data-arrive="{a.arrive}" data-fly="{fly:.1f} {y0 + (fly - y0) * 0.5 - 4:.1f}"'
     parts = [f'<g class="{cls}" data-src="{escape(a.src)}" data-dst="{escape(a.dst)}"{more}>',
              f'<line x1="{x0}" y1="{y0}" x2="{xe:.1f}" y2="{ye:.1f}" stroke="{color}" stroke-width="2"{dash}{head}/>']
     if lost:
         parts.append(f'<path class="cross" d="M{xe - 6:.1f},{ye - 6:.1f} l12,12 m0,-12 l-12,12" stroke="#b3261e" '
                      f'stroke-width="3"/>')
-    lx = x0 + (x1 - x0) * (0.25 if lost else 0.5)
     if not labelled:
         parts.append("</g>")
         return "".join(parts)
-    parts.append(f'<text x="{lx:.1f}" y="{y0 + (ye - y0) * 0.5 - 4:.1f}" text-anchor="middle" fill="{color}" '
+    # Along the arrow (a lost message's: the stretch it travelled), the first place where the label covers no
+    # arrowhead and no mark.
+    text = html.unescape(t(a.label))
+    spots = [(x0 + (xe - x0) * k, y0 + (ye - y0) * (0.5 if lost else k) - 4 - lift) for k, lift in LABEL_AT]
+    lx, ly = next((spot for spot in spots if not any(_crosses(label_box(text, *spot), box) for box in free or ())),
+                  spots[0])
+    parts.append(f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" fill="{color}" '
                  f'font-size="11" paint-order="stroke" stroke="#fff" stroke-width="3">{t(a.label)}</text></g>')
     return "".join(parts)
 

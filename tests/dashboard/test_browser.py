@@ -43,7 +43,7 @@ def test_guided_s1_and_replays_followed_by_the_room(tmp_path):
         teacher.click("button[data-tab=guide]")
         teacher.select_option("#guide-scenario", "s1")
         teacher.click("#btn-guide-start")
-        expect(teacher.locator("#guide-progress")).to_have_text("Step 0 of 7")
+        expect(teacher.locator("#guide-progress")).to_have_text("Step 0 of 7", timeout=60_000)  # a fresh cluster
         for step in range(1, 8):
             teacher.keyboard.press("n") if step % 2 else teacher.click("#btn-next")
             expect(teacher.locator("#guide-progress")).to_have_text(f"Step {step} of 7")

@@ -21,7 +21,7 @@ from tests.dashboard.conftest import make_app
 from web.fold import Replay
 from web.frames import replay_frame
 from web.live import ROUTINE, STORY, STORY_HEAD
-from web.onefile import build, kept_positions, run_data
+from web.onefile import SCRIPTS, STATIC, build, kept_positions, run_data
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,10 @@ def test_the_file_names_nothing_outside_itself_and_is_the_same_from_the_same_run
     first, second = build(s1), build(s1)
     assert first.html == second.html and first.kept == first.events == len(Replay(s1))
     part = data_of(first.html, "page")
-    assert set(part["views"]) == {"en", "es", "zh"} and len(part["scripts"]) == 3
+    assert set(part["views"]) == {"en", "es", "zh"} and len(part["scripts"]) == len(SCRIPTS)
+    # the page's own scripts, every one the dashboard's page loads, in its order (the vendored Socket.IO aside)
+    page = (STATIC.parent / "templates" / "index.html").read_text()
+    assert list(SCRIPTS) == re.findall(r"filename='([a-z]+\.js)'", page)
     page = "\n".join([first.html, part["css"], *part["scripts"], *(v["body"] for v in part["views"].values())])
     assert not re.search(r"\ssrc=", page)  # no script, image or frame from elsewhere
     assert not re.search(r'\shref="(?!#|data:)', page)  # in-page anchors and data: URLs only

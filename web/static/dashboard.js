@@ -24,6 +24,8 @@
     feed: [], skipped: 0, skippedByType: {}, rate: 0, eventsNext: 1, frameHz: 10,
     selected: null, dirty: true, guide: null, scenarios: [], showHeartbeats: true,
     replay: null, position: 0, total: 0, time: 0, play: 0, duration: 0, playing: false, playTime: 0,
+    question: null, myAnswer: null,  // the question put to the room (web/room.py), and this page's answer to it
+    playUntil: null,  // a replayed step being played for a question's reveal: where it ends
   };
   // For bench/dashboard.py and the browser tests: what arrived and when, and how long each drawing took
   // (recording is off unless a test turns it on).
@@ -37,14 +39,21 @@
     select: (id) => { S.selected = id; S.dirty = true; schedule(); },
     drop: (flight) => dropMessage(flight),
     // what else decides the lanes' height: the caption, the timeline, the feed (body classes are seen already)
-    sizing: () => [$("#caption").textContent, $("#timeline").hidden].join("|"),
+    sizing: () => [$("#caption").textContent, $("#timeline").hidden, $("#question").offsetHeight,
+                   $("#banners").childElementCount].join("|"),
+  });
+  const question = window.HWMQuestion(S, {
+    answer: (id, choice) => answerQuestion(id, choice),
+    control: (action, args) => control(action, args),
   });
 
   // ---- socket ------------------------------------------------------------------------------------------
   // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
   // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`).
   const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: (url) => fetch(url).then((r) => r.text()) };
-  const socket = source.connect({ auth: token ? { token, lang: T.lang } : { lang: T.lang }, query: token ? { token } : {} });
+  const seat = window.hwmSeat();  // this page's own random name: it answers the room's questions once
+  const socket = source.connect({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
+                                  query: token ? { token } : {} });
   socket.on("connect", () => setConn(true));
   socket.on("disconnect", () => setConn(false));
   socket.on("connect_error", () => setConn(false));
@@ -52,6 +61,22 @@
   socket.on("frame", onFrame);
   socket.on("guide", (g) => { S.guide = g; renderGuide(); S.dirty = true; schedule(); });
   socket.on("room_lang", (r) => followRoomLanguage(r && r.lang));
+  socket.on("question", (q) => {
+    S.question = q;
+    if (!q || (S.myAnswer && S.myAnswer.id !== q.id)) S.myAnswer = null;
+    renderGuide(); S.dirty = true; schedule();
+  });
+  socket.on("question_count", (c) => {
+    if (S.question && c && c.id === S.question.id && S.question.count !== c.count) {
+      S.question = { ...S.question, count: c.count }; S.dirty = true; schedule();
+    }
+  });
+  function answerQuestion(id, choice) {
+    socket.emit("answer", { id, choice }, (a) => {
+      if (a && a.ok) { S.myAnswer = { id: a.id, choice: a.choice }; S.dirty = true; schedule(); }
+      else toast((a && a.error) || T.refusedControl, true);
+    });
+  }
 
   function setConn(ok) {
     const c = $("#conn");
@@ -66,6 +91,8 @@
     S.roomLang = h.room_lang;
     if (followRoomLanguage(h.room_lang)) return;
     if (h.guide) S.guide = h.guide;
+    S.question = h.question || null;
+    S.myAnswer = h.question && h.answered !== null && h.answered !== undefined ? { id: h.question.id, choice: h.answered } : null;
     S.replay = h.replay; S.seq = null; S.clocks = {};
     if (h.mode !== "replay") stopPlaying();
     stage.clearFlights();
@@ -130,6 +157,7 @@
     }
     if (replaying) {
       S.position = f.position; S.total = f.total; S.time = f.time; S.play = f.play || 0; S.duration = f.duration;
+      if (S.playUntil !== null && S.position >= S.playUntil) stepPlayed();
     }
     // Messages in flight: live ones are timed by the run's clock (how long ago each left); replayed ones by
     // the replay's pace.
@@ -158,6 +186,7 @@
       socket.emit("control", { action, args: args || {} }, (answer) => {
         if (!answer.ok && !answer.confirm && !["write", "read"].includes(action)) toast(answer.error || T.refusedControl, true);
         if (answer.guide) { S.guide = answer.guide; renderGuide(); S.dirty = true; schedule(); }
+        if (answer.play_to !== undefined) playStep(answer.play_to);
         resolve(answer);
       });
     });
@@ -189,6 +218,8 @@
     $("#btn-guide-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-start").disabled = !S.canControl || noGuide || S.mode === "replay";
     $("#btn-live").disabled = !S.liveAvailable;
+    $("#answers-csv").hidden = !S.canControl;
+    $("#answers-csv").href = "api/dashboard/answers.csv" + (token ? "?token=" + encodeURIComponent(token) : "");
     $("#lang").title = S.canControl ? T.langRoomTitle : T.langTitle;
     renderGuideButtons();
   }
@@ -234,12 +265,29 @@
   });
   $("#btn-heal-all").addEventListener("click", () => control("heal_all"));
   $("#btn-clocks").addEventListener("click", toggleClocks);
-  // A scenario starts its own cluster: the room is asked first when that loses what it built.
+  // A scenario starts its own cluster: the instructor is asked first, in the page (a presenter's remote answers
+  // it with a button), when that loses what the room built.
+  let guideAsked = null;
   $("#guide-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const args = { scenario: $("#guide-scenario").value, truncation: $("#guide-truncation").value || null };
     const a = await control("guide_start", args);
-    if (a.confirm && window.confirm(a.confirm)) control("guide_start", { ...args, replace: true });
+    if (a.confirm) {
+      guideAsked = args;
+      $("#guide-confirm-text").textContent = a.confirm;
+      $("#guide-confirm").hidden = false;
+      $("#btn-guide-replace").focus();
+    }
+  });
+  function answerGuideConfirm(yes) {
+    $("#guide-confirm").hidden = true;
+    if (yes && guideAsked) control("guide_start", { ...guideAsked, replace: true });
+    guideAsked = null;
+  }
+  $("#btn-guide-replace").addEventListener("click", () => answerGuideConfirm(true));
+  $("#btn-guide-cancel").addEventListener("click", () => answerGuideConfirm(false));
+  $("#btn-read-ask").addEventListener("click", () => {
+    control("question_ask", { index: Number($("#read-index").value), node: $("#read-node").value });
   });
   $("#btn-next").addEventListener("click", () => control("guide_next"));
   $("#btn-back").addEventListener("click", () => control("guide_back"));
@@ -465,26 +513,42 @@
 
   // ---- the message-sequence view: drawn by the server (lab/i18n/sequence.py), the same picture it exports ------
   // A replay's view is of the events up to its cursor, and is fetched again whenever the cursor moves; a live
-  // cluster's is of its last seconds, fetched at most once a second.
+  // cluster's is of the whole run (or its last seconds), fetched at most once a second. It is drawn as wide as
+  // the stage, and the nodes' names stay at the top of the view however far it scrolls.
   const seq = { on: false, pending: false, again: false, shownKey: null, at: 0 };
+  const SEQ_ZOOM = 1.3;  // large type draws the diagram bigger (dashboard.css)
+  function sequenceWidth() {
+    const zoom = document.body.classList.contains("large") ? SEQ_ZOOM : 1;
+    return Math.floor(($("#sequence").clientWidth - 2) / zoom);
+  }
   function sequenceUrl(download) {
-    const q = new URLSearchParams({ lang: T.lang });
-    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); } else q.set("seconds", "15");
+    const q = new URLSearchParams({ lang: T.lang, width: String(sequenceWidth()) });
+    if (S.mode === "replay") { q.set("mode", "replay"); q.set("position", String(S.position)); }
+    else if ($("#seq-span").value === "whole") q.set("whole", "1");
+    else q.set("seconds", "15");
     if ($("#seq-heartbeats").checked) q.set("heartbeats", "1");
     if (download) q.set("download", "1");
     return "sequence.svg?" + q.toString();
   }
   function renderSequence(now) {
-    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked].join("|");
+    const key = [S.mode, S.mode === "replay" ? S.position : "", $("#seq-heartbeats").checked, $("#seq-span").value,
+                 sequenceWidth()].join("|");
     if (S.mode === "replay" ? key === seq.shownKey : key === seq.shownKey && now - seq.at < 1000) return;
     if (seq.pending) { seq.again = true; return; }
     seq.pending = true; seq.at = now; seq.shownKey = key;
     const position = S.position;
-    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total) : T.seqLive(15);
+    $("#seq-span").hidden = S.mode === "replay";
+    $("#seq-caption").textContent = S.mode === "replay" ? T.seqReplay(position, S.total)
+      : $("#seq-span").value === "whole" ? T.seqWhole : T.seqLive(15);
     $("#seq-export").href = sequenceUrl(true);
     source.sequence(sequenceUrl(false)).then((text) => {
       const box = $("#sequence");
       box.innerHTML = text;  // this server's own SVG: every label in it is escaped (lab/i18n/sequence.py)
+      const names = el("div", "seq-names");  // the lines' names, kept in view at the top as the diagram scrolls
+      for (const g of box.querySelectorAll("svg g.node")) {
+        const n = el("span", "", g.dataset.node); n.style.left = g.dataset.x + "px"; names.appendChild(n);
+      }
+      box.prepend(names);
       box.dataset.position = S.mode === "replay" ? String(position) : "";
       box.scrollTop = box.scrollHeight;  // the newest rows (the cursor's) in view
     }).catch(() => { seq.shownKey = null; }).finally(() => {
@@ -502,6 +566,7 @@
   }
   $("#btn-sequence").addEventListener("click", () => setSequence(!seq.on));
   $("#seq-heartbeats").addEventListener("change", () => { S.dirty = true; schedule(); });
+  $("#seq-span").addEventListener("change", () => { S.dirty = true; schedule(); });
   window.hwmSequence = setSequence;
 
   // ---- drawing -----------------------------------------------------------------------------------------
@@ -521,7 +586,7 @@
   }
 
   function renderAll(now) {
-    renderHeader(); renderLegend(); renderBanners(); renderCaption();
+    renderHeader(); renderLegend(); renderBanners(); renderCaption(); question.render();
     if (seq.on) renderSequence(now); else stage.render(now);
     renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
@@ -730,7 +795,36 @@
     }
   }
 
+  // A question about a replayed step: closing it plays the step (the followers follow), then asks for the reveal.
+  function playStep(end) {
+    S.playUntil = end;
+    if (S.position >= end) { stepPlayed(); return; }
+    if (!S.playing) togglePlay();
+  }
+  function stepPlayed() {
+    const end = S.playUntil;
+    S.playUntil = null;
+    stopPlaying();
+    if (S.position !== end) seek({ position: end });  // a played moment may overshoot the step's last event
+    control("question_reveal");
+  }
+  function renderReplayAsks() {
+    const box = $("#replay-asks"), asks = (S.replay && S.replay.asks) || [], list = steps();
+    const k = list.findIndex((s) => s.n >= S.position);  // the step the cursor is before (or at the start of)
+    const open = S.question && S.question.state !== "revealed";
+    const key = [k, open, S.canControl, S.mode, S.replay && S.replay.run_dir].join("|");
+    if (box.dataset.key === key) return;
+    box.dataset.key = key; box.replaceChildren();
+    if (S.mode !== "replay" || k < 0 || open || !S.canControl) return;
+    (asks[k] || []).forEach((prompt, n) => {
+      const b = el("button", "ask", T.qAskStep(k + 1, prompt)); b.type = "button"; b.id = `btn-replay-ask-${n}`;
+      b.addEventListener("click", () => control("question_ask", { replay_step: k + 1, n }));
+      box.appendChild(b);
+    });
+  }
+
   function renderTimeline() {
+    renderReplayAsks();
     if (S.mode !== "replay") return;
     const scrub = $("#scrub");
     scrub.max = String(Math.ceil(S.duration * 100) / 100);
@@ -754,10 +848,24 @@
       box.appendChild(el("div", "steptext", g.done ? g.text : g.description || T.guideFirst));
       for (const o of g.outcomes || []) box.appendChild(el("div", "outcome small " + (o.ok ? "ok" : "fail"), `${o.ok ? "✓" : "✗"} ${o.name}${o.detail ? " — " + o.detail : ""}`));
       if (g.error) box.appendChild(el("div", "outcome fail small", g.error));
-      if (g.next_text) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
+      const asking = S.question && S.question.state !== "revealed";  // the next step's text would tell the answer
+      if (g.next_text && !asking) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
       else if (g.done === g.total) box.appendChild(el("div", "next-preview", T.guideDone(g.passed)));
     }
+    renderGuideAsks();
     renderGuideButtons();
+  }
+  // The questions the room may be asked before the next step (computed by the server from the scenario's model).
+  function renderGuideAsks() {
+    const g = S.guide, box = $("#guide-asks");
+    box.replaceChildren();
+    const open = S.question && S.question.state !== "revealed";
+    if (!g || !g.active || g.busy || open || S.mode !== "live" || !S.canControl) return;
+    for (const a of g.asks || []) {
+      const b = el("button", "ask", T.qAsk(a.prompt)); b.type = "button"; b.id = "btn-ask-" + a.n;
+      b.addEventListener("click", () => control("question_ask", { n: a.n }));
+      box.appendChild(b);
+    }
   }
   function renderGuideButtons() {
     const g = S.guide, can = S.canControl && g && g.active && !g.busy && S.mode === "live";

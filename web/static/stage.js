@@ -9,6 +9,7 @@
   const CONFLICT_MS = 1800, REMOVE_MS = 800, SLIDE_MS = 800;
   const MAX_FLIGHTS = 80;     // beyond this, the oldest quiet messages make room
   const MIN_SLOTS = 6;        // a lane shows at least this many entries before cells shrink
+  const ROOMY_PX = 90;        // a lane this tall holds a cell of three 18 px lines, and four lines of node details
   const RING_R = 26, RING_C = 2 * Math.PI * RING_R;
   // Okabe-Ito: safe for the common colour-vision deficiencies. From generation 8 on the colours come back with
   // a pattern (dots, then bars, then a grid), and every cell and message also prints its generation.
@@ -138,18 +139,24 @@
     }
     function measure(list) {
       const first = laneFor(list[0]);
-      const laneH = first.clientHeight, trackW = first._track.clientWidth;
+      const laneH = first.clientHeight;
       const em = parseFloat(getComputedStyle(first).fontSize) || 15;
       // A row above the cells for the HWM tag, one below for the leader's match/next marks; lanes too short
       // for both (7 nodes, large type, 720p) keep the cells big and drop the marks.
       const row = Math.round(em * 0.95);
       const compact = laneH < em * 6.4;
       wrap.classList.toggle("compact", compact);
+      // Large type, lanes tall enough for three lines of 18 px in a cell and four of node details: the back row's
+      // sizes (dashboard.css); shorter lanes keep the sizes that fit them. (It changes the header column's width:
+      // the track is measured after.)
+      wrap.classList.toggle("roomy", document.body.classList.contains("large") && laneH >= ROOMY_PX);
+      const trackW = first._track.clientWidth;
       const rows = compact ? row + 4 : 2 * row;
       const kept = reserve(trackW, em);
       const cell = Math.max(24, Math.min(laneH - rows - 6, (trackW - kept) / MIN_SLOTS, em * 6.2));
       // Short lanes (7 nodes, large type, 720p) make short cells, not narrow ones: a payload needs its width.
-      const cw = Math.round(Math.max(cell, Math.min((trackW - kept) / MIN_SLOTS, em * 2.4)));
+      const narrowest = wrap.classList.contains("roomy") ? em * 3 : em * 2.4;  // a payload at 20 px needs 3 em
+      const cw = Math.round(Math.max(cell, Math.min((trackW - kept) / MIN_SLOTS, narrowest)));
       wrap.style.setProperty("--cell", cw + "px");
       wrap.style.setProperty("--cell-h", Math.round(Math.max(22, Math.min(cell, laneH - rows - 6))) + "px");
       wrap.style.setProperty("--row", row + "px");
@@ -211,7 +218,8 @@
         const r = el("span", "role " + (isLeader ? "leader" : stale ? "stale" : ""), role);
         if (stale) r.title = T.staleRole(id, n.generation);
         l1.appendChild(r);
-        l1.appendChild(document.createTextNode(" · " + T.generation(n.generation)));
+        l1.appendChild(el("span", "sep", " · "));
+        l1.appendChild(el("span", "gen", T.generation(n.generation)));
       }
       let l2text = n.stale ? T.lastKnown(T.logLine(n.log_end, n.hwm)) : T.logLine(n.log_end, n.hwm);
       if (state === "exited" && n.exit_reason) l2text = T.exitedLine(l2text, n.exit_reason);  // "fsync failed: ..."

@@ -89,6 +89,7 @@
     // messages in flight
     seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
     seqLive: (s) => t("the last {seconds} s", { seconds: s }),
+    seqWhole: t("the whole run, as far as the dashboard keeps it"),
     msg: {
       append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
       heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
@@ -156,6 +157,19 @@
     linkTitle: (s, d, cut) => (cut ? t("{src} → {dst}: cut (click to heal)", { src: s, dst: d })
                                    : t("{src} → {dst}: connected (click to cut)", { src: s, dst: d })),
     langTitle: t("Language of this page"),
+
+    // the question put to the room
+    qAnswers: (n) => t("answers: {count}", { count: num(n) }),
+    qAsk: (prompt) => t("Ask the room: {question}", { question: prompt }),
+    qAskStep: (k, prompt) => t("Before step {k}, ask the room: {question}", { k, question: prompt }),
+    qChoose: t("Choose your answer: you can change it until the question closes."),
+    qChange: t("Your answer is in: you can change it until the question closes."),
+    qMine: t("your answer"),
+    qClosed: t("Answers are closed: the step plays…"),
+    qRight: t("✓ right"),
+    qClose: t("Close and play the step ▶"),
+    qCloseRead: t("Close and make the read ▶"),
+    qDismiss: t("Take the question away"),
     langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
 
     // a replay in one file (onefile.js)
