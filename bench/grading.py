@@ -330,7 +330,7 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
 _FLOOR = """
 import sys, time
 from pyspark.sql import functions as F
-from lab.grade.job import spark_session
+from lab.grade.session import spark_session
 from lab.grade.schema import EVENT_LINE
 spark = spark_session(sys.argv[2], driver_memory=sys.argv[3])
 lines = (spark.read.text(sys.argv[1] + "/*/runs/*/events-*.jsonl", wholetext=True)

@@ -30,56 +30,20 @@ from pyspark.sql import DataFrame
 from lab.core.config import MAX_NODES
 from lab.core.messages import digest
 from lab.grade.rules import RULES
+from lab.grade.sql import BEFORE, RUN_ORDER, UPTO, WHOLE, among, entry_text, every, fmt, one, q, v
 from lab.core.events import (
-    CLIENT_WRITE, FOLLOWER_APPEND, HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, NODE_KILLED,
-    NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, READ_SERVED, TRUNCATED, WRITE_ACKED)
+    CLIENT_WRITE, EPOCH_ANSWER, EPOCH_TRUNCATION, EXPECTATION, FOLLOWER_APPEND, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
+    LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED,
+    NODE_STARTED, READ_REFUSED, READ_SERVED, TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
 
 CLUSTER = "cluster"
 # A leader's followers each have a slot in the node timeline: clusters of up to MAX_NODES nodes (the lab's own).
 NODE_FAULTS = (NODE_KILLED, NODE_RESTARTED, NODE_PAUSED, NODE_RESUMED)
 FAULTS = (*NODE_FAULTS, LINK_CUT, LINK_HEALED)
-
-VIOLATION = "STRUCT<check: STRING, node: STRING, index: INT, detail: STRING, seq: BIGINT, time: DOUBLE>"
-NONE = f"CAST(array() AS ARRAY<{VIOLATION}>)"
-
-RUN_ORDER = "PARTITION BY submission, run ORDER BY "
-WHOLE = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
-BEFORE = "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
-UPTO = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
-
-
-def q(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def among(values) -> str:
-    return "(" + ", ".join(q(v) for v in values) + ")"
-
-
-def v(check: str, *, node: str, index: str | None, detail: str, seq: str, time: str) -> str:
-    """One violation (a VIOLATION struct)."""
-    return (f"named_struct('check', {q(check)}, 'node', CAST({node} AS STRING), 'index', CAST({index or 'NULL'} "
-            f"AS INT), 'detail', CAST({detail} AS STRING), 'seq', CAST({seq} AS BIGINT), 'time', "
-            f"CAST({time} AS DOUBLE))")
-
-
-def one(found: str, violation: str) -> str:
-    """A rule that finds at most one violation on a row: an array of it, or NULL."""
-    return f"CASE WHEN {found} THEN array({violation}) END"
-
-
-def every(*found: str) -> str:
-    return "concat(" + ", ".join(f"coalesce({f}, {NONE})" for f in found) + ")"
-
-
-def entry_text(index: str, generation: str, digest: str) -> str:
-    return f"format_string('[%s, %s, %s]', {index}, {generation}, {digest})"
-
-
-def fmt(template: str, *args: str) -> str:
-    return f"format_string({q(template)}, {', '.join(args)})"
-
+# A node's events in the node timeline (its HWM, its reads, its leader's view of its followers, its log).
+# The events the single-event checks read (the scenario's expectations, read-gate-strict, wal-truncation, epochs).
+SINGLE_KINDS = (EXPECTATION, READ_REFUSED, WAL_TRUNCATED, EPOCH_ANSWER, EPOCH_TRUNCATION)
+TIMELINE_KINDS = (NODE_STARTED, HWM_CHANGED, READ_SERVED, MATCH_INDEX_UPDATED, WRITE_ACKED, TRUNCATED, LOG_SNAPSHOT)
 
 def _emit(rows: DataFrame, found: list[str]) -> DataFrame:
     """Every violation that the rules `found` (SQL arrays of VIOLATION, or NULL) on the rows, one row each."""
@@ -91,7 +55,7 @@ def _dead(faults: str, node: str) -> str:
     pause: it is not expected to catch up, and its final log is not expected to hold everything."""
     return (f"coalesce(array_max(transform(filter({faults}, f -> f.target = {node}), "
             f"f -> named_struct('time', f.time, 'seq', f.seq, 'type', f.type))).type "
-            f"IN ('node_killed', 'node_paused'), false)")
+            f"IN {among((NODE_KILLED, NODE_PAUSED))}, false)")
 
 
 # ---- the node timeline --------------------------------------------------------------------------------------
@@ -112,20 +76,19 @@ def _node_timeline(events: DataFrame) -> DataFrame:
     """The events of each node in seq order (and the cluster's faults), with running state. The window is
     partitioned by run, not by node: the run's facts come from the whole partition, and the running state of
     a node is told apart from the node before it by carrying (node, boot, gen) beside every value."""
-    raise_ = "(type = 'hwm_changed' AND role = 'leader' AND hwm > coalesce(from_hwm, 0))"
+    raise_ = f"(type = '{HWM_CHANGED}' AND role = 'leader' AND hwm > coalesce(from_hwm, 0))"
     # The generation of entry k: the event says it, or its own list of committed entries does.
     entry_gen = ("coalesce(entry_generation, try_cast(try_element_at(try_element_at(filter(committed, "
                  "e -> try_cast(try_element_at(e, 1) AS INT) = hwm), -1), 2) AS INT))")
-    rows = events.where(
-        f"(node != '{CLUSTER}' AND type IN ('node_started', 'hwm_changed', 'read_served', 'match_index_updated', "
-        f"'write_acked', 'truncated', 'log_snapshot')) OR (node = '{CLUSTER}' AND type IN {among(FAULTS)})")
+    rows = events.where(f"(node != '{CLUSTER}' AND type IN {among(TIMELINE_KINDS)}) "
+                        f"OR (node = '{CLUSTER}' AND type IN {among(FAULTS)})")
     rows = rows.selectExpr(
         "submission", "run", "cluster_size", "liveness_bound", "node", "seq", "time", "boot", "gen", "type", "hwm",
         "from_hwm", "index", "follower", "match_index", "target",
-        "type IN ('node_started', 'hwm_changed') AS hwm_event",
+        f"type IN {among((NODE_STARTED, HWM_CHANGED))} AS hwm_event",
         f"coalesce({raise_}, false) AS is_raise",
-        "coalesce(type = 'match_index_updated' AND follower != node, false) AS is_match",
-        "type = 'write_acked' AS is_ack",
+        f"coalesce(type = '{MATCH_INDEX_UPDATED}' AND follower != node, false) AS is_match",
+        f"type = '{WRITE_ACKED}' AS is_ack",
         f"CASE WHEN {raise_} THEN {entry_gen} END AS entry_gen")
     rows = rows.selectExpr(
         "*",
@@ -217,7 +180,7 @@ def _rule_read_above_hwm() -> str:
     same boot) or above the HWM the read reports."""
     state = "coalesce(CASE WHEN state.node = node AND state.boot = boot THEN state.hwm END, 0)"
     detail = fmt("%s served a read of index %d while its HWM was %d", "node", "index", f"least({state}, hwm)")
-    return one(f"type = 'read_served' AND (index > {state} OR index > hwm)",
+    return one(f"type = '{READ_SERVED}' AND (index > {state} OR index > hwm)",
                v("read-above-hwm", node="node", index="index", detail=detail, seq="seq", time="time"))
 
 
@@ -225,7 +188,7 @@ def _rule_hwm_monotonic() -> str:
     """Within one boot of a node, every hwm_changed is at least every HWM the node had before."""
     highest = "greatest(CASE WHEN highest.node = node AND highest.boot = boot THEN highest.hwm END, from_hwm)"
     detail = fmt("%s's HWM moved back from %d to %d (boot %d)", "node", highest, "hwm", "boot")
-    return one(f"type = 'hwm_changed' AND hwm < {highest}",
+    return one(f"type = '{HWM_CHANGED}' AND hwm < {highest}",
                v("hwm-monotonic", node="node", index="hwm", detail=detail, seq="seq", time="time"))
 
 
@@ -278,18 +241,18 @@ def _is_last(node: str, time: str, seq: str) -> str:
 def _index_view(events: DataFrame) -> DataFrame:
     """One row per entry the run mentions, and one per final-log snapshot, fault and (for the scenarios the
     grader knows) client write, ordered by index; each with its index's facts and the run's."""
-    known = " OR ".join(f"(lower(scenario) = {q(name)} AND type = 'client_write' AND payload IN "
+    known = " OR ".join(f"(lower(scenario) = {q(name)} AND type = '{CLIENT_WRITE}' AND payload IN "
                         f"{among(_payloads(expect))})" for name, expect in SCENARIO_EXPECTATIONS.items())
     # c: committed (hwm_changed), a: appended, s: a snapshot, f: an entry of a snapshot, k: acknowledged,
     # x: removed by a truncation, r: read (scenarios the grader knows), F: a node fault, w: a client write.
-    items = ("CASE WHEN type = 'hwm_changed' THEN " + _items("committed", "c")
-             + " WHEN type IN ('leader_append', 'follower_append') THEN array("
+    items = (f"CASE WHEN type = '{HWM_CHANGED}' THEN " + _items("committed", "c")
+             + f" WHEN type IN {among((LEADER_APPEND, FOLLOWER_APPEND))} THEN array("
              + _item("a", "index", "generation", "digest") + ")"
-             + " WHEN type = 'log_snapshot' THEN concat(array(" + _item("s", entries="entries") + "), "
+             + f" WHEN type = '{LOG_SNAPSHOT}' THEN concat(array(" + _item("s", entries="entries") + "), "
              + _items("entries", "f") + ")"
-             + " WHEN type = 'write_acked' THEN array(" + _item("k", "index", edigest="digest") + ")"
-             + " WHEN type = 'truncated' AND coalesce(reason, '') != 'lost-tail' THEN " + _items("removed", "x")
-             + f" WHEN type = 'read_served' AND lower(scenario) IN {among(SCENARIO_EXPECTATIONS)} THEN array("
+             + f" WHEN type = '{WRITE_ACKED}' THEN array(" + _item("k", "index", edigest="digest") + ")"
+             + f" WHEN type = '{TRUNCATED}' AND coalesce(reason, '') != 'lost-tail' THEN " + _items("removed", "x")
+             + f" WHEN type = '{READ_SERVED}' AND lower(scenario) IN {among(SCENARIO_EXPECTATIONS)} THEN array("
              + _item("r", "index", edigest="try_element_at(entry, 3)") + ")"
              + f" WHEN node = '{CLUSTER}' AND type IN {among(NODE_FAULTS)} THEN array(" + _item("F") + ")"
              + f" WHEN {known} THEN array(" + _item("w") + ") END")
@@ -477,7 +440,7 @@ def _rule_scenario_knowledge() -> str:
 def _rule_expectations() -> str:
     """Every `expectation` event holds."""
     detail = "concat('expectation \\'', name, '\\' failed', coalesce(concat(': ', detail), ''))"
-    return one("type = 'expectation' AND ok = false",
+    return one(f"type = '{EXPECTATION}' AND ok = false",
                v("scenario", node=q(CLUSTER), index=None, detail=detail, seq="seq", time="time"))
 
 
@@ -485,7 +448,7 @@ def _rule_read_gate_strict() -> str:
     """A read of an index from 1 up to the node's HWM is never refused."""
     detail = fmt("%s refused a read of index %d although its HWM was %d (%s)", "node", "index", "hwm",
                  "coalesce(reason, 'no reason given')")
-    return one("type = 'read_refused' AND index >= 1 AND index <= hwm",
+    return one(f"type = '{READ_REFUSED}' AND index >= 1 AND index <= hwm",
                v("read-gate-strict", node="node", index="index", detail=detail, seq="seq", time="time"))
 
 
@@ -497,7 +460,7 @@ def _rule_wal_truncation() -> str:
     detail = fmt("%s truncated its log from index %d, but its log then ends at %d, not %d (segments left start "
                  "at [%s]; deleted [%s])", "node", "from_index", "log_end", "from_index - 1", listed("segments"),
                  listed("deleted"))
-    return one("type = 'wal_truncated' AND log_end != from_index - 1",
+    return one(f"type = '{WAL_TRUNCATED}' AND log_end != from_index - 1",
                v("wal-truncation", node="node", index="from_index", detail=detail, seq="seq", time="time"))
 
 
@@ -514,7 +477,7 @@ def _rule_epoch_end() -> str:
               + f" END, CASE WHEN {short} THEN " + fmt("its entry %d is of generation %d too, so the end is further "
                                                        "on", "end_index + 1", "next_generation")
               + " END))")
-    return one(f"type = 'epoch_answer' AND ({beyond} OR {newer} OR {short})",
+    return one(f"type = '{EPOCH_ANSWER}' AND ({beyond} OR {newer} OR {short})",
                v("epoch-end", node="node", index="end_index", detail=detail, seq="seq", time="time"))
 
 
@@ -530,7 +493,7 @@ def _rule_epoch_truncation() -> str:
                                               "end index %d", "node", "cut", kept, "end_index")
               + " ELSE " + fmt("%s cut its log from index %d and removes index %d, which the leader's log holds (it "
                                "ends at %d)", "node", "cut", "cut", "end_index") + " END")
-    return one(f"type = 'epoch_truncation' AND ({outside} OR {beyond} OR {short})",
+    return one(f"type = '{EPOCH_TRUNCATION}' AND ({outside} OR {beyond} OR {short})",
                v("epoch-truncation", node="node", index="coalesce(cut, log_end)", detail=detail, seq="seq",
                  time="time"))
 
@@ -538,8 +501,7 @@ def _rule_epoch_truncation() -> str:
 # ---- the checks ---------------------------------------------------------------------------------------------
 
 def _single_events(events: DataFrame) -> DataFrame:
-    return events.where("type IN ('expectation', 'read_refused', 'wal_truncated', 'epoch_answer', "
-                        "'epoch_truncation')")
+    return events.where(f"type IN {among(SINGLE_KINDS)}")
 
 
 PASSES: dict[str, Callable[[DataFrame], DataFrame]] = {

@@ -34,7 +34,7 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.checks import among, q
+    from lab.grade.sql import among, q
     from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CONTEXT_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, \
         REQUIRED
 

@@ -55,12 +55,14 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
 
         for i in range(1, 7):
             assert write(f"e{i}")["ok"]
-        # The live cluster's last seconds as a message-sequence diagram (Q), then the stage again.
+        # The live cluster's run as a message-sequence diagram (Q), then the stage again.
         page.keyboard.press("q")
         expect(page.locator("#sequence svg g.msg.request").first).to_be_attached(timeout=10_000)
         labels = page.evaluate("[...document.querySelectorAll('#sequence svg g.msg')].map((g) => g.textContent)")
         assert any(re.fullmatch(r"append \d+", t) for t in labels) and any(t.startswith("ack ") for t in labels)
-        assert page.locator("#seq-caption").inner_text() == "the last 15 s"
+        assert page.locator("#seq-caption").inner_text() == "the whole run, as far as the dashboard keeps it"
+        page.select_option("#seq-span", "last")  # the room's default is the whole run; the last seconds on demand
+        expect(page.locator("#seq-caption")).to_have_text("the last 15 s")
         page.keyboard.press("q")
         expect(page.locator("#lanes-wrap")).to_be_visible()
         fits_everywhere(page, 3, shots, "3-nodes")

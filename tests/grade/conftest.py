@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from lab.grade.job import spark_session
+    from lab.grade.session import spark_session
 
     # Executors start Python workers: the same interpreter as the tests.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

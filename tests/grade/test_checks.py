@@ -385,12 +385,12 @@ def test_cutting_one_off_fails_on_either_side(spark):
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 def test_every_check_runs_in_one_job_without_a_shuffle(spark, tmp_path):
-    from lab.grade import job
+    from lab.grade import job, session
 
     ev = snapshots(leader_with_three_entries(Events()), {n: E123 for n in "ABC"})
     other = snapshots(leader_with_three_entries(Events(run="r2")), {n: E123[:2] for n in "ABC"})
     # As the job hands them over: partitioned by run, cached.
-    with job.settings(spark, 2):
+    with session.settings(spark, 2):
         events = to_events_df(spark, ev.rows + other.rows).repartition(2, "submission", "run").cache()
         events.count()
         stats = job.write_violations(spark, events, str(tmp_path / "violations"))

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from lab.grade import incremental, job, outdir
+from lab.grade import incremental, job, outdir, session
 
 from . import synth
 from .helpers import full_runs, make_class
@@ -131,7 +131,7 @@ def test_a_re_grade_of_a_few_changed_submissions_gets_a_jvm_that_compiles_with_c
     with zipfile.ZipFile(subs / "bob.zip", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("runs/r1/events-A.jsonl", b"y" * 50_000)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
-    monkeypatch.setattr(job, "QUICK_JIT_BYTES", 10_000)
+    monkeypatch.setattr(session, "QUICK_JIT_BYTES", 10_000)
     quick, said = [], []
     monkeypatch.setattr(job, "spark_session", lambda *a, **k: quick.append(k["quick"]))
     args = job.build_parser().parse_args([str(subs), "--out", str(out)])
