@@ -4,6 +4,7 @@ that lab.harness.scenario.Run dispatches on; expectations record an Outcome, act
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any, Callable, Protocol
 
 from lab.core import reasons
@@ -23,7 +24,7 @@ class Run(Protocol):
     last_killed: str | None
 
     def nodes(self, spec: str) -> list[str]: ...
-    def wait(self, what, predicate: Callable[[dict], bool]) -> None: ...
+    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool]) -> None: ...
     def record(self, step: int, command, ok: bool, detail="") -> None: ...
 
 
@@ -118,19 +119,21 @@ def cmd_wait(run: Run, command, step, args):
         among = set(run.nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
             among = set(run.nodes(args[1]))
-        run.wait(Reason(reasons.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(reasons.A_LEADER),
+        run.wait(partial(Reason, reasons.WAITED_LEADER_AMONG, nodes=sorted(among)) if among
+                 else partial(Reason, reasons.WAITED_LEADER),
                  lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
     elif what in ("hwm", "log_end"):
         (_, value), spec = _on(args)
         target = int(value)
         names = run.nodes(spec)
-        run.wait(Reason(reasons.HWM_ON if what == "hwm" else reasons.LOG_END_ON, count=target, nodes=",".join(names)),
+        run.wait(partial(Reason, reasons.WAITED_HWM if what == "hwm" else reasons.WAITED_LOG_END, nodes=names,
+                         count=target),
                  lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
-        run.wait(Reason(reasons.WHOLE_LOG), _converged)
+        run.wait(partial(Reason, reasons.WAITED_WHOLE_LOG), _converged)
     elif what == "stopped":
         names = run.nodes(args[1])
-        run.wait(Reason(reasons.TO_STOP, nodes=names),
+        run.wait(partial(Reason, reasons.WAITED_STOP, nodes=names),
                  lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")

@@ -247,13 +247,14 @@ class Run:
             raise WaitTimeout(Reason(reasons.NO_LEADER_FOR_STEP))
         return leader
 
-    def wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+        """Wait until `predicate` holds; else fail with the whole sentence `what(seconds=...)` makes (a waited_*
+        reason), and say why each node that stopped on its own stopped."""
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
-            stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
-                       for n in self.driver.status()["nodes"] if n["state"] == "exited"]
-            seconds = f"{timeout or self.wait_timeout:g}"
-            raise WaitTimeout(Reason(reasons.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
-                              if stopped else Reason(reasons.WAITED, seconds=seconds, what=what))
+            stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n["exit_reason"]) if n.get("exit_reason")
+                       else Reason(reasons.NODE_STOPPED_SEE_LOG, node=n["id"]) for n in self.driver.status()["nodes"] if n["state"] == "exited"]
+            waited = what(seconds=timeout or self.wait_timeout)
+            raise WaitTimeout(Reasons([waited, *stopped]) if stopped else waited)
 
     def record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)
