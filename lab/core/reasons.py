@@ -177,6 +177,37 @@ HOLDS_OTHER_GENERATION = _reason("holds_other_generation", "{node} holds generat
                                                            "{index}, committed as generation {current}")
 LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {index} below both high-water marks "
                                          "({hwm}, {hwm2})")
+# a rule of the grader broken (lab/core/monitor.py), as the explorer, chaos and `expect rules` find it
+RULE_OLDER_ENTRY = _reason("rule_older_entry", "leader {leader} raised its high-water mark to {index} in generation "
+                           "{generation}, but entry {index} is of generation {entry_generation}: an older generation's "
+                           "entry is only committed by committing a newer one after it")
+RULE_MINORITY = _reason("rule_minority", "leader {leader} raised its high-water mark to {index} in generation "
+                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a majority "
+                        "is {majority})")
+RULE_HWM_BACK = _reason("rule_hwm_back", "{node}'s high-water mark moved back from {before} to {after}")
+RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed another "
+                          "entry there (generation {generation})")
+RULE_COMMITTED_CHANGED = _reason("rule_committed_changed", "index {index} was committed as generation {was} (by "
+                                 "{first}); {node} now holds generation {now} there")
+RULE_REFUSED_AT_OR_BELOW = _reason("rule_refused_at_or_below", "{node} refused index {index}, at or below its "
+                                   "high-water mark {hwm}")
+RULE_REMOVED_SAME_GENERATION = _reason("rule_removed_same_generation", "{node} removed index {index} of generation "
+                                       "{generation}, the same generation as the leader's entry there")
+RULE_REMOVED_COMMITTED = _reason("rule_removed_committed", "{node} removed index {index}, already committed")
+RULE_REMOVED_ACKED = _reason("rule_removed_acked", "{node} removed index {index}, already committed: a write "
+                             "acknowledged to its client")
+RULE_WAL_CUT = _reason("rule_wal_cut", "{node}'s log storage truncated from index {index} but its log ends at "
+                       "{log_end}")
+RULE_EPOCH_END = _reason("rule_epoch_end", "leader {node} answered {index} as the end of generation {generation} in "
+                         "its log")
+RULE_EPOCH_CUT = _reason("rule_epoch_cut", "{node} was told the leader's log ends at {end} (its own ends at {log_end}) "
+                         "and cut at {cut}")
+RULE_HWM_BEYOND_LOG = _reason("rule_hwm_beyond_log", "{node}'s high-water mark {index} is beyond its log end "
+                              "{log_end}")
+RULE_LOGS_DISAGREE = _reason("rule_logs_disagree", "{a} and {b} disagree at index {index}, below both high-water "
+                             "marks")
+RULE_NAMED = _reason("rule_named", "{rule}: {detail}")
+RULE_BROKEN_AT = _reason("rule_broken_at", "step {step}: rule {rule} broken: {detail}")
 # why one call of a student's function broke its exercise's rule (lab/core/judges.py), said after the call
 HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})",
                       one=("holders", "only {holders} of {size} nodes holds index {index} (a majority is {majority})"))

@@ -188,14 +188,18 @@ def cmd_expect(run: Run, command, step, args):
 def expect_hwm(run: Run, status: dict, rest: list[str]):
     (value,), spec = _on(rest)
     got = {n: _node(status, n)["hwm"] for n in run.nodes(spec)}
-    return all(v == int(value) for v in got.values()), ", ".join(f"{n}: {v}" for n, v in got.items())
+    return all(v == int(value) for v in got.values()), _each_says(got, ", ")
+
+
+def _each_says(got: dict, sep: str) -> Reasons:
+    """What each node holds, `A: 3, B: 3`, said in the reader's language (its separators, its colon)."""
+    return Reasons((Reason(NODE_SAYS, node=n, answer=v) for n, v in got.items()), sep)
 
 
 def expect_log(run: Run, status: dict, rest: list[str]):
     payloads, spec = _on(rest)
     got = {n: [e[2] for e in _node(status, n)["log"]] for n in run.nodes(spec)}
-    return (all(v == payloads for v in got.values()),
-            "; ".join(f"{n}: [{', '.join(v)}]" for n, v in got.items()))
+    return all(v == payloads for v in got.values()), _each_says({n: f"[{', '.join(v)}]" for n, v in got.items()}, "; ")
 
 
 def expect_read(run: Run, status: dict, rest: list[str]):
@@ -219,7 +223,7 @@ def expect_leader(run: Run, status: dict, rest: list[str]):
 def expect_generation(run: Run, status: dict, rest: list[str]):
     (op, value), spec = _on(rest)
     got = {n: _node(status, n)["generation"] for n in run.nodes(spec)}
-    return all(v >= int(value) for v in got.values()), ", ".join(f"{n}: {v}" for n, v in got.items())
+    return all(v >= int(value) for v in got.values()), _each_says(got, ", ")
 
 
 def expect_truncated(run: Run, status: dict, rest: list[str]):

@@ -150,6 +150,7 @@ class Verdict:
                 "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes], "fault": self.fault}
 
     def summary(self) -> str:
+        """The verdict in English (lab.i18n.verdicts says it in any language)."""
         lines = [f"{self.scenario} ({self.truncation}): {'PASS' if self.passed else 'FAIL'}"]
         for o in self.outcomes:
             lines.append(f"  [{'ok' if o.ok else 'FAIL'}] step {o.step + 1}, line {o.line}: {o.name}"
@@ -216,7 +217,8 @@ class Run:
             self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
                                                  self.scenario.steps[index].commands[-1].line
                                                  if self.scenario.steps[index].commands else 0))
-            self.verdict.aborted = f"step {index + 1}: rule broken: {violation.sentence()}"
+            self.verdict.aborted = Reason(reasons.RULE_BROKEN_AT, step=index + 1, rule=violation.check,
+                                          detail=violation.detail)
 
     # -- commands --
 

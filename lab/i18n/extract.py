@@ -16,7 +16,8 @@ from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {  # folder -> [(files, extractor)]
-    "lab": [("i18n/**.py", "python"), ("student/**.py", "python"), ("commands/exercise.py", "python"),
+    "lab": [("i18n/**.py", "python"), ("student/**.py", "python"), ("commands/exercise.py", "python"), ("commands/simulate.py", "python"),
+            ("commands/cluster.py", "python"), ("commands/options.py", "python"),
             ("explore/**.py", "python"), ("commands/explore.py", "python"),
             ("sim/scenarios/*.txt", "lab.i18n.scenarios:extract")],
     "web": [("**.py", "python"), ("static/text.js", "javascript"),
