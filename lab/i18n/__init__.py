@@ -89,8 +89,10 @@ def fill(template: str, args: dict, lang: str) -> str:
 
 def number(value, lang: str):
     """A count or a quantity as `lang` writes it (Babel: 23.181 and 0,5 in Spanish); anything else localized."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or lang not in LANGUAGES or lang == SOURCE:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return localize(value, lang)
+    if lang not in LANGUAGES or lang == SOURCE:
+        return f"{value:g}" if isinstance(value, float) else value
     from babel.numbers import format_decimal
 
     return format_decimal(value, locale=lang)
