@@ -83,8 +83,8 @@ class Monitor:
         key = (node, e.get("boot", 0))
         before = self.hwm.get(key)
         if before is not None and k < before:
-            found.append(Violation("hwm-monotonic", node, k, Reason(reasons.RULE_HWM_BACK, node=node, before=before, after=k),
-                                   (("from", before), ("to", k))))
+            said = Reason(reasons.RULE_HWM_BACK, node=node, before=before, after=k)
+            found.append(Violation("hwm-monotonic", node, k, said, (("from", before), ("to", k))))
         self.hwm[key] = max(k, before or 0)
         if e.get("role") == "leader" and k > (e.get("from_hwm") or 0):
             found.extend(self._majority(e, k))
@@ -96,8 +96,9 @@ class Monitor:
         node, gen = e["node"], e.get("gen", 0)
         entry_generation = e.get("entry_generation")
         if entry_generation is not None and entry_generation != gen:
-            return [Violation("hwm-majority", node, k, Reason(reasons.RULE_OLDER_ENTRY, leader=node, index=k, generation=gen,
-                                                    entry_generation=entry_generation),
+            said = Reason(reasons.RULE_OLDER_ENTRY, leader=node, index=k, generation=gen,
+                          entry_generation=entry_generation)
+            return [Violation("hwm-majority", node, k, said,
                               (("leader", node), ("index", k), ("generation", gen),
                                ("entry_generation", entry_generation)))]
         if self.holders is not None:
@@ -107,8 +108,9 @@ class Monitor:
             names = sorted([node, *(n for n, m in held.items() if m >= k)])
         holders = len(names)
         if holders < self.majority:
-            return [Violation("hwm-majority", node, k, Reason(reasons.RULE_MINORITY, leader=node, index=k, generation=gen, nodes=names,
-                                                    holders=holders, size=self.size, majority=self.majority),
+            said = Reason(reasons.RULE_MINORITY, leader=node, index=k, generation=gen, nodes=names, holders=holders,
+                          size=self.size, majority=self.majority)
+            return [Violation("hwm-majority", node, k, said,
                               (("leader", node), ("index", k), ("generation", gen), ("holders", holders),
                                ("nodes", names), ("size", self.size), ("majority", self.majority)))]
         return []
@@ -118,19 +120,22 @@ class Monitor:
         if known[:2] == (generation, entry_digest):
             return []
         if self.acked.get(index) not in (None, entry_digest):
-            return [Violation("acked-in-final-logs", node, index, Reason(reasons.RULE_ACKED_LOST, index=index, node=node, generation=generation),
+            said = Reason(reasons.RULE_ACKED_LOST, index=index, node=node, generation=generation)
+            return [Violation("acked-in-final-logs", node, index, said,
                               (("node", node), ("index", index), ("generation", generation)))]
-        return [Violation("committed-never-change", node, index, Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2], node=node,
-                                       now=generation),
-                          (("node", node), ("index", index), ("first", known[2]),
-                                            ("was", known[0]), ("now", generation)))]
+        said = Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2], node=node,
+                      now=generation)
+        return [Violation("committed-never-change", node, index, said,
+                          (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
+                           ("now", generation)))]
 
     def _append(self, e):
         index = e["index"]
         known = self.committed.get(index)
         if known and known[1] != e["digest"] and e.get("gen", 0) >= known[0]:
-            return [Violation("committed-never-change", e["node"], index, Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2],
-                                                            node=e["node"], now=e["generation"]),
+            said = Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2], node=e["node"],
+                          now=e["generation"])
+            return [Violation("committed-never-change", e["node"], index, said,
                               (("node", e["node"]), ("index", index), ("first", known[2]), ("was", known[0]),
                                ("now", e["generation"])))]
         return []
@@ -148,8 +153,8 @@ class Monitor:
 
     def _read_refused(self, e):
         if 1 <= e["index"] <= e["hwm"]:
-            return [Violation("read-gate-strict", e["node"], e["index"], Reason(reasons.RULE_REFUSED_AT_OR_BELOW, node=e["node"], index=e["index"],
-                                                                  hwm=e["hwm"]),
+            said = Reason(reasons.RULE_REFUSED_AT_OR_BELOW, node=e["node"], index=e["index"], hwm=e["hwm"])
+            return [Violation("read-gate-strict", e["node"], e["index"], said,
                               (("node", e["node"]), ("index", e["index"]), ("hwm", e["hwm"])))]
         return []
 
@@ -157,36 +162,37 @@ class Monitor:
         node, found = e["node"], []
         for index, generation, entry_digest in e.get("removed", ()):
             if e.get("conflicting_generation") is not None and generation == e["conflicting_generation"]:
-                found.append(Violation("truncation-safe", node, index, Reason(reasons.RULE_REMOVED_SAME_GENERATION, node=node, index=index,
-                                                                generation=generation),
+                said = Reason(reasons.RULE_REMOVED_SAME_GENERATION, node=node, index=index, generation=generation)
+                found.append(Violation("truncation-safe", node, index, said,
                                        (("node", node), ("index", index), ("generation", generation))))
             elif self.committed.get(index, (None, None))[:2] == (generation, entry_digest):
                 acked = self.acked.get(index) == entry_digest
-                found.append(Violation("truncation-safe", node, index, R(
+                found.append(Violation("truncation-safe", node, index, Reason(
                     reasons.RULE_REMOVED_ACKED if acked else reasons.RULE_REMOVED_COMMITTED, node=node, index=index),
                     (("node", node), ("index", index), ("acked", acked))))
         return found[:1]
 
     def _wal_truncated(self, e):
         if e["log_end"] != e["from_index"] - 1:
-            return [Violation("wal-truncation", e["node"], e["from_index"], Reason(reasons.RULE_WAL_CUT, node=e["node"], index=e["from_index"],
-                                                                     log_end=e["log_end"]),
-                              (("node", e["node"]), ("index", e["from_index"]),
-                                                         ("log_end", e["log_end"])))]
+            said = Reason(reasons.RULE_WAL_CUT, node=e["node"], index=e["from_index"], log_end=e["log_end"])
+            return [Violation("wal-truncation", e["node"], e["from_index"], said,
+                              (("node", e["node"]), ("index", e["from_index"]), ("log_end", e["log_end"])))]
         return []
 
     def _epoch_answer(self, e):
         end, log_end, g = e["end_index"], e.get("log_end"), e["generation"]
         eg, ng = e.get("end_generation"), e.get("next_generation")
         if judges.epoch_end(end, end if log_end is None else log_end, eg, ng, g) is not None:
-            return [Violation("epoch-end", e["node"], end, Reason(reasons.RULE_EPOCH_END, node=e["node"], index=end, generation=g),
+            said = Reason(reasons.RULE_EPOCH_END, node=e["node"], index=end, generation=g)
+            return [Violation("epoch-end", e["node"], end, said,
                               (("node", e["node"]), ("index", end), ("generation", g)))]
         return []
 
     def _epoch_truncation(self, e):
         if judges.epoch_cut(e["log_end"], e["end_index"], e.get("cut")) is not None:
-            return [Violation("epoch-truncation", e["node"], e.get("cut"), Reason(reasons.RULE_EPOCH_CUT, node=e["node"], end=e["end_index"],
-                                                                 log_end=e["log_end"], cut=str(e.get("cut"))),
+            said = Reason(reasons.RULE_EPOCH_CUT, node=e["node"], end=e["end_index"], log_end=e["log_end"],
+                          cut=str(e.get("cut")))
+            return [Violation("epoch-truncation", e["node"], e.get("cut"), said,
                               (("node", e["node"]), ("end", e["end_index"]), ("log_end", e["log_end"]),
                                ("cut", e.get("cut"))))]
         return []
@@ -197,12 +203,12 @@ class Monitor:
         """Rules 4 and 6 over the live nodes' logs: node -> (entries (index, generation, payload), HWM)."""
         for node, (entries, hwm) in logs.items():
             if hwm > len(entries):
-                return [Violation("logs-agree", node, hwm, Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=len(entries)),
-                                  (("node", node), ("index", hwm)))]
+                said = Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=len(entries))
+                return [Violation("logs-agree", node, hwm, said, (("node", node), ("index", hwm)))]
             for index, generation, payload in entries[:hwm]:
                 known = self.committed.get(index)
                 if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, reasons.Reason(
+                    return [Violation("committed-never-change", node, index, Reason(
                         reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
                         current=known[0]),
                                       (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),

@@ -182,11 +182,14 @@ RULE_OLDER_ENTRY = _reason("rule_older_entry", "leader {leader} raised its high-
                            "{generation}, but entry {index} is of generation {entry_generation}: an older generation's "
                            "entry is only committed by committing a newer one after it")
 RULE_MINORITY = _reason("rule_minority", "leader {leader} raised its high-water mark to {index} in generation "
-                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a majority "
-                        "is {majority})")
+                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a "
+                        "majority is {majority})",
+                        one=("holders", "leader {leader} raised its high-water mark to {index} in generation "
+                                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} "
+                                        "nodes (a majority is {majority})"))
 RULE_HWM_BACK = _reason("rule_hwm_back", "{node}'s high-water mark moved back from {before} to {after}")
-RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed another "
-                          "entry there (generation {generation})")
+RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed "
+                          "another entry there (generation {generation})")
 RULE_COMMITTED_CHANGED = _reason("rule_committed_changed", "index {index} was committed as generation {was} (by "
                                  "{first}); {node} now holds generation {now} there")
 RULE_REFUSED_AT_OR_BELOW = _reason("rule_refused_at_or_below", "{node} refused index {index}, at or below its "

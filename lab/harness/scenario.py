@@ -249,7 +249,8 @@ class Run:
             raise WaitTimeout(Reason(reasons.NO_LEADER_FOR_STEP))
         return leader
 
-    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool],
+             timeout: float | None = None) -> None:
         """Wait until `predicate` holds; else fail with the whole sentence `what(seconds=...)` makes (a waited_*
         reason), and say why each node that stopped on its own stopped."""
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):

@@ -56,9 +56,10 @@ class NodeList(Text):
     """Node names as a sentence says them: "A", "A and B", "A, B and C"; in Spanish "A, B y C", in Chinese
     "A、B和C" (Babel's CLDR lists)."""
 
-    def __new__(cls, nodes):
+    def __new__(cls, nodes, english: str | None = None):
         nodes = [str(n) for n in nodes]
-        english = " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes)
+        if english is None:  # (a script's command keeps its own spelling in English: `A,B`)
+            english = " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes)
         self = str.__new__(cls, english)
         self.msgid, self.args, self.context, self.nodes = None, {}, None, nodes
         return self
@@ -73,7 +74,7 @@ class NodeList(Text):
         # and a Chinese word, as every sentence of the catalogue writes it
 
     def __reduce__(self):
-        return (type(self), (self.nodes,))
+        return (type(self), (self.nodes, str(self)))
 
 
 def fill(template: str, args: dict, lang: str) -> str:

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from lab.core.reasons import WORDS
 from lab.core.config import MAX_NODES, node_names
-from lab.i18n import Text, node_list, word
+from lab.i18n import NodeList, Text, word
 
 
 NODE_NAMES = frozenset(node_names(MAX_NODES))
@@ -142,7 +142,7 @@ def _value(name: str, value: str):
         return word(name, value)
     nodes = value.split(",")
     if name == "spec" and len(nodes) > 1 and all(n in NODE_NAMES for n in nodes):
-        return node_list(nodes)
+        return NodeList(nodes, value)
     return value
 
 
