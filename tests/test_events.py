@@ -46,6 +46,14 @@ def test_every_event_kind_has_a_narration(kind):
     assert isinstance(said, i18n.Text) and said.msgid != "{node}: {kind}", said
 
 
+def test_the_narration_is_a_table_of_every_declared_kind():
+    """web/narrate.py says each kind by its entry of NARRATION (no chain of branches), and no entry is of a kind
+    nobody declared."""
+    from web.narrate import NARRATION
+
+    assert set(NARRATION) == set(KINDS)
+
+
 def test_the_narration_check_can_fail():
     assert Narrator().describe({"type": "nobody_declared_this", "node": "A"}).msgid == "{node}: {kind}"
 
