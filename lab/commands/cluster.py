@@ -22,7 +22,7 @@ from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
 from lab.commands.options import lang_of, lang_option, limit_option
 from lab.core.impl import ImplError
-from lab.core.reasons import NODE_DOWN, UNREACHABLE
+from lab.core.reasons import NODE_DOWN, UNREACHABLE, reason_from_record
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
@@ -406,12 +406,17 @@ def cmd_write(args) -> int:
     client, _ = _client(args)
     answer = client.write(args.text, args.node, timeout=args.timeout)
     if not answer.get("ok"):
-        raise CommandError(say("write not acknowledged: {error}", error=answer.get("error")), FAILED,
+        raise CommandError(say("write not acknowledged: {error}", error=_error(answer)), FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
     text = say("acknowledged: index {index}, generation {generation} (leader {node}, high-water mark {hwm})",
                index=answer["index"], generation=answer["generation"], node=answer["node"],
                hwm=answer["high_water_mark"])
     return _print(args, answer, text)
+
+
+def _error(answer: dict):
+    """An answer's error: its Reason when the answer says which (`because`), said in the reader's language."""
+    return reason_from_record(answer.get("because")) or answer.get("error")
 
 
 def cmd_read(args) -> int:
@@ -420,9 +425,9 @@ def cmd_read(args) -> int:
     if not answer.get("ok"):
         extra = {k: v for k, v in answer.items() if k not in ("ok", "error")}
         if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
-            raise CommandError(say("not read: {error} (`hwm-lab status` says why)", error=answer.get("error")), FAILED,
+            raise CommandError(say("not read: {error} (`hwm-lab status` says why)", error=_error(answer)), FAILED,
                                **extra)
-        raise CommandError(say("refused by node {node}: {error}", node=answer.get("node"), error=answer.get("error")),
+        raise CommandError(say("refused by node {node}: {error}", node=answer.get("node"), error=_error(answer)),
                            FAILED, **extra)
     text = say("index {index} (generation {generation}) from node {node} (high-water mark {hwm}): {payload}",
                index=answer["index"], generation=answer["generation"], node=answer["node"],
