@@ -15,6 +15,7 @@ from lab.cli import main
 from lab.processes.client import pid_alive
 from lab.commands.cluster import FAILED, NO_CLUSTER, OK, START_FAILED, USAGE
 from lab.ports.trace import read_trace
+from tests.test_i18n_commands import english
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -53,6 +54,11 @@ def test_a_cluster_driven_end_to_end_from_the_cli(tmp_path):
         state = as_json(hwm(tmp_path, "status", "--json"))
         assert state["leader"] == leader and [n["state"] for n in state["nodes"]] == ["running"] * 3
         assert hwm(tmp_path, "status").stdout.startswith("cluster in .hwm-lab")
+        # in the reader's language: no English left in status and a read refused (tests/test_i18n_commands.py)
+        for lang in ("es", "zh"):
+            said = [hwm(tmp_path, "status", "--lang", lang).stdout, hwm(tmp_path, "read", "9", "--lang", lang).stderr]
+            assert all(text.strip() for text in said) and english(lang, "\n".join(said)) == [], said
+        assert hwm(tmp_path, "status", "--lang", "es").stdout.startswith("cluster en .hwm-lab")
 
         # writes are acknowledged with their index and generation, also when sent to a follower
         first = as_json(hwm(tmp_path, "write", "e1", "--json"))

@@ -46,6 +46,14 @@ def test_every_event_kind_has_a_narration(kind):
     assert isinstance(said, i18n.Text) and said.msgid != "{node}: {kind}", said
 
 
+def test_the_narration_is_a_table_of_every_declared_kind():
+    """web/narrate.py says each kind by its entry of NARRATION (no chain of branches), and no entry is of a kind
+    nobody declared."""
+    from web.narrate import NARRATION
+
+    assert set(NARRATION) == set(KINDS)
+
+
 def test_the_narration_check_can_fail():
     assert Narrator().describe({"type": "nobody_declared_this", "node": "A"}).msgid == "{node}: {kind}"
 
@@ -61,7 +69,7 @@ def test_every_reason_has_a_translation_keyed_by_its_kind(lang):
         assert i18n.fields(messages[(i18n.REASON, kind)]) == set(reason_fields(kind)), kind
         reason = sample_reason(kind)
         said = i18n.localize(reason, lang)
-        same = messages[(i18n.REASON, kind)] == REASONS[kind]  # "{node}: {answer}" reads alike everywhere
+        same = messages[(i18n.REASON, reason.kind)] == REASONS[reason.kind]  # "{node}: {answer}" reads alike everywhere
         assert (said == str(reason)) == same and said == i18n.say_reason(reason, lang), kind
 
 
@@ -70,6 +78,7 @@ def test_rewording_a_reason_changes_no_key_and_no_translation(kind, monkeypatch)
     """Reword a reason's English: its sentence changes, its translations and its catalogue key do not, and its kind
     and values still cross the wire. Nothing reads the sentence back."""
     before = sample_reason(kind)
+    kind = before.kind  # the variant its values choose (several nodes, a count of one)
     said = {lang: i18n.localize(before, lang) for lang in TRANSLATED}
     reworded = "reworded: " + " / ".join(f"{{{name}}}" for name in reason_fields(kind))
     monkeypatch.setitem(REASONS, kind, reworded)

@@ -138,7 +138,7 @@ def test_a_node_command_calls_its_words_method_with_its_options(argv, called, mo
     monkeypatch.setattr(cli, "_client", lambda args: (client, {}))
     assert main(argv) == cli.OK
     assert calls == [called]
-    assert capsys.readouterr().out.startswith(f"node {argv[1]} {cli.NODE_DONE[argv[0]]}")
+    assert capsys.readouterr().out.startswith(str(cli.NODE_DONE[argv[0]].msgid).format(node=argv[1]))
 
 
 # ---- the scripts ----------------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_exercise_1_wrong_fails_naming_the_call_and_its_input(made, tmp_path):
     assert check.returncode == 1
     first = first_lines(check)
     assert "-- FAILING" in first
-    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes hold index 1 (a majority is 2)" in first, first
+    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes holds index 1 (a majority is 2)" in first, first
     listing = hwm(folder, "exercise", "list", "--json")
     assert json.loads(listing.stdout)[0]["status"] == "failing"
 

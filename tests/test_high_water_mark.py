@@ -47,7 +47,7 @@ def test_the_judge_tells_each_wrong_answer():
     for match, right in (([7, 5, 5, 3], 5), ([9, 7, 3, 3], 3), ([3, 3, 1], 3), ([4], 4), ([0, 1], 0)):
         assert judged(match, right) is None
         assert all(judged(match, other) is not None for other in range(-1, 11) if other != right)
-    assert str(judged([0, 1], 0 + 1)) == "only 1 of 2 nodes hold index 1 (a majority is 2)"
+    assert str(judged([0, 1], 0 + 1)) == "only 1 of 2 nodes holds index 1 (a majority is 2)"
     assert str(judged([7, 5, 5, 3], 3)) == "3 of 4 nodes hold index 4 (a majority is 3): the high-water mark is at " \
                                            "least 4"
 

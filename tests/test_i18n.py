@@ -277,8 +277,9 @@ def test_the_nodes_reasons_are_said_by_their_kind(reason, spanish):
      "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
     (Reason(reasons.ACKED_WRITES_MISSING, count=3,
             missing=Reasons(Reason(reasons.LACKS_INDEX, node=n, index=2) for n in "AC")),
-     "3 acknowledged writes: A lacks index 2; C lacks index 2",
-     "escrituras con acuse de recibo: 3 — a A le falta el índice 2; a C le falta el índice 2"),
+     "3 acknowledged writes, and running nodes lack some: A lacks index 2; C lacks index 2",
+     "3 escrituras con acuse de recibo, pero a algunos nodos en marcha les faltan: a A le falta el índice 2; a C "
+     "le falta el índice 2"),
     (Reason(reasons.CONNECTION_LOST, node="A", error=Reason(reasons.CONNECTION_CLOSED, address="127.0.0.1:43189")),
      "connection lost: node A did not answer (node 127.0.0.1:43189 closed the connection); the write may or may "
      "not be committed", "conexión perdida: el nodo A no respondió (el nodo 127.0.0.1:43189 cerró la conexión); la "
@@ -421,16 +422,16 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert "[ROTA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
-    assert "high_water_mark([0, 1]) devolvió 1: el índice 1 solo lo tienen 1 (nodos: 2; una mayoría son 2)" in out
-    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "roto: se espera HWM 5 en A,B" in out
+    assert "high_water_mark([0, 1]) devolvió 1: solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)" in out
+    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "roto: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment
-    assert "[不成立] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1" \
+    assert "[不成立] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1（多数是 2 个）" \
         in chinese.stdout
     english = check({"LANG": "C.UTF-8"})
     assert "[BROKEN] high_water_mark: the HWM is the largest index" in english.stdout
-    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes hold index 1 (a majority is 2)" in english.stdout
+    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes holds index 1 (a majority is 2)" in english.stdout
 
 
 def test_submits_table_in_chinese_lines_up(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from lab import i18n
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say, word
-from lab.core.reasons import HWM_ON, NO_TRUNCATION, REASONS, WORDS, Reason
+from lab.core.reasons import NO_TRUNCATION, REASONS, SEVERAL, WAITED_HWM, WORDS, Reason
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSLATED = ("es", "zh")
@@ -89,7 +89,7 @@ def test_every_template_with_a_state_a_node_list_or_a_count_reads_right_with_eac
     assert len(found) >= 40
     assert {"node {node} is {state}", "node {node} is already {state}", "node {node} is {state}, not paused",
             "expect read {index} refused on {spec}", "expect not-truncated on {spec}", "wait leader {spec}",
-            "a leader among {nodes}", "{count} acknowledged writes", "Started a {n}-node cluster",
+            REASONS["waited_leader_among_several"], "{count} acknowledged write, held by every running node", "Started a {n}-node cluster",
             "not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit code 1)",
             "{node} is leader of generation {generation} (votes {votes})"} <= covered
     wrong, said = [], 0
@@ -125,7 +125,10 @@ def test_the_forms_the_issue_found_are_caught(lang, sentence):
      "se espera que se rechace la lectura del índice 4 en A,B,C"),
     ("es", "expect not-truncated on {spec}", {"spec": word("spec", "all")},
      "se espera que no haya truncado en todos los nodos"),
-    ("es", "{count} acknowledged writes", {"count": 1}, "escrituras con acuse de recibo: 1"),
+    ("es", "{count} acknowledged writes, each held by every running node", {"count": 1},
+     "1 escritura con acuse de recibo, y todos los nodos en marcha la tienen"),
+    ("es", "{count} acknowledged writes, each held by every running node", {"count": 4},
+     "4 escrituras con acuse de recibo, y todos los nodos en marcha las tienen"),
     ("zh", "node {node} is {state}", {"node": "B", "state": word("state", "running")}, "节点 B 正在运行"),
     ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": word("spec", "all")}, "预期所有节点的 HWM 为 3"),
     ("zh", "expect hwm {count} on {spec}", {"count": 3, "spec": "A,B"}, "预期 A,B 的 HWM 为 3"),
@@ -134,10 +137,10 @@ def test_the_forms_the_issue_found_are_caught(lang, sentence):
      "节点 B 已暂停，不在运行"),
     ("zh", "{node} served index {index} above its high-water mark {hwm}", {"node": "B", "index": 4, "hwm": 3},
      "B 向客户端返回了索引 4，高于它的高水位标记 3"),
-    ("es", "waited {seconds}s for {what}; it did not happen",
-     {"seconds": 5, "what": Reason(HWM_ON, count=3, nodes="A,B")}, "se esperó 5s y no ocurrió: HWM 3 en A,B"),
-    ("zh", "waited {seconds}s for {what}; it did not happen",
-     {"seconds": 5, "what": Reason(HWM_ON, count=3, nodes="A,B")}, "等了 5 秒，仍未等到：A,B 的 HWM 达到 3"),
+    ("es", REASONS[SEVERAL[WAITED_HWM]], {"seconds": 5, "count": 3, "nodes": ["A", "B"]},
+     "se esperó 5 s a que las marcas de agua alta de A y B llegaran a 3 y no llegaron"),
+    ("zh", REASONS[SEVERAL[WAITED_HWM]], {"seconds": 5, "count": 3, "nodes": ["A", "B"]},
+     "等了 5 秒，A 和 B 的高水位标记仍未都达到 3"),
     ("zh", "{what} ({reason})", {"what": say("index {index}", index=4), "reason": word("reason", "restart-hwm")},
      "索引 4（重启时截断到 HWM）"),
 ])

@@ -53,10 +53,10 @@ def write_html(trace_dir: str, out: str) -> int:
     size = f"{built.size / 1024:,.0f} KB" if built.size < 1024 * 1024 else f"{built.size / 1024 / 1024:,.1f} MB"
     if built.kept < built.events:
         said = say("{file}: {kept} of {events} events shown (every rare one; the rest summarised by type), {size}. "
-                   "Open it in a browser: it needs no server and no network.", file=out, kept=f"{built.kept:,}",
-                   events=f"{built.events:,}", size=size)
+                   "Open it in a browser: it needs no server and no network.", file=out, kept=built.kept,
+                   events=built.events, size=size)
     else:
         said = say("{file}: {events} events, {size}. Open it in a browser: it needs no server and no network.",
-                   file=out, events=f"{built.events:,}", size=size)
+                   file=out, events=built.events, size=size)
     print(localize(said, lang))
     return 0

@@ -20,15 +20,18 @@ from pathlib import Path
 
 from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, PACES, TRUNCATION_STRATEGIES, pace_timing
-from lab.commands.options import limit_option
+from lab.commands.options import lang_of, lang_option, limit_option
 from lab.core.impl import ImplError
-from lab.core.reasons import NODE_DOWN, UNREACHABLE
+from lab.core.reasons import NODE_DOWN, UNREACHABLE, reason_from_record
 from lab.processes.client import ApiError, ClusterUnavailable, ControlClient, cluster_info, pid_alive
 from lab.processes import daemon
 from lab.processes.supervisor import SupervisorError
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.realdriver import run_real
+from lab.i18n import Joined, columns, localize, say, word
+from lab.i18n.scenarios import title as scenario_title
+from lab.i18n.verdicts import summary
 
 DEFAULT_DIR = ".hwm-lab"
 
@@ -51,12 +54,15 @@ NODE_HELP = {
     "disk-ok": "free a node's disk again (then restart it)",
     "fsync-fail": "make a node's next fsync fail with EIO, losing what it was to sync",
 }
-NODE_DONE = {
-    "kill": "killed (SIGKILL)", "restart": "restarted on its data directory", "pause": "paused (SIGSTOP)",
-    "resume": "resumed (SIGCONT)", "campaign": "started an election",
-    "disk-full": "has a full disk: its next write fails with ENOSPC", "disk-ok": "has room on its disk again",
-    "fsync-fail": "will fail its next fsync (EIO)",
+NODE_DONE = {  # what each did, a whole sentence (the `lose_unsynced` kill has its own)
+    "kill": say("node {node} killed (SIGKILL)"), "restart": say("node {node} restarted on its data directory"),
+    "pause": say("node {node} paused (SIGSTOP)"), "resume": say("node {node} resumed (SIGCONT)"),
+    "campaign": say("node {node} started an election"),
+    "disk-full": say("node {node} has a full disk: its next write fails with ENOSPC"),
+    "disk-ok": say("node {node} has room on its disk again"),
+    "fsync-fail": say("node {node} will fail its next fsync (EIO)"),
 }
+KILLED_LOSING = say("node {node} killed (SIGKILL), losing what it had not synced")
 FLAG_HELP = {
     "lose_unsynced": "a power cut: what the node had not synced (an fsync never node's tail) is lost too",
     "repair": "start even on a write-ahead log damaged in the middle: keep the valid prefix; the node catches up "
@@ -71,7 +77,10 @@ NOT_ON_THE_CLI = {  # the vocabulary's words the CLI does not offer, and why
 
 
 class CommandError(Exception):
-    def __init__(self, message: str, code: int = FAILED, **extra):
+    """What a command could not do: a sentence of the catalogue (said in the reader's language), an exit code, and
+    what `--json` adds."""
+
+    def __init__(self, message, code: int = FAILED, **extra):
         super().__init__(message)
         self.code = code
         self.extra = extra
@@ -83,6 +92,7 @@ def register(subparsers) -> None:
     common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",
                         help=f"run directory of the cluster (default ./{DEFAULT_DIR})")
     common.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    lang_option(common)
 
     def add(name: str, help_text: str, description: str | None = None, func=None) -> argparse.ArgumentParser:
         parser = subparsers.add_parser(name, parents=[common], help=help_text, description=description or help_text,
@@ -185,29 +195,30 @@ def _wrap(func):
         try:
             return func(args)
         except CommandError as exc:
-            return _fail(args, str(exc), exc.code, **exc.extra)
+            return _fail(args, exc.args[0], exc.code, **exc.extra)
         except ClusterUnavailable as exc:
-            return _fail(args, f"the cluster in {args.dir} does not answer ({exc}); start one with `hwm-lab up`",
-                         NO_CLUSTER)
+            return _fail(args, say("the cluster in {dir} does not answer ({error}); start one with `hwm-lab up`",
+                                   dir=args.dir, error=exc.args[0] if exc.args else str(exc)), NO_CLUSTER)
         except ApiError as exc:
-            return _fail(args, str(exc), FAILED)
+            return _fail(args, exc.args[0] if exc.args else str(exc), FAILED)
 
     return run
 
 
-def _print(args, data: dict, text: str, code: int = OK) -> int:
+def _print(args, data: dict, text, code: int = OK) -> int:
+    """`text` (a Text, said in the reader's language), or `data` as JSON with --json."""
     if args.json:
         print(json.dumps(data))
     else:
-        print(text)
+        print(localize(text, lang_of(args)))
     return code
 
 
-def _fail(args, message: str, code: int, **extra) -> int:
+def _fail(args, message, code: int, **extra) -> int:
     if getattr(args, "json", False):
-        print(json.dumps({"ok": False, "error": message, "exit_code": code, **extra}))
+        print(json.dumps({"ok": False, "error": message, "exit_code": code, **extra}))  # JSON keeps the English
     else:
-        print(f"hwm-lab: {message}", file=sys.stderr)
+        print(f"hwm-lab: {localize(message, lang_of(args))}", file=sys.stderr)
     return code
 
 
@@ -215,8 +226,10 @@ def _client(args):
 
     info = cluster_info(args.dir)
     if info is None:
-        raise CommandError(f"no cluster is running in {args.dir}: start one with `hwm-lab up`"
-                           + ("" if args.dir == DEFAULT_DIR else f" --dir {args.dir}"), NO_CLUSTER)
+        raise CommandError(say("no cluster is running in {dir}: start one with `hwm-lab up`", dir=args.dir)
+                           if args.dir == DEFAULT_DIR else
+                           say("no cluster is running in {dir}: start one with `hwm-lab up --dir {dir}`", dir=args.dir),
+                           NO_CLUSTER)
     return ControlClient(info["control_url"], token=info.get("token")), info
 
 
@@ -226,15 +239,16 @@ def _client(args):
 def cmd_up(args) -> int:
 
     if not 1 <= args.nodes <= MAX_NODES:
-        raise CommandError(f"--nodes must be between 1 and {MAX_NODES}, not {args.nodes}", USAGE)
+        raise CommandError(say("--nodes must be between 1 and {most}, not {nodes}", most=MAX_NODES, nodes=args.nodes),
+                           USAGE)
     run_dir = Path(args.dir)
     info = cluster_info(run_dir)
     if info is not None:
         try:
             ControlClient(info["control_url"], timeout=5.0, token=info.get("token")).state(log=0)
-            raise CommandError(f"a cluster is already running in {run_dir} (supervisor pid {info['pid']}, control "
-                               f"{info['control_url']}); stop it first with `hwm-lab down`", NO_CLUSTER,
-                               control_url=info["control_url"])
+            raise CommandError(say("a cluster is already running in {dir} (supervisor pid {pid}, control {url}); "
+                                   "stop it first with `hwm-lab down`", dir=str(run_dir), pid=info["pid"],
+                                   url=info["control_url"]), NO_CLUSTER, control_url=info["control_url"])
         except ClusterUnavailable:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -252,7 +266,8 @@ def cmd_up(args) -> int:
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise CommandError(f"the cluster could not start: {_log_tail(log_path, log_start)}", START_FAILED)
+            raise CommandError(say("the cluster could not start: {log}", log=_log_tail(log_path, log_start)),
+                               START_FAILED)
         info = cluster_info(run_dir)
         if info and info.get("pid") == proc.pid:
             try:
@@ -266,24 +281,33 @@ def cmd_up(args) -> int:
                 dead = [n for n in state["nodes"] if n["state"] == "exited"]
                 if dead:
                     _stop_process(proc)
-                    reasons = "; ".join(f"node {n['id']} exited (code {n.get('exit_code')}): "
-                                        f"{n.get('exit_reason') or 'see its node.log'}" for n in dead)
-                    raise CommandError(f"the cluster could not run: {reasons}", START_FAILED)
+                    raise CommandError(say("the cluster could not run: {why}", why=Joined(map(_exited, dead), "; ")),
+                                       START_FAILED)
                 if state["leader"]:
                     break
         time.sleep(0.1)
     else:
         _stop_process(proc)
-        raise CommandError(f"no leader was elected within {args.timeout:g}s; stopped the cluster. "
-                           f"{_log_tail(log_path, log_start)}", START_FAILED)
+        raise CommandError(say("no leader was elected within {seconds} s; the cluster is stopped. {log}",
+                               seconds=args.timeout, log=_log_tail(log_path, log_start)), START_FAILED)
     data = {"ok": True, "dir": str(run_dir), "control_url": info["control_url"], "pid": proc.pid,
             "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "host", "port", "data_dir")}
                                                  for n in state["nodes"]],
             "settings": state["settings"]}
-    text = (f"cluster of {len(state['nodes'])} nodes up in {run_dir} (leader {state['leader']}; control API "
-            f"{info['control_url']}; supervisor pid {proc.pid})\n"
-            + "\n".join(f"  {n['id']}: pid {n['pid']}, {n['host']} port {n['port']}" for n in state["nodes"]))
+    text = Joined([say("cluster of {count} nodes up in {dir} (leader {leader}; control API {url}; supervisor pid "
+                       "{pid})", count=len(state["nodes"]), dir=str(run_dir), leader=state["leader"],
+                       url=info["control_url"], pid=proc.pid)]
+                  + [Joined(["  ", say("{node}: pid {pid}, {host} port {port}", node=n["id"], pid=n["pid"],
+                                       host=n["host"], port=n["port"])], "") for n in state["nodes"]], "\n")
     return _print(args, data, text)
+
+
+def _exited(node: dict):
+    """Why a node stopped on its own, as `status` and `up` say it."""
+    if node.get("exit_reason"):
+        return say("node {node} exited (code {code}): {why}", node=node["id"], code=node.get("exit_code"),
+                   why=node["exit_reason"])
+    return say("node {node} exited (code {code}); its node.log says why", node=node["id"], code=node.get("exit_code"))
 
 
 def _stop_process(proc: subprocess.Popen) -> None:
@@ -302,9 +326,9 @@ def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
             f.seek(start)
             text = f.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
-        return "(no log)"
+        return say("(no log)")
     mine = [line.removeprefix("supervisor: ") for line in text[-lines:]]
-    return " | ".join(mine) if mine else f"see {path}"
+    return " | ".join(mine) if mine else say("see {path}", path=str(path))
 
 
 def cmd_down(args) -> int:
@@ -331,37 +355,48 @@ def cmd_down(args) -> int:
                 pass
     (Path(args.dir) / "cluster.json").unlink(missing_ok=True)
     data = {"ok": True, "dir": args.dir, "stopped": pids, "killed": killed}
-    text = f"cluster stopped; data and traces are kept in {args.dir}"
-    if killed:
-        text += f" (killed stragglers: {', '.join(map(str, killed))})"
+    text = (say("cluster stopped; data and traces are kept in {dir} (killed stragglers: {pids})", dir=args.dir,
+                pids=", ".join(map(str, killed))) if killed
+            else say("cluster stopped; data and traces are kept in {dir}", dir=args.dir))
     return _print(args, data, text)
 
 
 # ---- observing -----------------------------------------------------------------------------------------------
 
 
+STATUS_COLUMNS = (word("status column", "node"), word("status column", "state"), word("status column", "role"),
+                  word("status column", "gen"), word("status column", "log_end"), word("status column", "hwm"),
+                  word("status column", "pid"), word("status column", "port"), word("status column", "match_index"))
+ROLES = {"leader": word("role", "leader"), "follower": word("role", "follower"),
+         "candidate": word("role", "candidate")}
+
+
 def cmd_status(args) -> int:
     client, info = _client(args)
     state = client.state(log=0)
     settings = state["settings"]
-    rows = [("node", "state", "role", "gen", "log_end", "hwm", "pid", "port", "match_index")]
+    lang = lang_of(args)
+    rows = [[localize(c, lang) for c in STATUS_COLUMNS]]
     for n in state["nodes"]:
         match = " ".join(f"{k}:{v}" for k, v in sorted(n.get("match_index", {}).items()))
-        rows.append((n["id"], n["state"], n["role"] or "-", str(n["generation"]), str(n["log_end"]),
-                     str(n["hwm"]), str(n["pid"] or "-"), str(n["port"] or "-"), match))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    table = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+        rows.append([n["id"], localize(word("state", n["state"]), lang),
+                     localize(ROLES.get(n["role"], n["role"]), lang) if n["role"] else "-", str(n["generation"]),
+                     str(n["log_end"]), str(n["hwm"]), str(n["pid"] or "-"), str(n["port"] or "-"), match])
+    widths = [max(columns(r[i]) for r in rows) for i in range(len(rows[0]))]
+    table = "\n".join("  ".join(c + " " * (w - columns(c)) for c, w in zip(r, widths)).rstrip() for r in rows)
     cuts = [f"{link['src']}->{link['dst']}" for link in state["links"] if link["cut"]]
     fsync = settings["fsync"] if isinstance(settings["fsync"], str) else json.dumps(settings["fsync"])
-    text = (f"cluster in {args.dir} (control {info['control_url']}); leader {state['leader'] or 'none'}; "
-            f"fsync {fsync}; truncation {settings['truncation']}; delay {settings['delay_ms']:g} ms\n{table}\n"
-            f"cut links: {', '.join(cuts) if cuts else 'none'}")
-    for n in state["nodes"]:
-        if n["state"] == "exited":
-            text += f"\nnode {n['id']} exited (code {n.get('exit_code')}): {n.get('exit_reason') or 'see its node.log'}"
+    values = dict(dir=args.dir, url=info["control_url"], leader=state["leader"], fsync=fsync,
+                  truncation=settings["truncation"], ms=settings["delay_ms"])
+    lines = [say("cluster in {dir} (control {url}); leader {leader}; fsync {fsync}; truncation {truncation}; delay "
+                 "{ms} ms", **values) if state["leader"] else
+             say("cluster in {dir} (control {url}); no leader; fsync {fsync}; truncation {truncation}; delay {ms} ms",
+                 **values), table,
+             say("cut links: {links}", links=", ".join(cuts)) if cuts else say("cut links: none")]
+    lines += [_exited(n) for n in state["nodes"] if n["state"] == "exited"]
     if state.get("trace_unwritable"):  # a full disk: the supervisor goes on, keeping what it cannot write in memory
-        text += f"\nwarning: {state['trace_unwritable']}"
-    return _print(args, {"ok": True, **state}, text)
+        lines.append(say("warning: {what}", what=state["trace_unwritable"]))
+    return _print(args, {"ok": True, **state}, Joined(lines, "\n"))
 
 
 # ---- clients ---------------------------------------------------------------------------------------------------
@@ -371,11 +406,17 @@ def cmd_write(args) -> int:
     client, _ = _client(args)
     answer = client.write(args.text, args.node, timeout=args.timeout)
     if not answer.get("ok"):
-        raise CommandError(f"write not acknowledged: {answer.get('error')}", FAILED,
+        raise CommandError(say("write not acknowledged: {error}", error=_error(answer)), FAILED,
                            **{k: v for k, v in answer.items() if k not in ("ok", "error")})
-    text = (f"acknowledged: index {answer['index']}, generation {answer['generation']} (leader {answer['node']}, "
-            f"high-water mark {answer['high_water_mark']})")
+    text = say("acknowledged: index {index}, generation {generation} (leader {node}, high-water mark {hwm})",
+               index=answer["index"], generation=answer["generation"], node=answer["node"],
+               hwm=answer["high_water_mark"])
     return _print(args, answer, text)
+
+
+def _error(answer: dict):
+    """An answer's error: its Reason when the answer says which (`because`), said in the reader's language."""
+    return reason_from_record(answer.get("because")) or answer.get("error")
 
 
 def cmd_read(args) -> int:
@@ -384,10 +425,13 @@ def cmd_read(args) -> int:
     if not answer.get("ok"):
         extra = {k: v for k, v in answer.items() if k not in ("ok", "error")}
         if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
-            raise CommandError(f"not read: {answer.get('error')} (`hwm-lab status` says why)", FAILED, **extra)
-        raise CommandError(f"refused by node {answer.get('node')}: {answer.get('error')}", FAILED, **extra)
-    text = (f"index {answer['index']} (generation {answer['generation']}) from node {answer['node']} "
-            f"(high-water mark {answer['high_water_mark']}): {answer['payload']}")
+            raise CommandError(say("not read: {error} (`hwm-lab status` says why)", error=_error(answer)), FAILED,
+                               **extra)
+        raise CommandError(say("refused by node {node}: {error}", node=answer.get("node"), error=_error(answer)),
+                           FAILED, **extra)
+    text = say("index {index} (generation {generation}) from node {node} (high-water mark {hwm}): {payload}",
+               index=answer["index"], generation=answer["generation"], node=answer["node"],
+               hwm=answer["high_water_mark"], payload=answer["payload"])
     return _print(args, answer, text)
 
 
@@ -399,40 +443,40 @@ def cmd_node_action(args) -> int:
     fault = FAULTS[args.action]
     flags = {flag: getattr(args, flag) for flag in fault.flags + fault.real_flags}
     getattr(client, fault.method)(args.node, **flags)
-    done = NODE_DONE[args.action] + (", losing what it had not synced" if flags.get("lose_unsynced") else "")
-    return _print(args, {"ok": True, "node": args.node, "action": args.action}, f"node {args.node} {done}")
+    done = KILLED_LOSING if flags.get("lose_unsynced") else NODE_DONE[args.action]
+    return _print(args, {"ok": True, "node": args.node, "action": args.action}, say(done.msgid, node=args.node))
 
 
 def cmd_partition(args) -> int:
     client, _ = _client(args)
     client.cut(args.a, args.b, one_way=args.one_way)
-    links = [f"{args.a} -> {args.b}"] + ([] if args.one_way else [f"{args.b} -> {args.a}"])
-    return _print(args, {"ok": True, "cut": [[args.a, args.b]] + ([] if args.one_way else [[args.b, args.a]])},
-                  f"cut {' and '.join(links)}")
+    text = (say("cut {a} -> {b}", a=args.a, b=args.b) if args.one_way
+            else say("cut {a} -> {b} and {b} -> {a}", a=args.a, b=args.b))
+    return _print(args, {"ok": True, "cut": [[args.a, args.b]] + ([] if args.one_way else [[args.b, args.a]])}, text)
 
 
 def cmd_heal(args) -> int:
     if bool(args.a) != bool(args.b):
-        raise CommandError("heal takes no node (heal every link) or two nodes A B", USAGE)
+        raise CommandError(say("heal takes no node (heal every link) or two nodes A B"), USAGE)
     client, _ = _client(args)
     client.heal(args.a, args.b, one_way=args.one_way)
-    text = "every link healed" if not args.a else f"healed {args.a} -> {args.b}" + (
-        "" if args.one_way else f" and {args.b} -> {args.a}")
+    text = (say("every link healed") if not args.a else say("healed {a} -> {b}", a=args.a, b=args.b) if args.one_way
+            else say("healed {a} -> {b} and {b} -> {a}", a=args.a, b=args.b))
     return _print(args, {"ok": True}, text)
 
 
 def cmd_delay(args) -> int:
     if bool(args.src) != bool(args.dst):
-        raise CommandError("a per-link delay needs both --from and --to", USAGE)
+        raise CommandError(say("a per-link delay needs both --from and --to"), USAGE)
     try:
         check_delay(args.ms)
     except ValueError as exc:
         raise CommandError(str(exc), USAGE) from None
     client, _ = _client(args)
     client.delay(args.ms, args.src, args.dst)
-    where = f"on {args.src} -> {args.dst}" if args.src else "on every link"
-    return _print(args, {"ok": True, "ms": args.ms, "src": args.src, "dst": args.dst},
-                  f"delay {args.ms:g} ms per message {where}")
+    text = (say("delay {ms} ms per message on {a} -> {b}", ms=args.ms, a=args.src, b=args.dst) if args.src
+            else say("delay {ms} ms per message on every link", ms=args.ms))
+    return _print(args, {"ok": True, "ms": args.ms, "src": args.src, "dst": args.dst}, text)
 
 
 # ---- scenarios -----------------------------------------------------------------------------------------------
@@ -440,11 +484,12 @@ def cmd_delay(args) -> int:
 
 def cmd_scenario_list(args) -> int:
 
-    items = []
+    items, titles = [], []
     for name in scripts.available():
         script = scripts.load(name)
         items.append({"name": name, "title": script.title, "nodes": script.nodes})
-    text = "\n".join(f"{i['name']:<4} {i['title']}" for i in items)
+        titles.append(Joined([f"{name:<4} ", scenario_title(script)], ""))
+    text = Joined(titles, "\n")
     return _print(args, {"ok": True, "scenarios": items}, text)
 
 
@@ -456,9 +501,10 @@ def cmd_scenario_run(args) -> int:
         verdict, out = run_real(args.name, impl=args.impl, out=out, seed=args.seed, truncation=args.truncation,
                                 limit=args.limit)
     except (ScenarioError, ImplError) as exc:
-        raise CommandError(str(exc), USAGE) from None
+        raise CommandError(exc.args[0] if exc.args else str(exc), USAGE) from None
     except SupervisorError as exc:
-        raise CommandError(f"the cluster could not start: {exc}", START_FAILED) from None
+        raise CommandError(say("the cluster could not start: {log}", log=exc.args[0] if exc.args else str(exc)),
+                           START_FAILED) from None
     code = OK if verdict.passed else FAILED
     return _print(args, {**verdict.as_dict(), "ok": verdict.passed, "out": str(out)},
-                  f"{verdict.summary()}\ntrace written to {out}", code)
+                  Joined([summary(verdict), say("trace written to {out}", out=str(out))], "\n"), code)

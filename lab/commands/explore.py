@@ -121,9 +121,9 @@ def run(args) -> int:
     def progress(f) -> None:
         if not args.json:
             print("\r" + localize(say("explore: {states} states, {distinct} distinct, depth {depth}, {rate} states/s, "
-                                      "{seconds} s", states=f"{f.states:,}", distinct=f"{f.distinct:,}",
-                                      depth=f.depth, rate=f"{f.states / max(f.seconds, 1e-9):,.0f}",
-                                      seconds=f"{f.seconds:.0f}"), lang), end="", file=sys.stderr, flush=True)
+                                      "{seconds} s", states=f.states, distinct=f.distinct,
+                                      depth=f.depth, rate=round(f.states / max(f.seconds, 1e-9)),
+                                      seconds=round(f.seconds)), lang), end="", file=sys.stderr, flush=True)
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
@@ -137,9 +137,9 @@ def run(args) -> int:
         print(json.dumps(result.as_dict()))
     elif result.found is None:
         print(localize(say("Nothing found: no rule broken in {states} states ({distinct} distinct, depth {depth}, "
-                           "{walks} random walks) in {seconds} s.", states=f"{f.states:,}",
-                           distinct=f"{f.distinct:,}", depth=f.depth, walks=f.walks,
-                           seconds=f"{f.seconds:.1f}"), lang))
+                           "{walks} random walks) in {seconds} s.", states=f.states,
+                           distinct=f.distinct, depth=f.depth, walks=f.walks,
+                           seconds=round(f.seconds, 1)), lang))
         if f.unwritten:
             print(localize(say("Left out: the runs that reach {functions}, not written yet.",
                                functions=_named(f.unwritten)), lang))

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import argparse
 
+from lab import i18n
 from lab.core.guard import DEFAULT_LIMIT
+
+
+def lang_option(p: argparse.ArgumentParser) -> None:
+    """--lang: the language a command speaks (else LANGUAGE, LC_ALL, LC_MESSAGES or LANG)."""
+    p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
+                   help="language of what the command prints: en, es or zh (default: from LANGUAGE, LC_ALL, "
+                        "LC_MESSAGES or LANG)")
+
+
+def lang_of(args) -> str:
+    return getattr(args, "lang", None) or i18n.from_environment()
 
 
 def limit_option(p: argparse.ArgumentParser) -> None:

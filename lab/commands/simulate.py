@@ -6,11 +6,13 @@ import json
 import sys
 
 from lab.core.config import TRUNCATION_STRATEGIES
-from lab.commands.options import limit_option
+from lab.commands.options import lang_of, lang_option, limit_option
 from lab.core.impl import ImplError
 from lab.harness.commands import ScenarioError
 from lab.harness.scenario import simulate
 from lab.harness.script import available
+from lab.i18n import localize, say
+from lab.i18n.verdicts import summary
 
 
 def register(subparsers) -> None:
@@ -33,25 +35,28 @@ def register(subparsers) -> None:
     parser.add_argument("--pace", choices=("normal", "classroom"), default="normal",
                         help="normal (default), or classroom: election timers of seconds, for a trace to watch")
     parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    lang_option(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    lang = lang_of(args)
     if bool(args.scenario) == bool(args.script):
-        print("hwm-lab simulate: name a scenario or give --script FILE (one of them)", file=sys.stderr)
+        print("hwm-lab simulate: " + localize(say("name a scenario or give --script FILE (one of them)"), lang),
+              file=sys.stderr)
         return 2
     try:
         verdict = simulate(args.script or args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
                            impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit,
                            pace=args.pace)
     except (ScenarioError, ImplError, ValueError) as exc:
-        print(f"hwm-lab simulate: {exc}", file=sys.stderr)
+        print(f"hwm-lab simulate: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
         return 2
     if args.json:
         violation = verdict.violation.as_dict() if verdict.violation is not None else None
         print(json.dumps({**verdict.as_dict(), "violation": violation, "out": args.out}))
     else:
-        print(verdict.summary())
+        print(localize(summary(verdict), lang))
         if args.out:
-            print(f"trace written to {args.out}")
+            print(localize(say("trace written to {out}", out=args.out), lang))
     return 0 if verdict.passed else 1

@@ -13,6 +13,7 @@ from lab.core import events as ev
 from lab.core import judges
 
 from lab.core import reasons
+from lab.core.reasons import Reason
 from lab.core.messages import digest
 from lab.core.rules import RULE_BY_ID
 
@@ -32,8 +33,8 @@ class Violation:
         rule = RULE_BY_ID.get(self.check)
         return rule.title if rule else self.check
 
-    def sentence(self) -> str:
-        return f"{self.check}: {self.detail}"
+    def sentence(self) -> Reason:
+        return Reason(reasons.RULE_NAMED, rule=self.check, detail=self.detail)
 
     def as_dict(self) -> dict:
         return {"check": self.check, "title": self.title, "node": self.node, "index": self.index,
@@ -82,8 +83,8 @@ class Monitor:
         key = (node, e.get("boot", 0))
         before = self.hwm.get(key)
         if before is not None and k < before:
-            found.append(Violation("hwm-monotonic", node, k, f"{node}'s high-water mark moved back from {before} "
-                                   f"to {k}", (("from", before), ("to", k))))
+            said = Reason(reasons.RULE_HWM_BACK, node=node, before=before, after=k)
+            found.append(Violation("hwm-monotonic", node, k, said, (("from", before), ("to", k))))
         self.hwm[key] = max(k, before or 0)
         if e.get("role") == "leader" and k > (e.get("from_hwm") or 0):
             found.extend(self._majority(e, k))
@@ -95,9 +96,9 @@ class Monitor:
         node, gen = e["node"], e.get("gen", 0)
         entry_generation = e.get("entry_generation")
         if entry_generation is not None and entry_generation != gen:
-            return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
-                              f"generation {gen}, but entry {k} is of generation {entry_generation}: an older "
-                              f"generation's entry is only committed by committing a newer one after it",
+            said = Reason(reasons.RULE_OLDER_ENTRY, leader=node, index=k, generation=gen,
+                          entry_generation=entry_generation)
+            return [Violation("hwm-majority", node, k, said,
                               (("leader", node), ("index", k), ("generation", gen),
                                ("entry_generation", entry_generation)))]
         if self.holders is not None:
@@ -107,9 +108,9 @@ class Monitor:
             names = sorted([node, *(n for n, m in held.items() if m >= k)])
         holders = len(names)
         if holders < self.majority:
-            return [Violation("hwm-majority", node, k, f"leader {node} raised its high-water mark to {k} in "
-                              f"generation {gen}, but only {holders} of {self.size} nodes hold index {k} "
-                              f"(a majority is {self.majority})",
+            said = Reason(reasons.RULE_MINORITY, leader=node, index=k, generation=gen, nodes=names, holders=holders,
+                          size=self.size, majority=self.majority)
+            return [Violation("hwm-majority", node, k, said,
                               (("leader", node), ("index", k), ("generation", gen), ("holders", holders),
                                ("nodes", names), ("size", self.size), ("majority", self.majority)))]
         return []
@@ -119,20 +120,22 @@ class Monitor:
         if known[:2] == (generation, entry_digest):
             return []
         if self.acked.get(index) not in (None, entry_digest):
-            return [Violation("acked-in-final-logs", node, index, f"the write acknowledged at index {index} is "
-                              f"lost: {node} committed another entry there (generation {generation})",
+            said = Reason(reasons.RULE_ACKED_LOST, index=index, node=node, generation=generation)
+            return [Violation("acked-in-final-logs", node, index, said,
                               (("node", node), ("index", index), ("generation", generation)))]
-        return [Violation("committed-never-change", node, index, f"committed entry at index {index} changed: "
-                          f"{known[2]} committed generation {known[0]}, {node} later committed generation "
-                          f"{generation}", (("node", node), ("index", index), ("first", known[2]),
-                                            ("was", known[0]), ("now", generation)))]
+        said = Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2], node=node,
+                      now=generation)
+        return [Violation("committed-never-change", node, index, said,
+                          (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
+                           ("now", generation)))]
 
     def _append(self, e):
         index = e["index"]
         known = self.committed.get(index)
         if known and known[1] != e["digest"] and e.get("gen", 0) >= known[0]:
-            return [Violation("committed-never-change", e["node"], index, f"{e['node']} wrote generation "
-                              f"{e['generation']} at index {index}, committed as generation {known[0]} by {known[2]}",
+            said = Reason(reasons.RULE_COMMITTED_CHANGED, index=index, was=known[0], first=known[2], node=e["node"],
+                          now=e["generation"])
+            return [Violation("committed-never-change", e["node"], index, said,
                               (("node", e["node"]), ("index", index), ("first", known[2]), ("was", known[0]),
                                ("now", e["generation"])))]
         return []
@@ -150,8 +153,8 @@ class Monitor:
 
     def _read_refused(self, e):
         if 1 <= e["index"] <= e["hwm"]:
-            return [Violation("read-gate-strict", e["node"], e["index"], f"{e['node']} refused index {e['index']}, "
-                              f"at or below its high-water mark {e['hwm']}",
+            said = Reason(reasons.RULE_REFUSED_AT_OR_BELOW, node=e["node"], index=e["index"], hwm=e["hwm"])
+            return [Violation("read-gate-strict", e["node"], e["index"], said,
                               (("node", e["node"]), ("index", e["index"]), ("hwm", e["hwm"])))]
         return []
 
@@ -159,37 +162,37 @@ class Monitor:
         node, found = e["node"], []
         for index, generation, entry_digest in e.get("removed", ()):
             if e.get("conflicting_generation") is not None and generation == e["conflicting_generation"]:
-                found.append(Violation("truncation-safe", node, index, f"{node} removed index {index} of generation "
-                                       f"{generation}, the same generation as the leader's entry there",
+                said = Reason(reasons.RULE_REMOVED_SAME_GENERATION, node=node, index=index, generation=generation)
+                found.append(Violation("truncation-safe", node, index, said,
                                        (("node", node), ("index", index), ("generation", generation))))
             elif self.committed.get(index, (None, None))[:2] == (generation, entry_digest):
-                acked = " (a write acknowledged to its client)" if self.acked.get(index) == entry_digest else ""
-                found.append(Violation("truncation-safe", node, index, f"{node} removed index {index}, already "
-                                       f"committed{acked}", (("node", node), ("index", index),
-                                                             ("acked", bool(acked)))))
+                acked = self.acked.get(index) == entry_digest
+                found.append(Violation("truncation-safe", node, index, Reason(
+                    reasons.RULE_REMOVED_ACKED if acked else reasons.RULE_REMOVED_COMMITTED, node=node, index=index),
+                    (("node", node), ("index", index), ("acked", acked))))
         return found[:1]
 
     def _wal_truncated(self, e):
         if e["log_end"] != e["from_index"] - 1:
-            return [Violation("wal-truncation", e["node"], e["from_index"], f"{e['node']}'s log storage truncated "
-                              f"from index {e['from_index']} but its log ends at {e['log_end']}, not "
-                              f"{e['from_index'] - 1}", (("node", e["node"]), ("index", e["from_index"]),
-                                                         ("log_end", e["log_end"])))]
+            said = Reason(reasons.RULE_WAL_CUT, node=e["node"], index=e["from_index"], log_end=e["log_end"])
+            return [Violation("wal-truncation", e["node"], e["from_index"], said,
+                              (("node", e["node"]), ("index", e["from_index"]), ("log_end", e["log_end"])))]
         return []
 
     def _epoch_answer(self, e):
         end, log_end, g = e["end_index"], e.get("log_end"), e["generation"]
         eg, ng = e.get("end_generation"), e.get("next_generation")
         if judges.epoch_end(end, end if log_end is None else log_end, eg, ng, g) is not None:
-            return [Violation("epoch-end", e["node"], end, f"leader {e['node']} answered {end} as the end of "
-                              f"generation {g} in its log (entry there of generation {eg}, next of generation {ng})",
+            said = Reason(reasons.RULE_EPOCH_END, node=e["node"], index=end, generation=g)
+            return [Violation("epoch-end", e["node"], end, said,
                               (("node", e["node"]), ("index", end), ("generation", g)))]
         return []
 
     def _epoch_truncation(self, e):
         if judges.epoch_cut(e["log_end"], e["end_index"], e.get("cut")) is not None:
-            return [Violation("epoch-truncation", e["node"], e.get("cut"), f"{e['node']} was told the leader's log "
-                              f"ends at {e['end_index']} (its own ends at {e['log_end']}) and cut at {e.get('cut')}",
+            said = Reason(reasons.RULE_EPOCH_CUT, node=e["node"], end=e["end_index"], log_end=e["log_end"],
+                          cut=str(e.get("cut")))
+            return [Violation("epoch-truncation", e["node"], e.get("cut"), said,
                               (("node", e["node"]), ("end", e["end_index"]), ("log_end", e["log_end"]),
                                ("cut", e.get("cut"))))]
         return []
@@ -200,12 +203,12 @@ class Monitor:
         """Rules 4 and 6 over the live nodes' logs: node -> (entries (index, generation, payload), HWM)."""
         for node, (entries, hwm) in logs.items():
             if hwm > len(entries):
-                return [Violation("logs-agree", node, hwm, f"{node}'s high-water mark {hwm} is beyond its log end "
-                                  f"{len(entries)}", (("node", node), ("index", hwm)))]
+                said = Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=len(entries))
+                return [Violation("logs-agree", node, hwm, said, (("node", node), ("index", hwm)))]
             for index, generation, payload in entries[:hwm]:
                 known = self.committed.get(index)
                 if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, reasons.Reason(
+                    return [Violation("committed-never-change", node, index, Reason(
                         reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
                         current=known[0]),
                                       (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
@@ -216,8 +219,7 @@ class Monitor:
                 upto = min(logs[a][1], logs[b][1])
                 if logs[a][0][:upto] != logs[b][0][:upto]:
                     where = next(x[0] for x, y in zip(logs[a][0], logs[b][0]) if x != y)
-                    return [Violation("logs-agree", b, where, f"{a} and {b} disagree at index {where}, below both "
-                                      f"high-water marks ({logs[a][1]}, {logs[b][1]})",
+                    return [Violation("logs-agree", b, where, Reason(reasons.RULE_LOGS_DISAGREE, a=a, b=b, index=where),
                                       (("a", a), ("b", b), ("index", where)))]
         return []
 

@@ -11,12 +11,42 @@ from lab.core.events import KINDS, READ_REFUSED, REASON, TRUNCATION_REASONS
 # ---- reasons ----------------------------------------------------------------------------------------------------
 
 REASONS: dict[str, str] = {}  # kind -> English template; its placeholders are the reason's fields
+# A sentence whose words follow its values is declared with its variants, each a whole sentence of its own kind,
+# chosen by the values when the Reason is made (a select, the same in every language, as ICU's =1 and Fluent's
+# variants): ONE[kind] = (field, kind said when that count is 1); SEVERAL[kind] = kind said of two nodes or more.
+ONE: dict[str, tuple[str, str]] = {}
+SEVERAL: dict[str, str] = {}
 
 
-def _reason(kind: str, template: str) -> str:
+def _reason(kind: str, template: str, *, one: tuple[str, str] | None = None, several: str | None = None) -> str:
+    """Declare a reason. `one`: (field, the sentence when that count is 1); `several`: the sentence when its
+    `nodes` are more than one."""
     assert kind not in REASONS, kind
     REASONS[kind] = template
+    if one:
+        ONE[kind] = (one[0], _reason(kind + "_one", one[1]))
+    if several:
+        SEVERAL[kind] = _reason(kind + "_several", several)
     return kind
+
+
+def variant(kind: str, values: dict) -> str:
+    """The kind whose sentence fits the values: the one for a count of 1, or for several nodes, else `kind`."""
+    if kind in ONE and count_of(values.get(ONE[kind][0])) == 1:
+        return ONE[kind][1]
+    if kind in SEVERAL and isinstance(values.get("nodes"), (list, tuple)) and len(values["nodes"]) > 1:
+        return SEVERAL[kind]
+    return kind
+
+
+def count_of(value) -> int | None:
+    """What a variant counts in a value: the items of a list, else the number (None: not a count)."""
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def reason_fields(kind: str) -> tuple[str, ...]:
@@ -104,6 +134,7 @@ FSYNC_FAILED_EXIT = _reason("fsync_failed_exit", "fsync failed (exit code {code}
 DISK_ERROR_EXIT = _reason("disk_error_exit", "disk error (exit code {code}; see its node.log)")
 STOPPED_BECAUSE = _reason("stopped_because", "{node} stopped: {why}")
 NODE_STOPPED_BECAUSE = _reason("node_stopped_because", "node {node} stopped: {why}")
+NODE_STOPPED_SEE_LOG = _reason("node_stopped_see_log", "node {node} stopped; its node.log says why")
 # what a scenario's step found or why it stopped (lab/harness/scenario.py)
 LEADER_IS = _reason("leader_is", "leader is {leader}")
 REMOVED_ENTRIES = _reason("removed_entries", "{node} removed {entries} ({reason})")
@@ -111,17 +142,25 @@ ENTRY_AT = _reason("entry_at", "index {index} (generation {generation})")
 REMOVED_FROM = _reason("removed_from", "{node} removed from {index} ({reason})")
 NO_TRUNCATION = _reason("no_truncation", "no truncation")
 SERVED_AT = _reason("served_at", "{node} served it at index {index}")
-ACKED_WRITES = _reason("acked_writes", "{count} acknowledged writes")
-ACKED_WRITES_MISSING = _reason("acked_writes_missing", "{count} acknowledged writes: {missing}")
+ACKED_WRITES = _reason("acked_writes", "{count} acknowledged writes, each held by every running node",
+                       one=("count", "{count} acknowledged write, held by every running node"))
+ACKED_WRITES_MISSING = _reason("acked_writes_missing", "{count} acknowledged writes, and running nodes lack some: "
+                                                       "{missing}",
+                               one=("count", "{count} acknowledged write, and a running node lacks it: {missing}"))
 LACKS_INDEX = _reason("lacks_index", "{node} lacks index {index}")
-WAITED = _reason("waited", "waited {seconds}s for {what}; it did not happen")
-WAITED_BECAUSE = _reason("waited_because", "waited {seconds}s for {what}; it did not happen; {why}")
-A_LEADER = _reason("a_leader", "a leader")
-A_LEADER_AMONG = _reason("a_leader_among", "a leader among {nodes}")
-HWM_ON = _reason("hwm_on", "hwm {count} on {nodes}")
-LOG_END_ON = _reason("log_end_on", "log_end {count} on {nodes}")
-WHOLE_LOG = _reason("whole_log", "every live node to hold the leader's whole log, committed")
-TO_STOP = _reason("to_stop", "{nodes} to stop on its own")
+# a wait that timed out, one whole sentence per thing waited for (lab/harness/commands.py cmd_wait)
+WAITED_LEADER = _reason("waited_leader", "waited {seconds} s for a leader; none was elected")
+WAITED_LEADER_AMONG = _reason("waited_leader_among", "waited {seconds} s for {nodes} to be elected leader; it was not",
+                              several="waited {seconds} s for a leader among {nodes}; none of them was elected")
+WAITED_HWM = _reason("waited_hwm", "waited {seconds} s for the high-water mark of {nodes} to reach {count}; it did not",
+                     several="waited {seconds} s for the high-water marks of {nodes} to reach {count}; they did not")
+WAITED_LOG_END = _reason("waited_log_end", "waited {seconds} s for the log of {nodes} to reach index {count}; it did "
+                                           "not",
+                         several="waited {seconds} s for the logs of {nodes} to reach index {count}; they did not")
+WAITED_WHOLE_LOG = _reason("waited_whole_log", "waited {seconds} s for every live node to hold the leader's whole log, "
+                                               "committed; they did not")
+WAITED_STOP = _reason("waited_stop", "waited {seconds} s for {nodes} to stop on its own; it did not",
+                      several="waited {seconds} s for {nodes} to stop on their own; they did not")
 ACKED_AT = _reason("acked_at", "{node} acknowledged it at index {index}")
 NO_LEADER_FOR_STEP = _reason("no_leader_for_step", "no leader when the step needed one")
 WRITE_NOT_ACKNOWLEDGED = _reason("write_not_acknowledged", "write {payload} was not acknowledged: {error}")
@@ -138,8 +177,43 @@ HOLDS_OTHER_GENERATION = _reason("holds_other_generation", "{node} holds generat
                                                            "{index}, committed as generation {current}")
 LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {index} below both high-water marks "
                                          "({hwm}, {hwm2})")
+# a rule of the grader broken (lab/core/monitor.py), as the explorer, chaos and `expect rules` find it
+RULE_OLDER_ENTRY = _reason("rule_older_entry", "leader {leader} raised its high-water mark to {index} in generation "
+                           "{generation}, but entry {index} is of generation {entry_generation}: an older generation's "
+                           "entry is only committed by committing a newer one after it")
+RULE_MINORITY = _reason("rule_minority", "leader {leader} raised its high-water mark to {index} in generation "
+                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a "
+                        "majority is {majority})",
+                        one=("holders", "leader {leader} raised its high-water mark to {index} in generation "
+                                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} "
+                                        "nodes (a majority is {majority})"))
+RULE_HWM_BACK = _reason("rule_hwm_back", "{node}'s high-water mark moved back from {before} to {after}")
+RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed "
+                          "another entry there (generation {generation})")
+RULE_COMMITTED_CHANGED = _reason("rule_committed_changed", "index {index} was committed as generation {was} (by "
+                                 "{first}); {node} now holds generation {now} there")
+RULE_REFUSED_AT_OR_BELOW = _reason("rule_refused_at_or_below", "{node} refused index {index}, at or below its "
+                                   "high-water mark {hwm}")
+RULE_REMOVED_SAME_GENERATION = _reason("rule_removed_same_generation", "{node} removed index {index} of generation "
+                                       "{generation}, the same generation as the leader's entry there")
+RULE_REMOVED_COMMITTED = _reason("rule_removed_committed", "{node} removed index {index}, already committed")
+RULE_REMOVED_ACKED = _reason("rule_removed_acked", "{node} removed index {index}, already committed: a write "
+                             "acknowledged to its client")
+RULE_WAL_CUT = _reason("rule_wal_cut", "{node}'s log storage truncated from index {index} but its log ends at "
+                       "{log_end}")
+RULE_EPOCH_END = _reason("rule_epoch_end", "leader {node} answered {index} as the end of generation {generation} in "
+                         "its log")
+RULE_EPOCH_CUT = _reason("rule_epoch_cut", "{node} was told the leader's log ends at {end} (its own ends at {log_end}) "
+                         "and cut at {cut}")
+RULE_HWM_BEYOND_LOG = _reason("rule_hwm_beyond_log", "{node}'s high-water mark {index} is beyond its log end "
+                              "{log_end}")
+RULE_LOGS_DISAGREE = _reason("rule_logs_disagree", "{a} and {b} disagree at index {index}, below both high-water "
+                             "marks")
+RULE_NAMED = _reason("rule_named", "{rule}: {detail}")
+RULE_BROKEN_AT = _reason("rule_broken_at", "step {step}: rule {rule} broken: {detail}")
 # why one call of a student's function broke its exercise's rule (lab/core/judges.py), said after the call
-HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})")
+HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})",
+                      one=("holders", "only {holders} of {size} nodes holds index {index} (a majority is {majority})"))
 HWM_NOT_LARGEST = _reason("hwm_not_largest", "{holders} of {size} nodes hold index {index} (a majority is "
                                              "{majority}): the high-water mark is at least {index}")
 ARGUMENT_CHANGED = _reason("argument_changed", "it changed its argument from {before} to {after}")
@@ -206,6 +280,7 @@ class Reason(str):
     of node names (said "A, B and C")."""
 
     def __new__(cls, kind: str, **values):
+        kind = variant(kind, values)
         self = super().__new__(cls, english(kind, values))
         self.kind, self.values = kind, values
         return self
@@ -236,7 +311,8 @@ def _rebuild(kind: str, values: dict) -> Reason:
 
 
 def english(kind: str, values: dict) -> str:
-    return REASONS[kind].format(**{k: names(v) if isinstance(v, (list, tuple)) else v for k, v in values.items()})
+    return REASONS[kind].format(**{k: names(v) if isinstance(v, (list, tuple)) else f"{v:g}" if isinstance(v, float) else v
+                              for k, v in values.items()})
 
 
 def names(nodes) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lab.i18n import Joined, say
+from lab.i18n import Joined, node_list, say
 
 BUDGET = 4.0  # seconds
 SEED = 7
@@ -28,7 +28,7 @@ def explore_check(number: int, impl: str, out_root: str | Path, *, budget: float
     if result.found is None:
         return {"found": False, "states": f.states, "seconds": round(f.seconds, 1), "text": say(
             "explore: no rule broken in {states} states ({seconds} s, nodes {sizes}, {strategy})",
-            states=f"{f.states:,}", seconds=f"{f.seconds:.1f}", sizes=",".join(map(str, SIZES)),
+            states=f.states, seconds=round(f.seconds, 1), sizes=node_list([str(n) for n in SIZES]),
             strategy=strategy)}
     v = result.found.violation
     head = say("explore: a run of {steps} steps breaks a rule -> {out} (replay: hwm-lab simulate --script "

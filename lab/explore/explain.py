@@ -8,9 +8,8 @@ from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteR
                                ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.sim.world import STUDENT_CALL_BROKEN, STUDENT_FAULT
-from lab.i18n import Joined, Text, node_list, say
+from lab.i18n import Joined, Text, say
 from lab.core.events import FOLLOWER_APPEND
-from lab.core.reasons import SERVED_ABOVE_HWM, Reason
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),
@@ -111,51 +110,10 @@ def narrate(words: tuple[str, ...], world) -> Text:
 
 
 def rule_words(v: Violation) -> Text:
-    """The rule broken, in words, from the violation's facts."""
+    """The rule broken, in words: the monitor's reason (lab.core.reasons, said by its kind in any language), or for
+    a student's fault the call that failed."""
     f = dict(v.facts)
-    c = v.check
-    if c == "hwm-majority" and "entry_generation" in f:
-        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but entry "
-                   "{index} is of generation {entry_generation}: an older generation's entry is only committed by "
-                   "committing a newer one after it", **f)
-    if c == "hwm-majority" and f.get("nodes"):
-        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but index "
-                   "{index} is held by {nodes} only: {holders} of {size} nodes (a majority is {majority})",
-                   **{**f, "nodes": node_list(f["nodes"])})
-    if c == "hwm-majority":
-        return say("leader {leader} raised its high-water mark to {index} in generation {generation}, but only "
-                   "{holders} of {size} nodes hold index {index} (a majority is {majority})", **f)
-    if c == "read-above-hwm":
-        return Reason(SERVED_ABOVE_HWM, node=f["node"], index=f["index"], hwm=f["hwm"])
-    if c == "read-gate-strict":
-        return say("{node} refused index {index}, at or below its high-water mark {hwm}", **f)
-    if c == "hwm-monotonic":
-        return say("a high-water mark moved back from {from} to {to}", **{"from": f["from"], "to": f["to"]})
-    if c == "committed-never-change":
-        return say("index {index} was committed as generation {was} (by {first}); {node} now holds generation "
-                   "{now} there", **f)
-    if c == "acked-in-final-logs":
-        return say("the write acknowledged at index {index} is lost: {node} committed another entry there "
-                   "(generation {generation})", **f)
-    if c == "logs-agree":
-        return say("{a} and {b} disagree at index {index}, below both high-water marks", **f) if "a" in f else \
-            say("{node}'s high-water mark {index} is beyond its log end", **f)
-    if c == "truncation-safe" and "generation" in f:
-        return say("{node} removed index {index} of generation {generation}, the same generation as the "
-                   "leader's entry there", **f)
-    if c == "truncation-safe":
-        return (say("{node} removed index {index}, already committed: a write acknowledged to its client", **f)
-                if f.get("acked") else say("{node} removed index {index}, already committed", **f))
-    if c == "wal-truncation":
-        return say("{node}'s log storage truncated from index {index} but its log ends at {log_end}", **f)
-    if c == "epoch-end":
-        return say("leader {node} answered {index} as the end of generation {generation} in its log", **f)
-    if c == "epoch-truncation":
-        return say("{node} was told the leader's log ends at {end} (its own ends at {log_end}) and cut at {cut}",
-                   **{**f, "cut": "None" if f["cut"] is None else f["cut"]})
-    if c == STUDENT_CALL_BROKEN:
-        return f["call"].sentence()
-    if c == STUDENT_FAULT:
+    if v.check == STUDENT_FAULT:
         fault = f["fault"]
         values = dict(function=fault.function, inputs=fault.inputs, detail=fault.detail, where=fault.where or "?")
         if fault.kind == "timeout":
@@ -163,7 +121,7 @@ def rule_words(v: Violation) -> Text:
         if fault.kind == "wrong type":
             return say("{function}({inputs}) returned {detail} ({where})", **values)
         return say("{function}({inputs}) raised {detail} ({where})", **values)
-    return say("{node} stopped: {reason}", node=v.node, reason=f.get("reason", ""))
+    return v.detail
 
 
 def wrong_call(v: Violation, calls: list[dict]) -> dict | None:

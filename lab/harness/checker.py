@@ -13,6 +13,7 @@ from lab.ports.trace import parse_line
 from lab.core.events import (
     BECAME_LEADER, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, HWM_CHANGED, MATCH_INDEX_UPDATED, NODE_EXITED,
     NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
+from lab.core import reasons
 from lab.core.reasons import SERVED_ABOVE_HWM, TWO_LEADERS, Reason
 
 # ---- what the clients saw ----------------------------------------------------------------------------------
@@ -105,7 +106,7 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
     for node in sorted(final):
         log, hwm = final[node]["log"], final[node]["hwm"]
         if hwm > len(log):
-            violations.append(f"{node}'s high-water mark {hwm} is beyond its log end {len(log)}")
+            violations.append(Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=len(log)))
         for position, (index, generation, payload) in enumerate(log[:hwm], 1):
             if index != position:
                 violations.append(f"{node}'s log has index {index} at position {position}")

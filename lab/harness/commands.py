@@ -4,6 +4,7 @@ that lab.harness.scenario.Run dispatches on; expectations record an Outcome, act
 from __future__ import annotations
 
 import random
+from functools import partial
 from typing import Any, Callable, Protocol
 
 from lab.core import reasons
@@ -23,7 +24,7 @@ class Run(Protocol):
     last_killed: str | None
 
     def nodes(self, spec: str) -> list[str]: ...
-    def wait(self, what, predicate: Callable[[dict], bool]) -> None: ...
+    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool]) -> None: ...
     def record(self, step: int, command, ok: bool, detail="") -> None: ...
 
 
@@ -118,19 +119,21 @@ def cmd_wait(run: Run, command, step, args):
         among = set(run.nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
             among = set(run.nodes(args[1]))
-        run.wait(Reason(reasons.A_LEADER_AMONG, nodes=",".join(sorted(among))) if among else Reason(reasons.A_LEADER),
+        run.wait(partial(Reason, reasons.WAITED_LEADER_AMONG, nodes=sorted(among)) if among
+                 else partial(Reason, reasons.WAITED_LEADER),
                  lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))
     elif what in ("hwm", "log_end"):
         (_, value), spec = _on(args)
         target = int(value)
         names = run.nodes(spec)
-        run.wait(Reason(reasons.HWM_ON if what == "hwm" else reasons.LOG_END_ON, count=target, nodes=",".join(names)),
+        run.wait(partial(Reason, reasons.WAITED_HWM if what == "hwm" else reasons.WAITED_LOG_END, nodes=names,
+                         count=target),
                  lambda s: all(_node(s, n)[what] >= target for n in names))
     elif what == "converged":
-        run.wait(Reason(reasons.WHOLE_LOG), _converged)
+        run.wait(partial(Reason, reasons.WAITED_WHOLE_LOG), _converged)
     elif what == "stopped":
         names = run.nodes(args[1])
-        run.wait(Reason(reasons.TO_STOP, nodes=names),
+        run.wait(partial(Reason, reasons.WAITED_STOP, nodes=names),
                  lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
         raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
@@ -185,14 +188,18 @@ def cmd_expect(run: Run, command, step, args):
 def expect_hwm(run: Run, status: dict, rest: list[str]):
     (value,), spec = _on(rest)
     got = {n: _node(status, n)["hwm"] for n in run.nodes(spec)}
-    return all(v == int(value) for v in got.values()), ", ".join(f"{n}: {v}" for n, v in got.items())
+    return all(v == int(value) for v in got.values()), _each_says(got, ", ")
+
+
+def _each_says(got: dict, sep: str) -> Reasons:
+    """What each node holds, `A: 3, B: 3`, said in the reader's language (its separators, its colon)."""
+    return Reasons((Reason(NODE_SAYS, node=n, answer=v) for n, v in got.items()), sep)
 
 
 def expect_log(run: Run, status: dict, rest: list[str]):
     payloads, spec = _on(rest)
     got = {n: [e[2] for e in _node(status, n)["log"]] for n in run.nodes(spec)}
-    return (all(v == payloads for v in got.values()),
-            "; ".join(f"{n}: [{', '.join(v)}]" for n, v in got.items()))
+    return all(v == payloads for v in got.values()), _each_says({n: f"[{', '.join(v)}]" for n, v in got.items()}, "; ")
 
 
 def expect_read(run: Run, status: dict, rest: list[str]):
@@ -216,7 +223,7 @@ def expect_leader(run: Run, status: dict, rest: list[str]):
 def expect_generation(run: Run, status: dict, rest: list[str]):
     (op, value), spec = _on(rest)
     got = {n: _node(status, n)["generation"] for n in run.nodes(spec)}
-    return all(v >= int(value) for v in got.values()), ", ".join(f"{n}: {v}" for n, v in got.items())
+    return all(v >= int(value) for v in got.values()), _each_says(got, ", ")
 
 
 def expect_truncated(run: Run, status: dict, rest: list[str]):

@@ -150,6 +150,7 @@ class Verdict:
                 "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes], "fault": self.fault}
 
     def summary(self) -> str:
+        """The verdict in English (lab.i18n.verdicts says it in any language)."""
         lines = [f"{self.scenario} ({self.truncation}): {'PASS' if self.passed else 'FAIL'}"]
         for o in self.outcomes:
             lines.append(f"  [{'ok' if o.ok else 'FAIL'}] step {o.step + 1}, line {o.line}: {o.name}"
@@ -216,7 +217,8 @@ class Run:
             self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
                                                  self.scenario.steps[index].commands[-1].line
                                                  if self.scenario.steps[index].commands else 0))
-            self.verdict.aborted = f"step {index + 1}: rule broken: {violation.sentence()}"
+            self.verdict.aborted = Reason(reasons.RULE_BROKEN_AT, step=index + 1, rule=violation.check,
+                                          detail=violation.detail)
 
     # -- commands --
 
@@ -247,13 +249,15 @@ class Run:
             raise WaitTimeout(Reason(reasons.NO_LEADER_FOR_STEP))
         return leader
 
-    def wait(self, what: str, predicate: Callable[[dict], bool], timeout: float | None = None) -> None:
+    def wait(self, what: Callable[..., Reason], predicate: Callable[[dict], bool],
+             timeout: float | None = None) -> None:
+        """Wait until `predicate` holds; else fail with the whole sentence `what(seconds=...)` makes (a waited_*
+        reason), and say why each node that stopped on its own stopped."""
         if not self.driver.wait_for(predicate, timeout or self.wait_timeout):
-            stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n.get("exit_reason") or "see its log")
-                       for n in self.driver.status()["nodes"] if n["state"] == "exited"]
-            seconds = f"{timeout or self.wait_timeout:g}"
-            raise WaitTimeout(Reason(reasons.WAITED_BECAUSE, seconds=seconds, what=what, why=Reasons(stopped))
-                              if stopped else Reason(reasons.WAITED, seconds=seconds, what=what))
+            stopped = [Reason(reasons.NODE_STOPPED_BECAUSE, node=n["id"], why=n["exit_reason"]) if n.get("exit_reason")
+                       else Reason(reasons.NODE_STOPPED_SEE_LOG, node=n["id"]) for n in self.driver.status()["nodes"] if n["state"] == "exited"]
+            waited = what(seconds=timeout or self.wait_timeout)
+            raise WaitTimeout(Reasons([waited, *stopped]) if stopped else waited)
 
     def record(self, step: int, command: Command, ok: bool, detail: str = "") -> None:
         outcome = Outcome(str(command), ok, detail, step, command.line)

@@ -5,7 +5,8 @@ A sentence is made once, in English, as a `Text`: a str (so English callers and 
 also keeps its catalogue key and values, so that `localize(text, lang)` can say it later in any language.
 Values (numbers, node names, payloads, digests) are never translated; a value that is itself a Text is.
 A `Reason` of the lab (lab.core.reasons) is said by its kind: its translation is the catalogue's entry of context
-"because" keyed by that kind, never by its English sentence.
+"because" keyed by that kind, never by its English sentence; a reason whose words follow its values has a whole
+sentence per variant (lab.core.reasons: a count of one, several nodes), each its own kind. Numbers and lists of nodes are written as the reader's locale writes them (Babel's CLDR data).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ _CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
 UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space between two words: the one a template
 # keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec} 的" with 所有节点)
 _FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
+_LATIN_BESIDE_CJK = re.compile(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])")
+_BARE_FIELD = re.compile(r"\{(\w+)\}")
+RAW_NUMBERS = frozenset({"seed", "port", "pid", "code", "line", "year"})  # identifiers, not
+# quantities: written as they are ("seed 12345", "exit code 73"), never grouped as the locale groups a count
 
 
 class Text(str):
@@ -41,14 +46,57 @@ class Text(str):
         return self
 
     def say(self, lang: str) -> str:
-        template = gettext(lang, self.msgid, self.context)
-        if not self.args:
-            return template
-        said = template.format(**{k: localize(v, lang) for k, v in self.args.items()})
-        return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
+        return fill(gettext(lang, self.msgid, self.context), self.args, lang)
 
     def __reduce__(self):  # copies and pickles keep the catalogue key
         return (type(self), (self.msgid, self.args, self.context))
+
+
+class NodeList(Text):
+    """Node names as a sentence says them: "A", "A and B", "A, B and C"; in Spanish "A, B y C", in Chinese
+    "A、B和C" (Babel's CLDR lists)."""
+
+    def __new__(cls, nodes, english: str | None = None):
+        nodes = [str(n) for n in nodes]
+        if english is None:  # (a script's command keeps its own spelling in English: `A,B`)
+            english = " and ".join([", ".join(nodes[:-1]), nodes[-1]] if len(nodes) > 1 else nodes)
+        self = str.__new__(cls, english)
+        self.msgid, self.args, self.context, self.nodes = None, {}, None, nodes
+        return self
+
+    def say(self, lang: str) -> str:
+        from babel.lists import format_list
+
+        if lang not in LANGUAGES:
+            return pseudo(str(self)) if lang == PSEUDO else str(self)
+        said = format_list(self.nodes, locale=lang)
+        return _LATIN_BESIDE_CJK.sub(" ", said) if lang == "zh" else said  # "A、B 和 C": a space between a name
+        # and a Chinese word, as every sentence of the catalogue writes it
+
+    def __reduce__(self):
+        return (type(self), (self.nodes, str(self)))
+
+
+def fill(template: str, args: dict, lang: str) -> str:
+    """A translated template with its values, each said in `lang`: a Text translated, a count written as the
+    locale writes numbers (23.181 in Spanish), any other value as it is."""
+    if not args:
+        return template
+    bare = set(_BARE_FIELD.findall(template))
+    said = template.format(**{k: number(v, lang) if k in bare and k not in RAW_NUMBERS else localize(v, lang)
+                              for k, v in args.items()})
+    return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
+
+
+def number(value, lang: str):
+    """A count or a quantity as `lang` writes it (Babel: 23.181 and 0,5 in Spanish); anything else localized."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return localize(value, lang)
+    if lang not in LANGUAGES or lang == SOURCE:
+        return f"{value:g}" if isinstance(value, float) else value
+    from babel.numbers import format_decimal
+
+    return format_decimal(value, locale=lang)
 
 
 class Joined(Text):
@@ -97,11 +145,10 @@ def localize(value, lang: str | None):
 
 def say_reason(reason: Reason, lang: str) -> str:
     """A Reason in `lang`: the translation of its kind, formatted with its values (each said in `lang` too)."""
-    template = catalogue(lang).messages.get((REASON, reason.kind)) if lang != SOURCE else None
+    template = catalogue(lang).messages.get((REASON, reason.kind))
     if template is None:
         return str(reason)
-    said = template.format(**{k: localize(_value(k, v), lang) for k, v in reason.values.items()})
-    return UNSPACED[lang].sub("", said) if lang in UNSPACED else said
+    return fill(template, {k: _value(k, v) for k, v in reason.values.items()}, lang)
 
 
 def _value(field: str, value):
@@ -121,9 +168,7 @@ def node_list(nodes):
     nodes = [str(n) for n in nodes]
     if not nodes:
         return say("no node")
-    if len(nodes) == 1:
-        return nodes[0]
-    return say("{nodes} and {node}", nodes=", ".join(nodes[:-1]), node=nodes[-1])
+    return nodes[0] if len(nodes) == 1 else NodeList(nodes)
 
 
 def source_text(context: str | None, msgid: str) -> str:

@@ -16,7 +16,8 @@ from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {  # folder -> [(files, extractor)]
-    "lab": [("i18n/**.py", "python"), ("student/**.py", "python"), ("commands/exercise.py", "python"),
+    "lab": [("i18n/**.py", "python"), ("student/**.py", "python"), ("commands/exercise.py", "python"), ("commands/simulate.py", "python"),
+            ("commands/cluster.py", "python"), ("commands/options.py", "python"),
             ("explore/**.py", "python"), ("commands/explore.py", "python"),
             ("sim/scenarios/*.txt", "lab.i18n.scenarios:extract")],
     "web": [("**.py", "python"), ("static/text.js", "javascript"),
@@ -37,7 +38,7 @@ def extract():
         found = extract_from_dir(str(base), method_map, {}, keywords=KEYWORDS, strip_comment_tags=True)
         for filename, lineno, message, comments, context in found:
             catalog.add(message, None, [(f"{folder}/{filename}", lineno)], auto_comments=comments, context=context)
-    for kind in REASONS:
+    for kind in REASONS:  # each variant of a reason is a kind of its own (lab.core.reasons.variant)
         catalog.add(kind, None, [("lab/core/reasons.py", None)], context=REASON)
     for field, words in WORDS.items():  # a reason's words, said with the field's name as their context
         for value in words:

@@ -6,7 +6,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from lab.core.reasons import WORDS
-from lab.i18n import Text, word
+from lab.core.config import MAX_NODES, node_names
+from lab.i18n import NodeList, Text, word
+
+
+NODE_NAMES = frozenset(node_names(MAX_NODES))
 
 
 def key(name: str, part: str) -> str:
@@ -108,6 +112,16 @@ COMMANDS = [template.split(" ") for template in (  # the longest first: "to" is 
 )]
 
 
+# The commands whose {spec} is the subject of the sentence: their words follow the number of nodes (Spanish "se haya
+# detenido", "se hayan detenido"), so each has a second whole sentence for several nodes or all, of context "several".
+SEVERAL = frozenset(template.msgid for template in (
+    word("several", "expect stopped {spec} fsync failed"),
+    word("several", "expect stopped {spec} disk full"),
+    word("several", "expect stopped {spec}"),
+    word("several", "wait stopped {spec}"),
+))
+
+
 def command_text(command) -> Text | str:
     """A script's command (as a trace or a verdict names it) as a catalogue Text when it is one the scripts know,
     else as it is."""
@@ -115,9 +129,21 @@ def command_text(command) -> Text | str:
     for template in COMMANDS:
         values = _match(template, words)
         if values is not None:
-            return Text(" ".join(template), {k: word(k, v) if k in WORDS and v in WORDS[k] else v
-                                             for k, v in values.items()})
+            msgid = " ".join(template)
+            several = msgid in SEVERAL and (values.get("spec") == "all" or "," in values.get("spec", ""))
+            return Text(msgid, {k: _value(k, v) for k, v in values.items()}, "several" if several else None)
     return str(command)
+
+
+def _value(name: str, value: str):
+    """A command's value as a sentence says it: a word of the lab (`all`, `leader`), a list of nodes (`A,B,C`) as
+    the reader's language lists them, any other value as it is."""
+    if name in WORDS and value in WORDS[name]:
+        return word(name, value)
+    nodes = value.split(",")
+    if name == "spec" and len(nodes) > 1 and all(n in NODE_NAMES for n in nodes):
+        return NodeList(nodes, value)
+    return value
 
 
 def _match(template: list[str], words: list[str]) -> dict | None:

@@ -19,7 +19,7 @@ from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
 from lab.core import reasons
-from lab.core.reasons import Reason
+from lab.core.reasons import STOPPED_BECAUSE, Reason
 from lab.core.events import CLIENT_READ, CLIENT_WRITE, NODE_EXITED, STUDENT_CALL
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
@@ -297,10 +297,11 @@ class World(SimCluster):
             found.insert(0, Violation(STUDENT_FAULT, node, None, fault.sentence(), (("fault", fault),)))
         if self.wrong is not None:  # after the grader's rules the same step broke, if any: they come first
             node, call = self.wrong
-            found.append(Violation(STUDENT_CALL_BROKEN, node, None, str(call.sentence()), (("call", call),)))
+            found.append(Violation(STUDENT_CALL_BROKEN, node, None, call.sentence(), (("call", call),)))
         elif self.exited is not None:
             node, reason = self.exited
-            found.append(Violation(NODE_STOPPED, node, None, f"{node} stopped: {reason}", (("reason", reason),)))
+            found.append(Violation(NODE_STOPPED, node, None, Reason(STOPPED_BECAUSE, node=node, why=reason),
+                                   (("reason", reason),)))
         if not found:
             found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
                                              for n, r in self.replicas.items() if r is not None})

@@ -198,7 +198,7 @@ def removed(index: int, generation: int) -> Reason:
 
 def test_messages_are_in_indexes_not_digests():
     assert removed(4, 1) == "A removed index 4 (generation 1) (conflict)"
-    assert localize(removed(4, 1), "es") == "A borró índice 4 (generación 1) (conflicto)"
+    assert localize(removed(4, 1), "es") == "A borró el índice 4 (generación 1), por conflicto"
     narrator = Narrator()
     narrator.describe({"type": "replication_rejected", "node": "A", "from": "B", "prev_index": 4,
                        "reason": "index 4 holds generation 1, the leader's holds generation 2"})

@@ -1,0 +1,177 @@
+"""A Spanish and a Chinese student's commands print no English sentence: simulate (a pass, a failed wait, a
+counterexample's replay), exercise list, explore, and the cluster commands' errors. Each runs in the pseudo-language
+too, whose every catalogue letter is accented, so that any word that skipped the catalogue stands out; and the ten
+lines issue 34 quoted read whole in both languages with the values it showed."""
+
+from __future__ import annotations
+
+import functools
+import re
+import textwrap
+
+import pytest
+
+from lab import cli, i18n
+from lab.core import reasons
+from lab.core.reasons import Reason
+from lab.i18n import localize
+from lab.i18n.scenarios import command_text
+from tests.test_i18n import untranslated
+
+LANGS = ("es", "zh", i18n.PSEUDO)
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+@functools.lru_cache(maxsize=None)
+def english_only(lang: str) -> frozenset[str]:
+    """The words the catalogue's English uses and its `lang` translations never do: said in `lang`, any of them
+    is English left over (the glossary's kept terms, HWM, WAL, fsync, log..., appear in both and pass)."""
+    messages = i18n.catalogue(lang).messages
+    source = set().union(*(_words(i18n.source_text(*key)) for key in messages))
+    said = set().union(*(_words(text) for text in messages.values()))
+    return frozenset(source - said)
+
+
+def english(lang: str, text: str) -> list[str]:
+    """English words in a text said in `lang`."""
+    return [w for w in _WORD.findall(text) if w.lower() in english_only(lang)]
+
+
+def left_in(lang: str, text: str, *ids: str) -> list[str]:
+    """English left in `text`, outside code (`...`), paths, file names, digests and the `ids` given."""
+    text = re.sub(r"`[^`]*`|\b\w+(?=\()|\S*/\S*|[\w.-]+\.(?:py|txt|log|json|html)\b|\b[0-9a-f]{16}\b", " ", text)
+    for name in ids:
+        text = text.replace(name, " ")
+    return untranslated(text) if lang == i18n.PSEUDO else english(lang, text)
+
+
+@pytest.fixture(autouse=True)
+def _no_language_from_outside(monkeypatch):
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def run(capsys, monkeypatch, *argv: str) -> tuple[int, str]:
+    """`hwm-lab ARGV --lang LANG` (the last two words); the pseudo-language, which --lang does not offer, from
+    LANGUAGE."""
+    argv = list(argv)
+    if argv[-1] == i18n.PSEUDO:
+        monkeypatch.setenv("LANGUAGE", argv.pop())
+        argv.pop()
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_simulate_speaks_the_language_of_lang(lang, capsys, monkeypatch):
+    code, out = run(capsys, monkeypatch, "simulate", "s1", "--lang", lang)
+    assert code == 0 and len(out.splitlines()) >= 10
+    assert left_in(lang, out) == [], out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_failed_wait_and_a_usage_error_speak_the_language(lang, capsys, monkeypatch, tmp_path):
+    script = tmp_path / "waits.txt"
+    script.write_text(textwrap.dedent("""\
+        # Waits that time out
+        nodes 3
+
+        step "A and B are expected to stop, and do not."
+          wait leader
+          write e1
+          wait stopped A,B
+        """), encoding="utf-8")
+    code, out = run(capsys, monkeypatch, "simulate", "--script", str(script), "--lang", lang)
+    assert code == 1, out
+    assert left_in(lang, out, "waits") == [], out
+    code, out = run(capsys, monkeypatch, "simulate", "--lang", lang)
+    assert code == 2 and left_in(lang, out, "hwm-lab simulate") == [], out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("argv", [("status",), ("write", "e1"), ("read", "1"), ("kill", "A"), ("down",),
+                                  ("up", "--nodes", "9")])
+def test_cluster_commands_errors_speak_the_language(lang, argv, capsys, monkeypatch, tmp_path):
+    code, out = run(capsys, monkeypatch, *argv, "--dir", str(tmp_path / "none"), "--lang", lang)
+    assert code in (2, 3) and out.startswith("hwm-lab: "), out
+    assert left_in(lang, out.removeprefix("hwm-lab: ")) == [], out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_scenario_list_speaks_the_language(lang, capsys, monkeypatch):
+    code, out = run(capsys, monkeypatch, "scenario", "list", "--lang", lang)
+    assert code == 0 and len(out.splitlines()) >= 8
+    assert left_in(lang, out) == [], out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_exercise_list_speaks_the_language(lang, capsys, monkeypatch):
+    code, out = run(capsys, monkeypatch, "exercise", "list", "--impl", "solutions", "--lang", lang)
+    assert code == 0 and left_in(lang, out) == [], out
+
+
+ARTICLE = "tests.wrong_variants.ex1_article_formula"  # exercise 1 with the article's n/2 (tests/test_explore.py)
+
+
+@pytest.fixture(scope="module")
+def counterexample(tmp_path_factory):
+    """A counterexample the explorer finds for the article's formula on 4 nodes, written once for the module."""
+    out = tmp_path_factory.mktemp("found")
+    assert cli.main(["explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget", "25", "--out",
+                     str(out), "--json"]) == 1
+    return out / "counterexample.txt"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_explore_and_the_replay_of_its_counterexample_speak_the_language(lang, counterexample, capsys, monkeypatch,
+                                                                         tmp_path):
+    capsys.readouterr()
+    code, out = run(capsys, monkeypatch, "explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget",
+                    "25", "--out", str(tmp_path), "--lang", lang)
+    assert code == 1 and len(out.splitlines()) >= 5, out
+    assert left_in(lang, out, "hwm-lab explore", "hwm-lab simulate --script") == [], out
+    code, out = run(capsys, monkeypatch, "simulate", "--script", str(counterexample), "--lang", lang)
+    assert code == 1 and len(out.splitlines()) >= 2, out
+    assert left_in(lang, out, "counterexample", "hwm-majority") == [], out
+
+
+# ---- the lines issue 34 quoted, with its values -------------------------------------------------------------
+
+WORST = [  # (what the lab says, Spanish, Chinese)
+    (Reason(reasons.WAITED_STOP, seconds=10.0, nodes=["A", "B"]),
+     "se esperó 10 s a que A y B se detuvieran por sí solos y no se detuvieron",
+     "等了 10 秒，A 和 B 仍未全部自行停止"),
+    (Reason(reasons.WAITED_STOP, seconds=10.0, nodes=["A"]),
+     "se esperó 10 s a que A se detuviera por sí solo y no se detuvo",
+     "等了 10 秒，A 仍未自行停止"),
+    (command_text("expect stopped all"),
+     "se espera que todos los nodos se hayan detenido", "预期所有节点都已停止"),
+    (Reason(reasons.HWM_NOT_HELD, index=1, holders=1, size=2, majority=2),
+     "solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)", "2 个节点中只有 1 个持有索引 1（多数是 2 个）"),
+    (Reason(reasons.ABOVE_HWM, index=4, hwm=3),
+     "no disponible: el índice 4 está por encima de la marca de agua alta 3", "不可用：索引 4 高于高水位标记 3"),
+    (Reason(reasons.ACKED_WRITES, count=1),
+     "1 escritura con acuse de recibo, y todos los nodos en marcha la tienen", "1 次写入已确认，每个运行中的节点都持有"),
+    (Reason(reasons.REMOVED_ENTRIES, node="A", entries=Reason(reasons.ENTRY_AT, index=4, generation=1),
+            reason="conflict"),
+     "A borró el índice 4 (generación 1), por conflicto", "A 删除了索引 4（世代 1），原因：冲突"),
+    (i18n.say("explore: {states} states, {distinct} distinct, depth {depth}, {rate} states/s, {seconds} s",
+              states=23181, distinct=9120, depth=12, rate=4630, seconds=5),
+     "explore: estados: 23.181, distintos: 9.120, profundidad 12, estados/s: 4.630, 5 s", None),
+    (i18n.node_list(["3", "4"]), "3 y 4", "3 和 4"),
+    (Reason(reasons.RULE_REFUSED_AT_OR_BELOW, node="C", index=1, hwm=1),
+     "C rechazó el índice 1, en su marca de agua alta 1 o por debajo", "C 拒绝了索引 1，而该索引不高于它的高水位标记 1"),
+]
+
+
+@pytest.mark.parametrize("said, spanish, chinese", WORST)
+def test_the_lines_the_issue_quoted_read_whole(said, spanish, chinese):
+    assert localize(said, "es") == spanish
+    if chinese is not None:
+        assert localize(said, "zh") == chinese
