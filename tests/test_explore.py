@@ -289,3 +289,54 @@ def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():
 
     verdict = simulate(str(Path(__file__).with_name("explore_cases") / "leader_epoch_stale_answer.txt"))
     assert verdict.violation is None and verdict.passed, verdict.summary()
+
+
+# ---- what a search reached ----------------------------------------------------------------------------------------
+
+PLAIN_READ = ("from solutions import *  # noqa\n\n\ndef check_read(index, high_water_mark):\n    if index < 1:\n"
+              "        return 'below one'\n    if index > high_water_mark:\n        return 'above the mark'\n"
+              "    return None\n")
+
+
+def test_a_world_records_each_choice_and_the_range_of_each_calls_inputs(tmp_path, monkeypatch):
+    (tmp_path / "plain_read_world.py").write_text(PLAIN_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    world = World(3, impl="plain_read_world", fast=True)
+    for words in (("read", "1", "at", "A"), ("read", "3", "at", "B"), ("campaign", "A")):
+        world.reach.made(world.apply(words))
+    reach = world.reach.as_dict()
+    assert reach["choices"] == {"campaign": 1, "read": 2}
+    read = reach["functions"]["check_read"]
+    assert read["calls"] == 2 and read["inputs"] == {"index_minus_mark": [1, 3], "mark": [0, 0]}
+    # no read at or below the mark: the lines that serve it never ran, nor the one for an index below 1
+    assert read["lines"] == 5 and read["lines_run"] == 3 and read["never_run"] == [6, 9]
+
+
+def test_nothing_found_says_what_was_searched_and_the_json_holds_it(tmp_path, monkeypatch):
+    (tmp_path / "plain_read.py").write_text(PLAIN_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "2", "--out",
+            str(tmp_path / "out"))
+    code, out, _ = cli(*args)
+    assert code == 0 and out.startswith("Nothing found")
+    assert "Searched: the choices made, by kind: campaign " in out and " read " in out
+    assert "Your check_read was called " in out and "the index read -" in out  # reads below the mark were made
+    assert "These lines of its body never ran: 6 (in " in out  # no read below index 1 is ever made
+    code, out, _ = cli(*args, "--json")
+    read = json.loads(out)["figures"]["reach"]["functions"]["check_read"]
+    assert read["inputs"]["index_minus_mark"][0] < 0 < read["inputs"]["index_minus_mark"][1]
+    assert read["never_run"] == [6]
+    code, out, _ = cli(*args, "--lang", "es")
+    assert "Your check_read" not in out and "check_read" in out
+
+
+def test_a_check_read_that_loops_below_the_mark_is_found(tmp_path, monkeypatch):
+    (tmp_path / "loopy_read.py").write_text(PLAIN_READ.replace("    if index > high_water_mark:",
+                                                               "    while index < high_water_mark:\n        pass\n"
+                                                               "    if index > high_water_mark:"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, figures = search([Config(3, impl="loopy_read", limit=0.2)], budget=20, seed=0)
+    assert found is not None and found.violation.check == "student-fault"
+    fault = dict(found.violation.facts)["fault"]
+    assert fault.function == "check_read" and "did not return" in fault.sentence()
+    assert found.choices[-1][0] == "read"

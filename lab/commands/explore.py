@@ -143,6 +143,10 @@ def run(args) -> int:
         if f.unwritten:
             print(localize(say("Left out: the runs that reach {functions}, not written yet.",
                                functions=_named(f.unwritten)), lang))
+        from lab.explore.coverage import sentences
+
+        for sentence in sentences(f.reach):  # what was searched: "nothing found" means nothing only in there
+            print(localize(sentence, lang))
     else:
         print(localize(result.explain(), lang))
         print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script}",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lab.core.monitor import Violation
+from lab.sim.reach import Reach
 from lab.sim.world import ALWAYS, WALK_KINDS, Bounds, World
 
 
@@ -59,6 +60,7 @@ class Figures:
     bfs_seconds: float = 0.0
     called: set = field(default_factory=set)  # the student's functions the search called
     unwritten: set = field(default_factory=set)  # those not written yet: the runs that reach them are left out
+    reach: Reach = field(default_factory=Reach)  # the choices made, the calls' inputs, the lines of code run
 
     def heard(self, world: World) -> None:
         self.called |= world.called
@@ -68,7 +70,7 @@ class Figures:
         rate = self.states / self.seconds if self.seconds else 0.0
         return {"states": self.states, "distinct_states": self.distinct, "depth": self.depth, "walks": self.walks,
                 "states_per_second": round(rate, 1), "seconds": round(self.seconds, 3),
-                "left_out": sorted(self.unwritten)}
+                "left_out": sorted(self.unwritten), "reach": self.reach.as_dict()}
 
 
 class OutOfTime(Exception):
@@ -96,7 +98,7 @@ def run(config: Config, choices, **extra) -> tuple[list, Violation | None, World
 def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline: float, figures: Figures,
         tick: Callable[[], None] = lambda: None) -> Found | None:
     """Breadth-first from the start, level by level, up to `depth` choices or `max_states` distinct states."""
-    root = config.world()
+    root = config.world(reach=figures.reach)
     try:
         return _bfs(config, root, bounds, depth, max_states, deadline, figures, tick)
     finally:
@@ -106,6 +108,7 @@ def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline
 def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Found | None:
     seen = {root.key()}
     frontier = [(root, ())]
+    made = figures.reach.made
     for level in range(1, depth + 1):
         following = []
         for world, path in frontier:
@@ -118,6 +121,7 @@ def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Fo
                 if words is None:
                     continue
                 figures.states += 1
+                made(words)
                 found = config.broken(child)
                 if found:
                     return Found(config, [*path, words], found[0], "bfs")
@@ -171,7 +175,7 @@ def walk(config: Config, rng: random.Random, length: int, figures: Figures, pref
     """A random walk, from the start or from the end of `prefix` (a run that reached a new kind of state);
     each new kind of state it reaches joins `corpus` (signature -> run), as coverage-guided fuzzers keep inputs."""
     bounds, weights = swarm(rng)
-    world = config.world()
+    world = config.world(reach=figures.reach)
     try:
         return _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights)
     except NotImplementedError:  # the walk reached a function not written yet: it ends there
@@ -186,6 +190,7 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
         if world.apply(words) is not None:
             path.append(words)
             figures.states += 1
+            figures.reach.made(words)
             found = config.broken(world)
             if found:
                 return Found(config, path, found[0], "walk")
@@ -200,6 +205,7 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
         path.append(words)
         figures.states += 1
         figures.walk_steps += 1
+        figures.reach.made(words)
         found = config.broken(world)
         if found:
             return Found(config, path, found[0], "walk")

@@ -15,6 +15,7 @@ from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
 from lab.core.monitor import Monitor, Violation
 from lab.sim.calls import Ear, judging
+from lab.sim.reach import Reach
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
@@ -69,8 +70,9 @@ class _Sink:
 class World(SimCluster):
     def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
                  segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
-                 fast: bool = False, meta: dict | None = None):
-        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept)."""
+                 fast: bool = False, meta: dict | None = None, reach: Reach | None = None):
+        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept).
+        `reach`: where what the run reaches is gathered (a search hands each of its worlds the same)."""
         self.inflight: list[tuple[str, str, object]] = []
         self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
         self._node_keys: dict[str, int] = {}
@@ -91,7 +93,8 @@ class World(SimCluster):
                          segment_bytes=segment_bytes, limit=limit,
                          meta={"source": "sim", "explore": True, **(meta or {})})
         self.ear = Ear(self)
-        self.impl = judging(guarded(self.impl, limit), impl, self.ear)
+        self.reach = reach if reach is not None else Reach()
+        self.impl = judging(guarded(self.impl, limit), impl, self.ear, self.reach)
         for name in self.names:
             self.logs[name]._impl = self.impl
             if self.replicas[name] is not None:
