@@ -77,6 +77,7 @@ class World(SimCluster):
         self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
         self._node_keys: dict[str, int] = {}
         self._owned: set[str] | None = None  # None: this world owns every node (it is no clone)
+        self._logs_moved = True  # a node may have changed since the rules over the logs were last checked
         self.fast = fast and trace_dir is None
         self.fault: tuple[str, Fault] | None = None
         self.exited: tuple[str, str] | None = None
@@ -305,9 +306,11 @@ class World(SimCluster):
             node, reason = self.exited
             found.append(Violation(NODE_STOPPED, node, None, Reason(STOPPED_BECAUSE, node=node, why=reason),
                                    (("reason", reason),)))
-        if not found:
+        if not found and self._logs_moved:  # no node touched (a message dropped, a link cut): the logs, marks and
+            # committed entries are those already checked
             found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
                                              for n, r in self.replicas.items() if r is not None})
+            self._logs_moved = bool(found)
         return found
 
     # ---- copy and hash ----------------------------------------------------------------------------------------
@@ -352,6 +355,7 @@ class World(SimCluster):
     def _own(self, name: str) -> None:
         """Before a step touches `name`: this world's own copy of that node (its replica, disk and driver)."""
         self._node_keys.pop(name, None)
+        self._logs_moved = True
         if self._owned is None or name in self._owned:
             return
         self._owned.add(name)
