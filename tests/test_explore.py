@@ -315,7 +315,7 @@ def test_a_world_records_each_choice_and_the_range_of_each_calls_inputs(tmp_path
 def test_nothing_found_says_what_was_searched_and_the_json_holds_it(tmp_path, monkeypatch):
     (tmp_path / "plain_read.py").write_text(PLAIN_READ)
     monkeypatch.syspath_prepend(str(tmp_path))
-    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "2", "--out",
+    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "5", "--out",
             str(tmp_path / "out"))
     code, out, _ = cli(*args)
     assert code == 0 and out.startswith("Nothing found")
@@ -340,3 +340,15 @@ def test_a_check_read_that_loops_below_the_mark_is_found(tmp_path, monkeypatch):
     fault = dict(found.violation.facts)["fault"]
     assert fault.function == "check_read" and "did not return" in fault.sentence()
     assert found.choices[-1][0] == "read"
+
+
+def test_the_breadth_first_bound_is_set_by_memory_and_the_same_on_every_run():
+    small, large = [search([Config(3)], budget=30, max_walks=0, bfs_memory=memory)[1] for memory in (4, 8)
+                    for memory in [memory * 2**20]]
+    assert 4_000 <= small.bytes_per_state <= 32_000 and small.bytes_per_state % 1024 == 0
+    assert small.bfs_bound == 4 * 2**20 // small.bytes_per_state and small.distinct == small.bfs_bound - 1
+    assert large.bfs_bound == 8 * 2**20 // large.bytes_per_state > small.bfs_bound
+    again = search([Config(3)], budget=30, max_walks=0, bfs_memory=4 * 2**20)[1]
+    assert (again.bytes_per_state, again.distinct, again.states) == (small.bytes_per_state, small.distinct,
+                                                                    small.states)
+    assert again.as_dict()["bytes_per_state"] == small.bytes_per_state

@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     p.add_argument("--rule", action="append", choices=CHECKS, metavar="CHECK",
                    help="only this rule ends the search (repeatable; default: every rule): e.g. acked-in-final-logs "
                         "to see an acknowledged write lost, not only put at risk")
+    p.add_argument("--memory", type=int, default=32, metavar="MB",
+                   help="megabytes the breadth-first search may hold (default 32): as many states as fit, at the "
+                        "bytes a state takes, measured as it starts")
     p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
@@ -108,8 +111,8 @@ def run(args) -> int:
         sizes = _sizes(args.nodes)
         impl, strategy = target(args.impl, args.exercise)
         load_impl(impl)
-        if args.budget <= 0 or args.limit <= 0:
-            raise ValueError(say("--budget and --limit must be positive"))
+        if args.budget <= 0 or args.limit <= 0 or args.memory <= 0:
+            raise ValueError(say("--budget, --limit and --memory must be positive"))
         targets, missing = searched(impl, args.exercise)
         unsearchable = _unsearchable(targets, missing, args.exercise)
         if unsearchable is not None:
@@ -127,7 +130,7 @@ def run(args) -> int:
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                     rules=args.rule)
+                     rules=args.rule, bfs_memory=args.memory * 2**20)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
     if not args.json:

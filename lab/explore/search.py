@@ -58,6 +58,8 @@ class Figures:
     walk_steps: int = 0
     seconds: float = 0.0
     bfs_seconds: float = 0.0
+    bytes_per_state: int = 0  # the memory one state of the breadth-first search takes, measured as it began
+    bfs_bound: int = 0  # the distinct states the breadth-first search may hold: its memory over bytes_per_state
     called: set = field(default_factory=set)  # the student's functions the search called
     unwritten: set = field(default_factory=set)  # those not written yet: the runs that reach them are left out
     reach: Reach = field(default_factory=Reach)  # the choices made, the calls' inputs, the lines of code run
@@ -70,6 +72,7 @@ class Figures:
         rate = self.states / self.seconds if self.seconds else 0.0
         return {"states": self.states, "distinct_states": self.distinct, "depth": self.depth, "walks": self.walks,
                 "states_per_second": round(rate, 1), "seconds": round(self.seconds, 3),
+                "bytes_per_state": self.bytes_per_state, "bfs_bound": self.bfs_bound,
                 "left_out": sorted(self.unwritten), "reach": self.reach.as_dict()}
 
 
@@ -165,6 +168,31 @@ def _read_in_place(config, world, choice, path, figures) -> Found | None:
     return Found(config, [*path, words], found[0], "bfs") if found else None
 
 
+BFS_MEMORY = 32 * 2**20  # bytes the breadth-first searches of one search may hold (--memory)
+SAMPLE = 400  # distinct states over which a breadth-first search's bytes per state are measured
+LARGEST = 16 * 1024  # bytes per state when they cannot be measured: about the most measured (20,000 states deep)
+
+
+def measured(config: Config, bounds: Bounds) -> int:
+    """The bytes one distinct state of a breadth-first search takes (its world, its key, its place in the
+    frontier): a first search of SAMPLE states traced by tracemalloc, at its peak, rounded up to a kilobyte (the
+    same on every machine with this Python, so the bound, hence the search, does not depend on the machine)."""
+    import tracemalloc
+
+    if tracemalloc.is_tracing():  # someone else measures: do not disturb them; the most a state was seen to take
+        return LARGEST
+    tracemalloc.start()
+    try:
+        sample = Figures()
+        _bfs(config, config.world(reach=Reach()), bounds, 40, SAMPLE, float("inf"), sample, lambda: None)
+        per = tracemalloc.get_traced_memory()[1] // max(1, sample.distinct)
+    except NotImplementedError:
+        return LARGEST
+    finally:
+        tracemalloc.stop()
+    return -(-per // 1024) * 1024
+
+
 def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     """A random fault mix for one walk: which kinds of choice it may make, how often, and its bounds."""
     kinds = {"deliver", "campaign", "write"} | {k for k in sorted(WALK_KINDS) if rng.random() < 0.5}
@@ -241,12 +269,14 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
 CORPUS = 20_000  # kinds of state kept per cluster to start walks from
 
 
-def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int = 4000,
-           walk_length: int = 60, progress: Callable[[Figures], None] | None = None,
+def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int | None = None,
+           bfs_memory: int = BFS_MEMORY, walk_length: int = 60, progress: Callable[[Figures], None] | None = None,
            max_walks: int | None = None) -> tuple[Found | None, Figures]:
-    """Each config's breadth-first search (bounded by states, so the same seed makes the same run), then random
-    walks over the configs in turn until `budget` seconds are spent, or `max_walks` walks are made (a bound by
-    count: the grader's, so that two grades of a class search the same runs on a fast or a slow machine)."""
+    """Each config's breadth-first search (bounded by memory: `bfs_memory` bytes shared by the configs, over the
+    bytes a state takes, measured the same on every machine, so the same seed makes the same run; or by
+    `bfs_states` states when given), then random walks over the configs in turn until `budget` seconds are spent,
+    or `max_walks` walks are made (a bound by count: the grader's, so that two grades of a class search the same
+    runs on a fast or a slow machine)."""
     figures = Figures()
     start = time.monotonic()
     deadline = start + budget
@@ -265,8 +295,15 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
     gc.disable()
     try:
         for config in configs:  # the breadth-first searches share one bound, so more sizes cost no more
-            found = bfs(config, Bounds(), depth=bfs_depth, max_states=max(500, bfs_states // len(configs)),
-                        deadline=deadline, figures=figures, tick=tick)
+            if bfs_states is not None:
+                bound = max(1, bfs_states // len(configs))
+            else:  # measured on the first size only: a state takes about the same at 3, 4 and 5 nodes (9.3 kB)
+                per = figures.bytes_per_state or measured(configs[0], Bounds())
+                figures.bytes_per_state = per
+                bound = max(1, bfs_memory // len(configs) // per)
+            figures.bfs_bound += bound
+            found = bfs(config, Bounds(), depth=bfs_depth, max_states=bound, deadline=deadline, figures=figures,
+                        tick=tick)
             if found:
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
