@@ -352,3 +352,62 @@ def test_the_breadth_first_bound_is_set_by_memory_and_the_same_on_every_run():
     assert (again.bytes_per_state, again.distinct, again.states) == (small.bytes_per_state, small.distinct,
                                                                     small.states)
     assert again.as_dict()["bytes_per_state"] == small.bytes_per_state
+
+
+# ---- the same run twice -------------------------------------------------------------------------------------------
+
+FLIPPING_READ = ("from solutions import *  # noqa\n\n_calls = [0]\n\n\ndef check_read(index, high_water_mark):\n"
+                 "    _calls[0] += 1\n    if index < 1 or index > high_water_mark:\n        return 'refused'\n"
+                 "    return 'refused' if _calls[0] % 2 else None\n")
+
+
+def test_a_function_that_answers_from_a_global_it_changes_is_named_with_the_call(tmp_path, monkeypatch):
+    (tmp_path / "flipping_read.py").write_text(FLIPPING_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = cli("explore", "--impl", "flipping_read", "--exercise", "4", "--nodes", "3", "--budget", "20",
+                       "--out", str(tmp_path / "out"))
+    assert code == 1
+    said = out.strip().splitlines()[-1]
+    assert said.startswith("Your check_read, called at step ") and "answered 'refused', then None" in said \
+        or "answered None, then 'refused'" in said
+    assert "when called again with the same inputs: its answer depends on something outside its arguments" in said
+    code, out, _ = cli("explore", "--impl", "flipping_read", "--exercise", "4", "--nodes", "3", "--budget", "20",
+                       "--out", str(tmp_path / "out"), "--json")
+    twice = json.loads(out)["twice"]
+    assert twice["same"] is False and twice["call"]["function"] == "check_read"
+    assert {twice["call"]["first"], twice["call"]["second"]} == {"'refused'", "None"}
+
+
+def test_a_pure_function_replays_to_the_same_counterexample_in_a_fresh_process(tmp_path):
+    code, out, _ = cli("explore", "--impl", LOOSE_GATE, "--nodes", "3", "--budget", "20", "--out", str(tmp_path),
+                       "--json")
+    assert code == 1 and json.loads(out)["twice"] == {"same": True}
+
+
+def test_a_function_that_answers_from_the_order_of_a_set_is_named_from_the_fresh_process(tmp_path):
+    """The order of a set of strings changes with the hash seed: in a search whose seed orders {'keep', 'serve'}
+    otherwise than the fresh process's, the answer at the mark differs there, and the call is named."""
+    import os
+    import subprocess
+    import sys
+
+    from lab.explore.twice import OTHER_HASH_SEED
+
+    def first(seed: str) -> str:
+        return subprocess.run([sys.executable, "-c", "print(next(iter({'keep', 'serve'})))"], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+
+    theirs = first(OTHER_HASH_SEED)
+    seed = next(str(s) for s in range(1, 200) if first(str(s)) != theirs)
+    (tmp_path / "set_read.py").write_text(
+        "from solutions import *  # noqa\n\n\ndef check_read(index, high_water_mark):\n"
+        "    if index < 1 or index > high_water_mark:\n        return 'refused'\n"
+        f"    return None if next(iter({{'keep', 'serve'}})) == {theirs!r} else 'refused'\n")
+    env = {**os.environ, "PYTHONHASHSEED": seed,
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parent.parent)])}
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "explore", "--impl", "set_read", "--exercise", "4",
+                           "--nodes", "3", "--budget", "20", "--out", str(tmp_path / "out"), "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    twice = json.loads(done.stdout)["twice"]
+    assert twice["same"] is False and twice["call"]["function"] == "check_read"
+    assert (twice["call"]["first"], twice["call"]["second"]) == ("'refused'", "None")

@@ -133,11 +133,16 @@ def run(args) -> int:
                      rules=args.rule, bfs_memory=args.memory * 2**20)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
+    twice = None
+    if result.found is not None and result.files:  # the same run, replayed in a fresh process, must end the same
+        from lab.explore.twice import verdict
+
+        twice = verdict(result.found, result.calls, Path(result.files[0]), impl)
     if not args.json:
         print("", file=sys.stderr)
     f = result.figures
     if args.json:
-        print(json.dumps(result.as_dict()))
+        print(json.dumps({**result.as_dict(), **({"twice": twice[1]} if twice else {})}))
     elif result.found is None:
         print(localize(say("Nothing found: no rule broken in {states} states ({distinct} distinct, depth {depth}, "
                            "{walks} random walks) in {seconds} s.", states=f.states,
@@ -154,6 +159,8 @@ def run(args) -> int:
         print(localize(result.explain(), lang))
         print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script}",
                            files=", ".join(result.files), script=result.files[0]), lang))
+        if twice and twice[0] is not None:
+            print(localize(twice[0], lang))
     if result.found is None and targets and not set(targets) & f.called:
         before = sorted({g for t in targets for g in REACHED_THROUGH.get(t, ())} & set(missing))
         said = (say("Your {functions} never ran in the runs searched: they are called only after {before}, not "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lab.core.guard import describe, describe_call
 from lab.core.impl import Impl, student_functions
 from lab.core.judges import Call, judged
 from lab.sim.reach import Reach, traced
@@ -39,9 +40,32 @@ def judging(impl: Impl, name: str, ear: Ear, reach: Reach) -> Impl:
             world.calls.append(record(call, world.current, world.now))
 
     functions = student_functions(name)
-    seen = replace(impl, **{f: traced(f, getattr(impl, f), getattr(getattr(impl, f), "__wrapped__", None), reach)
-                            for f in functions})
+    seen = replace(impl, **{f: twice(f, traced(f, getattr(impl, f), getattr(getattr(impl, f), "__wrapped__", None),
+                                               reach), ear) for f in functions})
     return judged(seen, functions, heard)
+
+
+def twice(function: str, fn, ear: Ear):
+    """`fn`, called a second time on a copy of its arguments (made before the first call) while the world stepping
+    asks for it (`twice`, the determinism check: lab.explore.twice): the first call whose two answers differ is
+    the world's `differed` (node, step, function, inputs, first answer, second answer)."""
+
+    def call(*args):
+        world = ear.world
+        if not world.twice:
+            return fn(*args)
+        copies = tuple(list(a) if type(a) is list else dict(a) if type(a) is dict else a for a in args)
+        first = fn(*args)
+        second = fn(*copies)
+        if first != second and world.differed is None:
+            world.differed = (world.current, world.now, function, describe_call(copies), describe(first),
+                              describe(second))
+        return first
+
+    for name in ("__name__", "__wrapped__", "guard_limit"):
+        if hasattr(fn, name):
+            setattr(call, name, getattr(fn, name))
+    return call
 
 
 def record(call: Call, node: str, step: int) -> dict:

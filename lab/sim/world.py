@@ -88,6 +88,8 @@ class World(SimCluster):
         self.called: set[str] = set()  # the student's functions called (shared with this world's clones)
         self.unwritten: set[str] = set()  # those that raised NotImplementedError: not written yet
         self.current = ""
+        self.twice = False  # call each student's function a second time (lab.explore.twice)
+        self.differed = None  # the first call whose two answers differed
         self.last_message = None
         self._seen = 0
         super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
