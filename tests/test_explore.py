@@ -315,19 +315,22 @@ def test_a_world_records_each_choice_and_the_range_of_each_calls_inputs(tmp_path
 def test_nothing_found_says_what_was_searched_and_the_json_holds_it(tmp_path, monkeypatch):
     (tmp_path / "plain_read.py").write_text(PLAIN_READ)
     monkeypatch.syspath_prepend(str(tmp_path))
-    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "5", "--out",
-            str(tmp_path / "out"))
+    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "4", "--memory", "2",
+            "--out", str(tmp_path / "out"))
     code, out, _ = cli(*args)
     assert code == 0 and out.startswith("Nothing found")
     assert "Searched: the choices made, by kind: campaign " in out and " read " in out
-    assert "Your check_read was called " in out and "the index read -" in out  # reads below the mark were made
-    assert "These lines of its body never ran: 6 (in " in out  # no read below index 1 is ever made
+    assert "Your check_read was called " in out and "the index read " in out and " from the mark" in out
+    assert "These lines of its body never ran: 6" in out  # no read below index 1 is ever made
     code, out, _ = cli(*args, "--json")
-    read = json.loads(out)["figures"]["reach"]["functions"]["check_read"]
-    assert read["inputs"]["index_minus_mark"][0] < 0 < read["inputs"]["index_minus_mark"][1]
-    assert read["never_run"] == [6]
+    figures = json.loads(out)["figures"]
+    assert figures["bytes_per_state"] > 0 and figures["bfs_bound"] == 2 * 2**20 // figures["bytes_per_state"]
+    read = figures["reach"]["functions"]["check_read"]
+    low, high = read["inputs"]["index_minus_mark"]
+    assert read["calls"] == figures["reach"]["choices"]["read"] and low <= 0 < high
+    assert 6 in read["never_run"] and 9 not in read["never_run"]  # a read at or below the mark was served
     code, out, _ = cli(*args, "--lang", "es")
-    assert "Your check_read" not in out and "check_read" in out
+    assert "Your check_read" not in out and "Tu check_read fue llamada" in out
 
 
 def test_a_check_read_that_loops_below_the_mark_is_found(tmp_path, monkeypatch):
