@@ -150,6 +150,7 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=5, help="seeds 0 to N-1 for each wrong variant and mistake")
     p.add_argument("--memory", type=int, default=256, help="megabytes the timed breadth-first searches hold")
     p.add_argument("--only-speed", action="store_true", help="the floors and the rates only")
+    p.add_argument("--only", action="append", help="only this wrong variant or mistake (repeatable)")
     args = p.parse_args(argv)
 
     alone, stepped = floor()
@@ -171,6 +172,8 @@ def main(argv=None) -> int:
     print(f"wrong variants (nodes 3,4,5; seeds 0-{args.seeds - 1}; budget {args.budget:g} s; target: first violation "
           "<= 10 s, <= 20 steps):")
     for module, exercise in VARIANTS:
+        if args.only and module not in args.only:
+            continue
         strategy = "leader-epoch" if exercise == 6 else "generation"
         for seed in seeds:
             print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget, seed=seed)), flush=True)
@@ -178,8 +181,12 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, str(ROOT / "tests"))
         for name, impl, strategy in mistakes(Path(tmp)):
+            if args.only and name not in args.only:
+                continue
             for seed in seeds:
                 print(line(hunt(name, impl, strategy, args.budget, seed=seed)), flush=True)
+    if args.only:
+        return 0
     print("KIP-101 (the reference under high-water-mark, rule acked-in-final-logs):")
     print(line(hunt("kip-101", "solutions", "high-water-mark", 120.0, rules={"acked-in-final-logs"})), flush=True)
     if not args.skip_reference:

@@ -12,7 +12,6 @@ from lab.core.monitor import Violation
 from lab.explore.explain import TITLES, explanation, narrate, wrong_call
 from lab.explore.search import BFS_MEMORY, Config, Figures, Found, search
 from lab.explore.shrink import shrink
-from lab.sim.world import SEGMENT_BYTES
 from lab.i18n import Joined, Text
 
 SCRIPT = "counterexample.txt"
@@ -78,7 +77,7 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
              f"# Replay it: hwm-lab simulate --script {SCRIPT} (the code it was found with: `impl` below; --impl "
              "overrides it)",
              f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
-             f"segment-bytes {SEGMENT_BYTES}", f"impl {impl}"]
+             f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")

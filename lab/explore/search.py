@@ -11,12 +11,12 @@ from __future__ import annotations
 import gc
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from lab.core.monitor import Violation
 from lab.sim.reach import Reach
-from lab.sim.world import ALWAYS, WALK_KINDS, Bounds, World
+from lab.sim.world import ALWAYS, SEGMENT_BYTES, WALK_KINDS, Bounds, World
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,11 @@ class Config:
     impl: str = "solutions"
     limit: float = 1.0
     rules: frozenset | None = None  # only these checks count (None: every rule, and the student's faults)
+    segment_bytes: int = SEGMENT_BYTES
 
     def world(self, **extra) -> World:
         return World(self.nodes, truncation=self.truncation, impl=self.impl, limit=self.limit,
-                     **({"fast": True} | extra))
+                     segment_bytes=self.segment_bytes, **({"fast": True} | extra))
 
     def broken(self, world: World) -> list[Violation]:
         found = world.violations()
@@ -203,7 +204,7 @@ def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     if "pause" in kinds:
         kinds.add("resume")
     weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in sorted(kinds)}
-    bounds = Bounds(writes=rng.randint(1, 4), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
+    bounds = Bounds(writes=rng.randint(1, 6), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
                     per_link=3, kinds=frozenset(kinds))
     return bounds, weights
 
@@ -308,10 +309,11 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
         number = 0
-        corpora = [dict() for _ in configs]
+        walked = _with_small_segments(configs)
+        corpora = [dict() for _ in walked]
         while time.monotonic() < deadline and (max_walks is None or number < max_walks):
-            which = number % len(configs)
-            config, corpus = configs[which], corpora[which]
+            which = number % len(walked)
+            config, corpus = walked[which], corpora[which]
             rng = random.Random(f"{seed}-walk-{number}")
             number += 1
             figures.walks += 1
@@ -331,6 +333,16 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
         if collecting:
             gc.enable()
     return _done(None, figures, start)
+
+
+SMALL_SEGMENTS = 20  # bytes: one entry per segment file, so that a short log already spans several
+
+
+def _with_small_segments(configs: list[Config]) -> list[Config]:
+    """The walks' clusters: each config, then each again with a segment file per entry. With the world's own
+    segments (two entries each) a truncation that spans segments needs a log of three entries cut in its first two,
+    which random walks seldom make; with one entry each, any cut below a log's end spans segments."""
+    return [c for config in configs for c in (config, replace(config, segment_bytes=SMALL_SEGMENTS))]
 
 
 def _done(found, figures, start):
