@@ -414,3 +414,24 @@ def test_a_function_that_answers_from_the_order_of_a_set_is_named_from_the_fresh
     twice = json.loads(done.stdout)["twice"]
     assert twice["same"] is False and twice["call"]["function"] == "check_read"
     assert (twice["call"]["first"], twice["call"]["second"]) == ("'refused'", "None")
+
+
+def test_walks_also_run_with_a_segment_file_per_entry_and_the_script_says_so(tmp_path):
+    from lab.explore.counterexample import explore
+    from lab.explore.search import SMALL_SEGMENTS, _with_small_segments
+    from lab.harness.scenario import simulate
+
+    twins = _with_small_segments([Config(3), Config(5)])
+    assert [(c.nodes, c.segment_bytes) for c in twins] == [(3, 40), (3, SMALL_SEGMENTS), (5, 40), (5, SMALL_SEGMENTS)]
+    world = Config(3, segment_bytes=SMALL_SEGMENTS).world()
+    for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest"), ("deliver", "B->A", "VoteResponse"),
+                  ("write", "A"), ("write", "A")):
+        world.apply(words)
+    assert [s.first_index for s in world.logs["A"]._segments] == [1, 2]  # one entry per segment file
+    result = explore("tests.wrong_variants.ex5_off_by_one", sizes=(3,), budget=30, out=tmp_path, bfs_states=0,
+                     max_walks=400)
+    assert result.found is not None
+    text = (tmp_path / "counterexample.txt").read_text()
+    assert f"segment-bytes {result.found.config.segment_bytes}" in text
+    verdict = simulate(str(tmp_path / "counterexample.txt"))
+    assert verdict.violation is not None and verdict.violation.detail == result.found.violation.detail
