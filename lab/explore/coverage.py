@@ -33,7 +33,7 @@ def _signed(n: int) -> str:
 
 def _range(name: str, low: int, high: int) -> Text:
     signed = name.endswith(("_minus_mark", "_minus_log_end"))
-    shown = (_signed(low), _signed(high)) if signed else (f"{low:,}", f"{high:,}")
+    shown = (_signed(low), _signed(high)) if signed else (low, high)  # counts: said as the reader's language writes them
     return RANGES[name](*shown)
 
 
@@ -42,7 +42,7 @@ def sentences(reach: Reach) -> list[Text]:
     lines of its body that never ran."""
     out = []
     if reach.choices:
-        made = ", ".join(f"{kind} {count:,}" for kind, count in sorted(reach.choices.items()))
+        made = ", ".join(f"{kind} {count}" for kind, count in sorted(reach.choices.items()))
         out.append(say("Searched: the choices made, by kind: {counts}.", counts=made))
     for function in sorted(set(reach.calls) | set(reach.code)):
         calls = reach.calls.get(function, 0)
@@ -50,8 +50,8 @@ def sentences(reach: Reach) -> list[Text]:
             out.append(say("Your {function} was never called.", function=function))
             continue
         ranges = Joined([_range(name, *seen) for name, seen in reach.inputs.get(function, {}).items()], ", ")
-        out.append(say("Your {function} was called {calls} times, with {ranges}.", function=function,
-                       calls=f"{calls:,}", ranges=ranges))
+        out.append(say("Your {function} was called {calls} times, with {ranges}.", function=function, calls=calls,
+                       ranges=ranges))
         lines = reach.lines_of(function)
         if lines and lines["never_run"]:
             out.append(say("These lines of its body never ran: {lines} (in {file}).",
