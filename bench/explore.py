@@ -5,7 +5,8 @@ variant (tests/wrong_variants) and every classic mistake (tests/test_mistakes.py
 log end as match index), each replayed by `hwm-lab simulate --script`; KIP-101 rediscovered under high-water-mark;
 and the reference searched for --reference-seconds at 3, 4 and 5 nodes under generation and leader-epoch.
 
-    python bench/explore.py [--reference-seconds 120] [--skip-reference]
+    python bench/explore.py [--reference-seconds 120] [--skip-reference] [--seeds 5] [--budget 10] [--memory 256]
+                            [--only-speed]
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from lab.core.messages import ReplicationRequest  # noqa: E402
-from lab.explore.search import Config, Figures, bfs, search, walk  # noqa: E402
+from lab.explore.search import Config, Figures, bfs, measured, search, walk  # noqa: E402
 from lab.explore.shrink import shrink  # noqa: E402
 from lab.sim.world import Bounds, World  # noqa: E402
 
@@ -59,7 +60,11 @@ JUDGED = "solutions:" + ",".join(("high_water_mark", "on_replication_response", 
                                   "plan_truncation", "leader_epoch_end", "epoch_truncation_point"))
 
 
-def bfs_rate(n: int, states: int, impl: str = "solutions") -> tuple[float, float, int]:
+def bfs_rate(n: int, memory: int, impl: str = "solutions") -> tuple[float, float, int, int, int]:
+    """Distinct states per second of a breadth-first search bounded by `memory` bytes, as `explore` bounds it: the
+    bytes a state takes, measured first (printed), set how many states it holds."""
+    per = measured(Config(n, impl=impl), Bounds())
+    states = memory // per
     figures = Figures()
     gc.disable()
     t = time.monotonic()
@@ -67,7 +72,7 @@ def bfs_rate(n: int, states: int, impl: str = "solutions") -> tuple[float, float
     seconds = time.monotonic() - t
     gc.enable()
     gc.collect()
-    return figures.distinct / seconds, figures.states / seconds, figures.depth
+    return figures.distinct / seconds, figures.states / seconds, figures.depth, per, states
 
 
 def walk_rate(n: int, seconds: float) -> float:
@@ -86,25 +91,26 @@ def walk_rate(n: int, seconds: float) -> float:
     return figures.walk_steps / (time.monotonic() - t)
 
 
-def hunt(name: str, impl: str, truncation: str, budget: float, rules=None) -> dict:
+def hunt(name: str, impl: str, truncation: str, budget: float, rules=None, seed: int = 0) -> dict:
     from lab.explore.counterexample import script
     from lab.explore.counterexample import tell
     from lab.harness.scenario import simulate
 
     configs = [Config(n, truncation, impl, 1.0, frozenset(rules) if rules else None) for n in (3, 4, 5)]
     t = time.monotonic()
-    found, figures = search(configs, budget=budget, seed=0)
+    found, figures = search(configs, budget=budget, seed=seed)
     first = time.monotonic() - t
     if found is None:
-        return {"name": name, "found": False, "seconds": first, "states": figures.states}
+        return {"name": name, "seed": seed, "found": False, "seconds": first, "states": figures.states}
     small = shrink(found)
     steps, _ = tell(small)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "counterexample.txt"
-        path.write_text(script(small, steps, seed=0, impl=impl))
+        path.write_text(script(small, steps, seed=seed, impl=impl))
         verdict = simulate(str(path), impl=impl)
     same = verdict.violation is not None and verdict.violation.detail == small.violation.detail
-    return {"name": name, "found": True, "seconds": first, "search": found.search, "nodes": small.config.nodes,
+    return {"name": name, "seed": seed, "found": True, "seconds": first, "search": found.search,
+            "nodes": small.config.nodes,
             "steps": len(small.choices), "rule": small.violation.check, "replayed": same}
 
 
@@ -129,9 +135,10 @@ def mistakes(root: Path) -> list[tuple[str, str, str]]:
 
 
 def line(r: dict) -> str:
+    head = f"  {r['name']:<28} seed {r['seed']}"
     if not r["found"]:
-        return f"  {r['name']:<28} NOT FOUND in {r['seconds']:.1f} s ({r['states']:,} steps)"
-    return (f"  {r['name']:<28} {r['seconds']:6.2f} s  {r['search']:<4} {r['nodes']} nodes  {r['steps']:>2} steps  "
+        return f"{head}  NOT FOUND in {r['seconds']:.1f} s ({r['states']:,} steps)"
+    return (f"{head} {r['seconds']:6.2f} s  {r['search']:<4} {r['nodes']} nodes  {r['steps']:>2} steps  "
             f"{r['rule']:<24} replayed: {'yes' if r['replayed'] else 'NO'}")
 
 
@@ -139,31 +146,47 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--reference-seconds", type=float, default=120.0)
     p.add_argument("--skip-reference", action="store_true")
-    p.add_argument("--budget", type=float, default=30.0, help="seconds per wrong variant or mistake")
+    p.add_argument("--budget", type=float, default=10.0, help="seconds per wrong variant or mistake and seed")
+    p.add_argument("--seeds", type=int, default=5, help="seeds 0 to N-1 for each wrong variant and mistake")
+    p.add_argument("--memory", type=int, default=256, help="megabytes the timed breadth-first searches hold")
+    p.add_argument("--only-speed", action="store_true", help="the floors and the rates only")
+    p.add_argument("--only", action="append", help="only this wrong variant or mistake (repeatable)")
     args = p.parse_args(argv)
 
     alone, stepped = floor()
     print(f"floor: one replica step {alone:.1f} us ({1e6 / alone:,.0f}/s); one world step (driver, ports, rules) "
           f"{stepped:.1f} us ({1e6 / stepped:,.0f}/s)")
-    for n, states in ((3, 20000), (5, 10000)):
-        distinct, successors, depth = bfs_rate(n, states)
+    for n in (3, 5):
+        distinct, successors, depth, per, states = bfs_rate(n, args.memory * 2**20)
         print(f"bfs {n} nodes: {distinct:,.0f} distinct states/s ({successors:,.0f} successors/s, {states:,} "
-              f"distinct to depth {depth}); target at 3 nodes 17,000")
-        judged, _, _ = bfs_rate(n, states, JUDGED)
+              f"distinct to depth {depth}: {args.memory} MB at {per:,} bytes per state); target at 3 nodes 17,000")
+        judged, *_ = bfs_rate(n, args.memory * 2**20, JUDGED)
         print(f"bfs {n} nodes, every call judged (as a student's code): {judged:,.0f} distinct states/s "
               f"({judged / distinct:.2f} of the reference's above)")
     for n in (3, 5):
         print(f"walks {n} nodes: {walk_rate(n, 5.0):,.0f} steps/s")
 
-    print(f"wrong variants (nodes 3,4,5; budget {args.budget:g} s; target: first violation <= 10 s, <= 25 steps):")
+    seeds = range(args.seeds)
+    if args.only_speed:
+        return 0
+    print(f"wrong variants (nodes 3,4,5; seeds 0-{args.seeds - 1}; budget {args.budget:g} s; target: first violation "
+          "<= 10 s, <= 20 steps):")
     for module, exercise in VARIANTS:
+        if args.only and module not in args.only:
+            continue
         strategy = "leader-epoch" if exercise == 6 else "generation"
-        print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget)), flush=True)
+        for seed in seeds:
+            print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget, seed=seed)), flush=True)
     print("classic mistakes (one exercise's functions from the student, the rest from the reference):")
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, str(ROOT / "tests"))
         for name, impl, strategy in mistakes(Path(tmp)):
-            print(line(hunt(name, impl, strategy, args.budget)), flush=True)
+            if args.only and name not in args.only:
+                continue
+            for seed in seeds:
+                print(line(hunt(name, impl, strategy, args.budget, seed=seed)), flush=True)
+    if args.only:
+        return 0
     print("KIP-101 (the reference under high-water-mark, rule acked-in-final-logs):")
     print(line(hunt("kip-101", "solutions", "high-water-mark", 120.0, rules={"acked-in-final-logs"})), flush=True)
     if not args.skip_reference:

@@ -289,3 +289,150 @@ def test_a_stale_epoch_answer_no_longer_cuts_a_committed_entry():
 
     verdict = simulate(str(Path(__file__).with_name("explore_cases") / "leader_epoch_stale_answer.txt"))
     assert verdict.violation is None and verdict.passed, verdict.summary()
+
+
+# ---- what a search reached ----------------------------------------------------------------------------------------
+
+PLAIN_READ = ("from solutions import *  # noqa\n\n\ndef check_read(index, high_water_mark):\n    if index < 1:\n"
+              "        return 'below one'\n    if index > high_water_mark:\n        return 'above the mark'\n"
+              "    return None\n")
+
+
+def test_a_world_records_each_choice_and_the_range_of_each_calls_inputs(tmp_path, monkeypatch):
+    (tmp_path / "plain_read_world.py").write_text(PLAIN_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    world = World(3, impl="plain_read_world", fast=True)
+    for words in (("read", "1", "at", "A"), ("read", "3", "at", "B"), ("campaign", "A")):
+        world.reach.made(world.apply(words))
+    reach = world.reach.as_dict()
+    assert reach["choices"] == {"campaign": 1, "read": 2}
+    read = reach["functions"]["check_read"]
+    assert read["calls"] == 2 and read["inputs"] == {"index_minus_mark": [1, 3], "mark": [0, 0]}
+    # no read at or below the mark: the lines that serve it never ran, nor the one for an index below 1
+    assert read["lines"] == 5 and read["lines_run"] == 3 and read["never_run"] == [6, 9]
+
+
+def test_nothing_found_says_what_was_searched_and_the_json_holds_it(tmp_path, monkeypatch):
+    (tmp_path / "plain_read.py").write_text(PLAIN_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ("explore", "--impl", "plain_read", "--exercise", "4", "--nodes", "3", "--budget", "4", "--memory", "2",
+            "--out", str(tmp_path / "out"))
+    code, out, _ = cli(*args)
+    assert code == 0 and out.startswith("Nothing found")
+    assert "Searched: the choices made, by kind: campaign " in out and " read " in out
+    assert "Your check_read was called " in out and "the index read " in out and " from the mark" in out
+    assert "These lines of its body never ran: 6" in out  # no read below index 1 is ever made
+    code, out, _ = cli(*args, "--json")
+    figures = json.loads(out)["figures"]
+    assert figures["bytes_per_state"] > 0 and figures["bfs_bound"] == 2 * 2**20 // figures["bytes_per_state"]
+    read = figures["reach"]["functions"]["check_read"]
+    low, high = read["inputs"]["index_minus_mark"]
+    assert read["calls"] == figures["reach"]["choices"]["read"] and low <= high
+    # a read at or below the mark is served by line 9: it ran exactly when the coverage says such a read was made
+    assert 6 in read["never_run"] and (9 in read["never_run"]) == (low > 0)
+    code, out, _ = cli(*args, "--lang", "es")
+    assert "Your check_read" not in out and "Tu check_read fue llamada" in out
+
+
+def test_a_check_read_that_loops_below_the_mark_is_found(tmp_path, monkeypatch):
+    (tmp_path / "loopy_read.py").write_text(PLAIN_READ.replace("    if index > high_water_mark:",
+                                                               "    while index < high_water_mark:\n        pass\n"
+                                                               "    if index > high_water_mark:"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found, figures = search([Config(3, impl="loopy_read", limit=0.2)], budget=20, seed=0)
+    assert found is not None and found.violation.check == "student-fault"
+    fault = dict(found.violation.facts)["fault"]
+    assert fault.function == "check_read" and "did not return" in fault.sentence()
+    assert found.choices[-1][0] == "read"
+
+
+def test_the_breadth_first_bound_is_set_by_memory_and_the_same_on_every_run():
+    small, large = [search([Config(3)], budget=30, max_walks=0, bfs_memory=memory)[1] for memory in (4, 8)
+                    for memory in [memory * 2**20]]
+    assert 4_000 <= small.bytes_per_state <= 32_000 and small.bytes_per_state % 1024 == 0
+    assert small.bfs_bound == 4 * 2**20 // small.bytes_per_state and small.distinct == small.bfs_bound - 1
+    assert large.bfs_bound == 8 * 2**20 // large.bytes_per_state > small.bfs_bound
+    again = search([Config(3)], budget=30, max_walks=0, bfs_memory=4 * 2**20)[1]
+    assert (again.bytes_per_state, again.distinct, again.states) == (small.bytes_per_state, small.distinct,
+                                                                    small.states)
+    assert again.as_dict()["bytes_per_state"] == small.bytes_per_state
+
+
+# ---- the same run twice -------------------------------------------------------------------------------------------
+
+FLIPPING_READ = ("from solutions import *  # noqa\n\n_calls = [0]\n\n\ndef check_read(index, high_water_mark):\n"
+                 "    _calls[0] += 1\n    if index < 1 or index > high_water_mark:\n        return 'refused'\n"
+                 "    return 'refused' if _calls[0] % 2 else None\n")
+
+
+def test_a_function_that_answers_from_a_global_it_changes_is_named_with_the_call(tmp_path, monkeypatch):
+    (tmp_path / "flipping_read.py").write_text(FLIPPING_READ)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = cli("explore", "--impl", "flipping_read", "--exercise", "4", "--nodes", "3", "--budget", "20",
+                       "--out", str(tmp_path / "out"))
+    assert code == 1
+    said = out.strip().splitlines()[-1]
+    assert said.startswith("Your check_read, called at step ") and "answered 'refused', then None" in said \
+        or "answered None, then 'refused'" in said
+    assert "when called again with the same inputs: its answer depends on something outside its arguments" in said
+    code, out, _ = cli("explore", "--impl", "flipping_read", "--exercise", "4", "--nodes", "3", "--budget", "20",
+                       "--out", str(tmp_path / "out"), "--json")
+    twice = json.loads(out)["twice"]
+    assert twice["same"] is False and twice["call"]["function"] == "check_read"
+    assert {twice["call"]["first"], twice["call"]["second"]} == {"'refused'", "None"}
+
+
+def test_a_pure_function_replays_to_the_same_counterexample_in_a_fresh_process(tmp_path):
+    code, out, _ = cli("explore", "--impl", LOOSE_GATE, "--nodes", "3", "--budget", "20", "--out", str(tmp_path),
+                       "--json")
+    assert code == 1 and json.loads(out)["twice"] == {"same": True}
+
+
+def test_a_function_that_answers_from_the_order_of_a_set_is_named_from_the_fresh_process(tmp_path):
+    """The order of a set of strings changes with the hash seed: in a search whose seed orders {'keep', 'serve'}
+    otherwise than the fresh process's, the answer at the mark differs there, and the call is named."""
+    import os
+    import subprocess
+    import sys
+
+    from lab.explore.twice import OTHER_HASH_SEED
+
+    def first(seed: str) -> str:
+        return subprocess.run([sys.executable, "-c", "print(next(iter({'keep', 'serve'})))"], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+
+    theirs = first(OTHER_HASH_SEED)
+    seed = next(str(s) for s in range(1, 200) if first(str(s)) != theirs)
+    (tmp_path / "set_read.py").write_text(
+        "from solutions import *  # noqa\n\n\ndef check_read(index, high_water_mark):\n"
+        "    if index < 1 or index > high_water_mark:\n        return 'refused'\n"
+        f"    return None if next(iter({{'keep', 'serve'}})) == {theirs!r} else 'refused'\n")
+    env = {**os.environ, "PYTHONHASHSEED": seed,
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parent.parent)])}
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "explore", "--impl", "set_read", "--exercise", "4",
+                           "--nodes", "3", "--budget", "20", "--out", str(tmp_path / "out"), "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    twice = json.loads(done.stdout)["twice"]
+    assert twice["same"] is False and twice["call"]["function"] == "check_read"
+    assert (twice["call"]["first"], twice["call"]["second"]) == ("'refused'", "None")
+
+
+def test_walks_also_run_with_a_segment_file_per_entry_and_the_script_says_so(tmp_path):
+    from lab.explore.counterexample import explore
+    from lab.explore.search import SMALL_SEGMENTS, _with_small_segments
+    from lab.harness.scenario import simulate
+
+    twins = _with_small_segments([Config(3), Config(5)])
+    assert [(c.nodes, c.segment_bytes) for c in twins] == [(3, 40), (3, SMALL_SEGMENTS), (5, 40), (5, SMALL_SEGMENTS)]
+    world = Config(3, segment_bytes=SMALL_SEGMENTS).world()
+    for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest"), ("deliver", "B->A", "VoteResponse"),
+                  ("write", "A"), ("write", "A")):
+        world.apply(words)
+    assert [s.first_index for s in world.logs["A"]._segments] == [1, 2]  # one entry per segment file
+    result = explore("tests.wrong_variants.ex5_off_by_one", sizes=(3,), budget=30, out=tmp_path, bfs_states=0,
+                     max_walks=400)
+    assert result.found is not None
+    text = (tmp_path / "counterexample.txt").read_text()
+    assert f"segment-bytes {result.found.config.segment_bytes}" in text
+    verdict = simulate(str(tmp_path / "counterexample.txt"))
+    assert verdict.violation is not None and verdict.violation.detail == result.found.violation.detail

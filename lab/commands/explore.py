@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     p.add_argument("--rule", action="append", choices=CHECKS, metavar="CHECK",
                    help="only this rule ends the search (repeatable; default: every rule): e.g. acked-in-final-logs "
                         "to see an acknowledged write lost, not only put at risk")
+    p.add_argument("--memory", type=int, default=32, metavar="MB",
+                   help="megabytes the breadth-first search may hold (default 32): as many states as fit, at the "
+                        "bytes a state takes, measured as it starts")
     p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
@@ -108,8 +111,8 @@ def run(args) -> int:
         sizes = _sizes(args.nodes)
         impl, strategy = target(args.impl, args.exercise)
         load_impl(impl)
-        if args.budget <= 0 or args.limit <= 0:
-            raise ValueError(say("--budget and --limit must be positive"))
+        if args.budget <= 0 or args.limit <= 0 or args.memory <= 0:
+            raise ValueError(say("--budget, --limit and --memory must be positive"))
         targets, missing = searched(impl, args.exercise)
         unsearchable = _unsearchable(targets, missing, args.exercise)
         if unsearchable is not None:
@@ -127,14 +130,19 @@ def run(args) -> int:
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                     rules=args.rule)
+                     rules=args.rule, bfs_memory=args.memory * 2**20)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
+    twice = None
+    if result.found is not None and result.files:  # the same run, replayed in a fresh process, must end the same
+        from lab.explore.twice import verdict
+
+        twice = verdict(result.found, result.calls, Path(result.files[0]), impl)
     if not args.json:
         print("", file=sys.stderr)
     f = result.figures
     if args.json:
-        print(json.dumps(result.as_dict()))
+        print(json.dumps({**result.as_dict(), **({"twice": twice[1]} if twice else {})}))
     elif result.found is None:
         print(localize(say("Nothing found: no rule broken in {states} states ({distinct} distinct, depth {depth}, "
                            "{walks} random walks) in {seconds} s.", states=f.states,
@@ -143,10 +151,16 @@ def run(args) -> int:
         if f.unwritten:
             print(localize(say("Left out: the runs that reach {functions}, not written yet.",
                                functions=_named(f.unwritten)), lang))
+        from lab.explore.coverage import sentences
+
+        for sentence in sentences(f.reach):  # what was searched: "nothing found" means nothing only in there
+            print(localize(sentence, lang))
     else:
         print(localize(result.explain(), lang))
         print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script}",
                            files=", ".join(result.files), script=result.files[0]), lang))
+        if twice and twice[0] is not None:
+            print(localize(twice[0], lang))
     if result.found is None and targets and not set(targets) & f.called:
         before = sorted({g for t in targets for g in REACHED_THROUGH.get(t, ())} & set(missing))
         said = (say("Your {functions} never ran in the runs searched: they are called only after {before}, not "

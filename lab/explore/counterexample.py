@@ -10,9 +10,8 @@ from typing import Callable
 from lab.core.impl import student_functions
 from lab.core.monitor import Violation
 from lab.explore.explain import TITLES, explanation, narrate, wrong_call
-from lab.explore.search import Config, Figures, Found, search
+from lab.explore.search import BFS_MEMORY, Config, Figures, Found, search
 from lab.explore.shrink import shrink
-from lab.sim.world import SEGMENT_BYTES
 from lab.i18n import Joined, Text
 
 SCRIPT = "counterexample.txt"
@@ -78,7 +77,7 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
              f"# Replay it: hwm-lab simulate --script {SCRIPT} (the code it was found with: `impl` below; --impl "
              "overrides it)",
              f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
-             f"segment-bytes {SEGMENT_BYTES}", f"impl {impl}"]
+             f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")
@@ -91,12 +90,13 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
 
 def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,
             out: str | Path | None = None, limit: float = 1.0, progress: Callable[[Figures], None] | None = None,
-            shown_impl: str | None = None, bfs_states: int = 4000, rules=None, max_walks: int | None = None) -> Result:
+            shown_impl: str | None = None, bfs_states: int | None = None, bfs_memory: int = BFS_MEMORY, rules=None,
+            max_walks: int | None = None) -> Result:
     """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
     `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk)."""
     configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
     found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states,
-                            max_walks=max_walks)
+                            bfs_memory=bfs_memory, max_walks=max_walks)
     if found is None:
         return Result(None, figures, [], [], [])
     found = shrink(found)

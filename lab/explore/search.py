@@ -11,11 +11,12 @@ from __future__ import annotations
 import gc
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from lab.core.monitor import Violation
-from lab.sim.world import ALWAYS, WALK_KINDS, Bounds, World
+from lab.sim.reach import Reach
+from lab.sim.world import ALWAYS, SEGMENT_BYTES, WALK_KINDS, Bounds, World
 
 
 @dataclass(frozen=True)
@@ -27,10 +28,11 @@ class Config:
     impl: str = "solutions"
     limit: float = 1.0
     rules: frozenset | None = None  # only these checks count (None: every rule, and the student's faults)
+    segment_bytes: int = SEGMENT_BYTES
 
     def world(self, **extra) -> World:
         return World(self.nodes, truncation=self.truncation, impl=self.impl, limit=self.limit,
-                     **({"fast": True} | extra))
+                     segment_bytes=self.segment_bytes, **({"fast": True} | extra))
 
     def broken(self, world: World) -> list[Violation]:
         found = world.violations()
@@ -57,8 +59,11 @@ class Figures:
     walk_steps: int = 0
     seconds: float = 0.0
     bfs_seconds: float = 0.0
+    bytes_per_state: int = 0  # the memory one state of the breadth-first search takes, measured as it began
+    bfs_bound: int = 0  # the distinct states the breadth-first search may hold: its memory over bytes_per_state
     called: set = field(default_factory=set)  # the student's functions the search called
     unwritten: set = field(default_factory=set)  # those not written yet: the runs that reach them are left out
+    reach: Reach = field(default_factory=Reach)  # the choices made, the calls' inputs, the lines of code run
 
     def heard(self, world: World) -> None:
         self.called |= world.called
@@ -68,7 +73,8 @@ class Figures:
         rate = self.states / self.seconds if self.seconds else 0.0
         return {"states": self.states, "distinct_states": self.distinct, "depth": self.depth, "walks": self.walks,
                 "states_per_second": round(rate, 1), "seconds": round(self.seconds, 3),
-                "left_out": sorted(self.unwritten)}
+                "bytes_per_state": self.bytes_per_state, "bfs_bound": self.bfs_bound,
+                "left_out": sorted(self.unwritten), "reach": self.reach.as_dict()}
 
 
 class OutOfTime(Exception):
@@ -96,7 +102,7 @@ def run(config: Config, choices, **extra) -> tuple[list, Violation | None, World
 def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline: float, figures: Figures,
         tick: Callable[[], None] = lambda: None) -> Found | None:
     """Breadth-first from the start, level by level, up to `depth` choices or `max_states` distinct states."""
-    root = config.world()
+    root = config.world(reach=figures.reach)
     try:
         return _bfs(config, root, bounds, depth, max_states, deadline, figures, tick)
     finally:
@@ -106,10 +112,16 @@ def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline
 def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Found | None:
     seen = {root.key()}
     frontier = [(root, ())]
+    made = figures.reach.made
     for level in range(1, depth + 1):
         following = []
         for world, path in frontier:
             for choice in world.choices(bounds):
+                if choice[0] == "read":  # a read changes no state (its successor is its parent): judged in place
+                    found = _read_in_place(config, world, choice, path, figures)
+                    if found:
+                        return found
+                    continue
                 child = world.clone()
                 try:
                     words = child.apply(choice)
@@ -118,6 +130,7 @@ def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Fo
                 if words is None:
                     continue
                 figures.states += 1
+                made(words)
                 found = config.broken(child)
                 if found:
                     return Found(config, [*path, words], found[0], "bfs")
@@ -141,6 +154,52 @@ def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Fo
     return None
 
 
+def _read_in_place(config, world, choice, path, figures) -> Found | None:
+    """A read judged on the world itself, not on a copy: it steps no node's state (the replica answers; the rules
+    and the judge of check_read look), so the world stays the state it was."""
+    try:
+        words = world.apply(choice)
+    except NotImplementedError:  # check_read not written yet: the runs that read are left out
+        return None
+    if words is None:
+        return None
+    figures.states += 1
+    figures.reach.made(words)
+    found = config.broken(world)
+    return Found(config, [*path, words], found[0], "bfs") if found else None
+
+
+BFS_MEMORY = 32 * 2**20  # bytes the breadth-first searches of one search may hold (--memory)
+SAMPLE = 200  # distinct states over which a breadth-first search's bytes per state are measured (at 3 nodes,
+# 200 and 400 give the same kilobytes)
+_MEASURED: dict = {}  # (nodes, truncation, impl, segment bytes) -> bytes per state, measured once per process
+LARGEST = 16 * 1024  # bytes per state when they cannot be measured: about the most measured (20,000 states deep)
+
+
+def measured(config: Config, bounds: Bounds) -> int:
+    """The bytes one distinct state of a breadth-first search takes (its world, its key, its place in the
+    frontier): a first search of SAMPLE states traced by tracemalloc, at its peak, rounded up to a kilobyte (the
+    same on every machine with this Python, so the bound, hence the search, does not depend on the machine)."""
+    import tracemalloc
+
+    known = (config.nodes, config.truncation, config.impl, config.segment_bytes)
+    if known in _MEASURED:
+        return _MEASURED[known]
+    if tracemalloc.is_tracing():  # someone else measures: do not disturb them; the most a state was seen to take
+        return LARGEST
+    tracemalloc.start()
+    try:
+        sample = Figures()
+        _bfs(config, config.world(reach=Reach()), bounds, 40, SAMPLE, float("inf"), sample, lambda: None)
+        per = tracemalloc.get_traced_memory()[1] // max(1, sample.distinct)
+    except NotImplementedError:
+        return LARGEST
+    finally:
+        tracemalloc.stop()
+    per = _MEASURED[known] = -(-per // 1024) * 1024
+    return per
+
+
 def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     """A random fault mix for one walk: which kinds of choice it may make, how often, and its bounds."""
     kinds = {"deliver", "campaign", "write"} | {k for k in sorted(WALK_KINDS) if rng.random() < 0.5}
@@ -151,7 +210,7 @@ def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     if "pause" in kinds:
         kinds.add("resume")
     weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in sorted(kinds)}
-    bounds = Bounds(writes=rng.randint(1, 4), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
+    bounds = Bounds(writes=rng.randint(1, 6), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
                     per_link=3, kinds=frozenset(kinds))
     return bounds, weights
 
@@ -171,7 +230,7 @@ def walk(config: Config, rng: random.Random, length: int, figures: Figures, pref
     """A random walk, from the start or from the end of `prefix` (a run that reached a new kind of state);
     each new kind of state it reaches joins `corpus` (signature -> run), as coverage-guided fuzzers keep inputs."""
     bounds, weights = swarm(rng)
-    world = config.world()
+    world = config.world(reach=figures.reach)
     try:
         return _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights)
     except NotImplementedError:  # the walk reached a function not written yet: it ends there
@@ -186,6 +245,7 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
         if world.apply(words) is not None:
             path.append(words)
             figures.states += 1
+            figures.reach.made(words)
             found = config.broken(world)
             if found:
                 return Found(config, path, found[0], "walk")
@@ -200,6 +260,7 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
         path.append(words)
         figures.states += 1
         figures.walk_steps += 1
+        figures.reach.made(words)
         found = config.broken(world)
         if found:
             return Found(config, path, found[0], "walk")
@@ -215,12 +276,14 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
 CORPUS = 20_000  # kinds of state kept per cluster to start walks from
 
 
-def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int = 4000,
-           walk_length: int = 60, progress: Callable[[Figures], None] | None = None,
+def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int | None = None,
+           bfs_memory: int = BFS_MEMORY, walk_length: int = 60, progress: Callable[[Figures], None] | None = None,
            max_walks: int | None = None) -> tuple[Found | None, Figures]:
-    """Each config's breadth-first search (bounded by states, so the same seed makes the same run), then random
-    walks over the configs in turn until `budget` seconds are spent, or `max_walks` walks are made (a bound by
-    count: the grader's, so that two grades of a class search the same runs on a fast or a slow machine)."""
+    """Each config's breadth-first search (bounded by memory: `bfs_memory` bytes shared by the configs, over the
+    bytes a state takes, measured the same on every machine, so the same seed makes the same run; or by
+    `bfs_states` states when given), then random walks over the configs in turn until `budget` seconds are spent,
+    or `max_walks` walks are made (a bound by count: the grader's, so that two grades of a class search the same
+    runs on a fast or a slow machine)."""
     figures = Figures()
     start = time.monotonic()
     deadline = start + budget
@@ -239,16 +302,24 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
     gc.disable()
     try:
         for config in configs:  # the breadth-first searches share one bound, so more sizes cost no more
-            found = bfs(config, Bounds(), depth=bfs_depth, max_states=max(500, bfs_states // len(configs)),
-                        deadline=deadline, figures=figures, tick=tick)
+            if bfs_states is not None:
+                bound = max(500, bfs_states // len(configs))  # the grader's and the check's, as they were
+            else:  # measured on the first size only: a state takes about the same at 3, 4 and 5 nodes (9.3 kB)
+                per = figures.bytes_per_state or measured(configs[0], Bounds())
+                figures.bytes_per_state = per
+                bound = max(1, bfs_memory // len(configs) // per)
+            figures.bfs_bound += bound
+            found = bfs(config, Bounds(), depth=bfs_depth, max_states=bound, deadline=deadline, figures=figures,
+                        tick=tick)
             if found:
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
         number = 0
-        corpora = [dict() for _ in configs]
+        walked = _with_small_segments(configs)
+        corpora = [dict() for _ in walked]
         while time.monotonic() < deadline and (max_walks is None or number < max_walks):
-            which = number % len(configs)
-            config, corpus = configs[which], corpora[which]
+            which = number % len(walked)
+            config, corpus = walked[which], corpora[which]
             rng = random.Random(f"{seed}-walk-{number}")
             number += 1
             figures.walks += 1
@@ -268,6 +339,16 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
         if collecting:
             gc.enable()
     return _done(None, figures, start)
+
+
+SMALL_SEGMENTS = 20  # bytes: one entry per segment file, so that a short log already spans several
+
+
+def _with_small_segments(configs: list[Config]) -> list[Config]:
+    """The walks' clusters: each config, then each again with a segment file per entry. With the world's own
+    segments (two entries each) a truncation that spans segments needs a log of three entries cut in its first two,
+    which random walks seldom make; with one entry each, any cut below a log's end spans segments."""
+    return [c for config in configs for c in (config, replace(config, segment_bytes=SMALL_SEGMENTS))]
 
 
 def _done(found, figures, start):

@@ -4,8 +4,12 @@ result and what was wrong with it, for the trace and the explanation."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from lab.core.guard import describe, describe_call
 from lab.core.impl import Impl, student_functions
 from lab.core.judges import Call, judged
+from lab.sim.reach import Reach, traced
 
 
 class Ear:
@@ -17,10 +21,11 @@ class Ear:
         self.world = world
 
 
-def judging(impl: Impl, name: str, ear: Ear) -> Impl:
+def judging(impl: Impl, name: str, ear: Ear, reach: Reach) -> Impl:
     """`impl` (guarded) whose student's functions (those `name` takes from a student) tell the world stepping of
     each call: its `called` and `unwritten` gather which functions ran and which are not written yet; the first
-    call that broke its rule is its `wrong` (node, Call); with its `record`, every call goes to its `calls`."""
+    call that broke its rule is its `wrong` (node, Call); with its `record`, every call goes to its `calls`; and
+    `reach` gathers the range of each function's inputs and the lines of its code that ran."""
 
     def heard(call: Call) -> None:
         world = ear.world
@@ -28,12 +33,39 @@ def judging(impl: Impl, name: str, ear: Ear) -> Impl:
             world.unwritten.add(call.function)
             return
         world.called.add(call.function)
+        reach.called(call.function, call.args if call.saved is None else (call.saved, *call.args[1:]))
         if call.why is not None and world.wrong is None:
             world.wrong = (world.current, call)
         if world.record:
             world.calls.append(record(call, world.current, world.now))
 
-    return judged(impl, student_functions(name), heard)
+    functions = student_functions(name)
+    seen = replace(impl, **{f: twice(f, traced(f, getattr(impl, f), getattr(getattr(impl, f), "__wrapped__", None),
+                                               reach), ear) for f in functions})
+    return judged(seen, functions, heard)
+
+
+def twice(function: str, fn, ear: Ear):
+    """`fn`, called a second time on a copy of its arguments (made before the first call) while the world stepping
+    asks for it (`twice`, the determinism check: lab.explore.twice): the first call whose two answers differ is
+    the world's `differed` (node, step, function, inputs, first answer, second answer)."""
+
+    def call(*args):
+        world = ear.world
+        if not world.twice:
+            return fn(*args)
+        copies = tuple(list(a) if type(a) is list else dict(a) if type(a) is dict else a for a in args)
+        first = fn(*args)
+        second = fn(*copies)
+        if first != second and world.differed is None:
+            world.differed = (world.current, world.now, function, describe_call(copies), describe(first),
+                              describe(second))
+        return first
+
+    for name in ("__name__", "__wrapped__", "guard_limit"):
+        if hasattr(fn, name):
+            setattr(call, name, getattr(fn, name))
+    return call
 
 
 def record(call: Call, node: str, step: int) -> dict:

@@ -15,6 +15,7 @@ from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
 from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
 from lab.core.monitor import Monitor, Violation
 from lab.sim.calls import Ear, judging
+from lab.sim.reach import Reach
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
@@ -69,12 +70,14 @@ class _Sink:
 class World(SimCluster):
     def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
                  segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
-                 fast: bool = False, meta: dict | None = None):
-        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept)."""
+                 fast: bool = False, meta: dict | None = None, reach: Reach | None = None):
+        """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept).
+        `reach`: where what the run reaches is gathered (a search hands each of its worlds the same)."""
         self.inflight: list[tuple[str, str, object]] = []
         self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
         self._node_keys: dict[str, int] = {}
         self._owned: set[str] | None = None  # None: this world owns every node (it is no clone)
+        self._logs_moved = True  # a node may have changed since the rules over the logs were last checked
         self.fast = fast and trace_dir is None
         self.fault: tuple[str, Fault] | None = None
         self.exited: tuple[str, str] | None = None
@@ -85,13 +88,16 @@ class World(SimCluster):
         self.called: set[str] = set()  # the student's functions called (shared with this world's clones)
         self.unwritten: set[str] = set()  # those that raised NotImplementedError: not written yet
         self.current = ""
+        self.twice = False  # call each student's function a second time (lab.explore.twice)
+        self.differed = None  # the first call whose two answers differed
         self.last_message = None
         self._seen = 0
         super().__init__(nodes, seed=0, truncation=truncation, fsync=fsync, impl=impl, trace_dir=trace_dir,
                          segment_bytes=segment_bytes, limit=limit,
                          meta={"source": "sim", "explore": True, **(meta or {})})
         self.ear = Ear(self)
-        self.impl = judging(guarded(self.impl, limit), impl, self.ear)
+        self.reach = reach if reach is not None else Reach()
+        self.impl = judging(guarded(self.impl, limit), impl, self.ear, self.reach)
         for name in self.names:
             self.logs[name]._impl = self.impl
             if self.replicas[name] is not None:
@@ -302,9 +308,11 @@ class World(SimCluster):
             node, reason = self.exited
             found.append(Violation(NODE_STOPPED, node, None, Reason(STOPPED_BECAUSE, node=node, why=reason),
                                    (("reason", reason),)))
-        if not found:
+        if not found and self._logs_moved:  # no node touched (a message dropped, a link cut): the logs, marks and
+            # committed entries are those already checked
             found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
                                              for n, r in self.replicas.items() if r is not None})
+            self._logs_moved = bool(found)
         return found
 
     # ---- copy and hash ----------------------------------------------------------------------------------------
@@ -349,6 +357,7 @@ class World(SimCluster):
     def _own(self, name: str) -> None:
         """Before a step touches `name`: this world's own copy of that node (its replica, disk and driver)."""
         self._node_keys.pop(name, None)
+        self._logs_moved = True
         if self._owned is None or name in self._owned:
             return
         self._owned.add(name)

@@ -1,0 +1,66 @@
+"""What a search reached, in the reader's language: the choices it made, each function of the student's called
+with the range of its inputs, and the lines of its body that never ran (lab.sim.reach gathers them)."""
+
+from __future__ import annotations
+
+from lab.i18n import Joined, Text, say
+from lab.sim.reach import Reach
+
+# Each input's range, said whole (the names are lab.sim.reach.INPUTS's).
+RANGES = {
+    "nodes": lambda lo, hi: say("match indexes of {low} to {high} nodes", low=lo, high=hi),
+    "spread": lambda lo, hi: say("the highest match index {low} to {high} above the lowest", low=lo, high=hi),
+    "acknowledged_minus_mark": lambda lo, hi: say("the index acknowledged {low} to {high} from the mark",
+                                                  low=lo, high=hi),
+    "generation": lambda lo, hi: say("generations {low} to {high}", low=lo, high=hi),
+    "log_end": lambda lo, hi: say("logs of {low} to {high} entries", low=lo, high=hi),
+    "prev_minus_log_end": lambda lo, hi: say("the previous index {low} to {high} from the log's end", low=lo,
+                                             high=hi),
+    "entries": lambda lo, hi: say("{low} to {high} entries sent", low=lo, high=hi),
+    "index_minus_mark": lambda lo, hi: say("the index read {low} to {high} from the mark", low=lo, high=hi),
+    "mark": lambda lo, hi: say("marks {low} to {high}", low=lo, high=hi),
+    "segments": lambda lo, hi: say("logs of {low} to {high} segments", low=lo, high=hi),
+    "segments_from_index": lambda lo, hi: say("{low} to {high} segments wholly at or after the cut", low=lo,
+                                              high=hi),
+    "index_minus_log_end": lambda lo, hi: say("the cut {low} to {high} from the log's end", low=lo, high=hi),
+    "end_minus_log_end": lambda lo, hi: say("the leader's end {low} to {high} from the log's end", low=lo, high=hi),
+}
+
+
+def _signed(n: int) -> str:
+    return f"{n:+d}" if n else "0"
+
+
+def _range(name: str, low: int, high: int) -> Text:
+    signed = name.endswith(("_minus_mark", "_minus_log_end"))
+    shown = (_signed(low), _signed(high)) if signed else (low, high)  # counts: said as the reader's language writes them
+    return RANGES[name](*shown)
+
+
+def sentences(reach: Reach) -> list[Text]:
+    """One sentence for the choices made, then one per function of the student's: its calls and inputs, and the
+    lines of its body that never ran."""
+    out = []
+    if reach.choices:
+        made = ", ".join(f"{kind} {count}" for kind, count in sorted(reach.choices.items()))
+        out.append(say("Searched: the choices made, by kind: {counts}.", counts=made))
+    for function in sorted(set(reach.calls) | set(reach.code)):
+        calls = reach.calls.get(function, 0)
+        if not calls:
+            out.append(say("Your {function} was never called.", function=function))
+            continue
+        ranges = Joined([_range(name, *seen) for name, seen in reach.inputs.get(function, {}).items()], ", ")
+        out.append(say("Your {function} was called {calls} times, with {ranges}.", function=function, calls=calls,
+                       ranges=ranges))
+        lines = reach.lines_of(function)
+        if lines and lines["never_run"]:
+            out.append(say("These lines of its body never ran: {lines} (in {file}).",
+                           lines=", ".join(map(str, lines["never_run"])), file=_short(lines["file"])))
+        elif lines:
+            out.append(say("Every line of its body ran."))
+    return out
+
+
+def _short(path: str) -> str:
+    parts = path.replace("\\", "/").split("/")
+    return "/".join(parts[-2:])
