@@ -182,10 +182,17 @@ def test_the_room_answers_once_each_sees_only_the_count_and_the_reveal_follows_t
     assert students[0].emit("answer", {"id": q["id"], "choice": wrong}, callback=True)["ok"] is False
     assert wait_until(lambda: dashboard.room.shown.state == "revealed", 30)
     assert dashboard.guide.state()["done"] == 5  # the step played before the reveal
-    got = [(m["name"], m["args"][0]) for m in received(students[1]) if m["name"] in ("guide", "question") and m["args"]]
-    order = [(name, p["done"] if name == "guide" else p["state"]) for name, p in got if p and not p.get("busy")]
+    got = []  # what the student's page received, in order (the reveal's message may still be on its way)
+
+    def seen() -> list:
+        got.extend((m["name"], m["args"][0]) for m in received(students[1])
+                   if m["name"] in ("guide", "question") and m["args"])
+        return [(name, p["done"] if name == "guide" else p["state"]) for name, p in got if p and not p.get("busy")]
+
+    assert wait_until(lambda: ("question", "revealed") in seen(), 15), seen()
+    order = seen()
     assert order.index(("question", "closed")) < order.index(("guide", 5)) < order.index(("question", "revealed"))
-    revealed = got[-1][1]
+    revealed = next(p for name, p in reversed(got) if name == "question" and p and p.get("state") == "revealed")
     assert revealed["right"] == right and revealed["counts"][right] == 3 and revealed["counts"][wrong] == 1
     assert sum(revealed["counts"]) == 4 and "stage" not in revealed  # the stage agreed with the model
     assert revealed["why"] == localize(dashboard.room.shown.question.why, "es") and "m2" in revealed["why"]
