@@ -34,7 +34,7 @@ from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
 from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
 from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
-from web.live import LiveFeed
+from web.live import LiveFeed, for_watchers
 from web.room import Room
 from web.sockets import socket_handlers
 from web.narrate import FEED_KINDS
@@ -51,6 +51,8 @@ DEFAULTS = {
     "ALLOWED_ORIGINS": None,  # extra origins allowed to open a Socket.IO connection
     "FRAME_HZ": 20,
     "EVENT_CAP": 200,  # most events one frame carries; the rest are counted by type
+    "WATCHER_EVENT_CAP": 25,  # ... to a page that only watches (a student's in a classroom: 200 of them share one
+    # wifi, and nobody reads 2,000 events a second): every rare event still, the newest routine ones, the rest counted
     "LOG_WINDOW": LOG_WINDOW,  # newest entries per node sent to the page
     "AUTOSTART": True,  # start polling when the first page connects (tests drive tick() by hand)
     "WRITE_TIMEOUT": 10.0,
@@ -185,6 +187,13 @@ class Dashboard:
         for lang in sorted(self.langs()):
             self.socketio.emit(event, say_in(payload, lang), to=f"{room}:{lang}", skip_sid=skip_sid)
 
+    def emit_live(self, frame: dict) -> None:
+        """A live frame to the pages that show the live cluster: whole to those that control it (room "live"),
+        thinned to those that only watch (room "watch": web.live.for_watchers)."""
+        self.emit("frame", frame, "live", localize_as=localized_frame)
+        self.emit("frame", for_watchers(frame, self.app.config["WATCHER_EVENT_CAP"]), "watch",
+                  localize_as=localized_frame)
+
     def set_room_lang(self, lang) -> dict:
         if lang not in LANGUAGES:
             raise ValueError(say("the room reads one of {languages}, not {language}", languages=", ".join(LANGUAGES),
@@ -243,7 +252,7 @@ class Dashboard:
             else:
                 frame = self.feed.poll()
             if frame is not None:
-                self.emit("frame", frame, "live", localize_as=localized_frame)
+                self.emit_live(frame)
                 self.frames_sent += 1
             return frame
 
@@ -273,7 +282,7 @@ class Dashboard:
         url = self.host.start(nodes, settings=settings, scenario=scenario)
         with self.lock:
             self.feed.reset(ControlClient(url, token=self.host.token))
-            self.emit("frame", self.feed.snapshot(), "live", localize_as=localized_frame)
+            self.emit_live(self.feed.snapshot())
         return {"ok": True, "control_url": url, "nodes": nodes}
 
     # ---- guided scenarios -----------------------------------------------------------------------------------

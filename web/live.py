@@ -70,6 +70,17 @@ def select_events(events: list[dict], cap: int) -> tuple[list[dict], Counter]:
     return kept, skipped
 
 
+def for_watchers(frame: dict, cap: int) -> dict:
+    """The frame a page that only watches is sent: at most `cap` of its events, chosen as select_events chooses,
+    the rest counted by type with those the frame had already left out. Its nodes and sequence are the frame's,
+    so that its deltas still apply one on another."""
+    if len(frame["events"]) <= cap:
+        return frame
+    kept, skipped = select_events(frame["events"], cap)
+    skipped.update(frame.get("skipped_by_type") or {})
+    return {**frame, "events": kept, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped)}
+
+
 class LiveFeed:
     """The newest state of one cluster and the frames that bring a page up to date with it."""
 

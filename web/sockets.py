@@ -13,7 +13,7 @@ from web.room import seat_of
 
 
 def socket_handlers(socketio: SocketIO, dashboard) -> None:
-    # Each page joins the rooms of its language ("live:es", "follow:es", "lang:es"): what a room is sent is said
+    # Each page joins the rooms of its language ("live:es" or "watch:es", "follow:es", "lang:es"): what a room is sent is said
     # once per language in it.
     def lang_of(sid: str) -> str:
         return dashboard.viewers.get(sid, {}).get("lang", i18n.SOURCE)
@@ -56,14 +56,18 @@ def socket_handlers(socketio: SocketIO, dashboard) -> None:
         dashboard.viewers[sid]["mode"] = "live"
         leave_room(f"replay:{lang_of(sid)}", sid=sid)
         send("hello", _hello(sid, "live"), sid)
+        # A page that controls the cluster is sent every frame whole ("live"); one that only watches (a student's),
+        # thinned ("watch": Dashboard.emit_live).
+        room = "live" if dashboard.viewers[sid]["control"] else "watch"
         with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
             socketio.emit("frame", localized_frame(dashboard.feed.snapshot(), lang_of(sid)), to=sid)
-            join_room(f"live:{lang_of(sid)}", sid=sid)
+            join_room(f"{room}:{lang_of(sid)}", sid=sid)
         dashboard.ensure_running()
 
     def _watch_replay(sid: str, position: int = 0) -> None:
         dashboard.viewers[sid]["mode"] = "replay"
         leave_room(f"live:{lang_of(sid)}", sid=sid)
+        leave_room(f"watch:{lang_of(sid)}", sid=sid)
         join_room(f"replay:{lang_of(sid)}", sid=sid)
         send("hello", _hello(sid, "replay"), sid)
         send("frame", dashboard.replay_frame(position), sid)

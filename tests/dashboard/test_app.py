@@ -153,6 +153,38 @@ def test_thousands_of_events_make_one_frame_with_a_capped_summarised_list(live, 
     assert numbers == sorted(numbers) and numbers[-1] == frame["events_next"] - 1
 
 
+def test_a_watching_page_is_sent_fewer_events_than_the_instructor_and_every_rare_one(fake):
+    # A classroom: 200 students' pages on one wifi must not each be sent every event of a fast cluster.
+    app, socketio, dashboard = make_app(CONTROL_URL=fake.control_url, HOST="0.0.0.0", EVENT_CAP=200,
+                                        WATCHER_EVENT_CAP=25)
+    dashboard.tick()
+    instructor = connect(socketio, app, auth={"token": app.config["TOKEN"]})
+    student = connect(socketio, app)
+    instructor.get_received(), student.get_received()
+    flood = [{"time": 1.0, "node": "B", "boot": 1, "gen": 1, "type": "replication_received", "from": "A",
+              "prev_index": 0, "prev_generation": 0, "first": 1, "last": 0, "hwm": 0, "seq": i}
+             for i in range(1000)]
+    for at in (100, 600):
+        flood.insert(at, {"time": 1.0, "node": "C", "boot": 1, "gen": 1, "type": "truncated", "from_index": 4,
+                          "removed": [[4, 1, "abc"]], "reason": "conflict", "conflicting_generation": 2, "hwm": 3,
+                          "seq": 9000 + at})
+    fake.extra_events.extend(flood)
+    dashboard.tick()
+    (whole,) = frames(instructor)
+    (thin,) = frames(student)
+    assert len(whole["events"]) == 200 and len(thin["events"]) == 25
+    assert whole["seq"] == thin["seq"] and whole["nodes"] == thin["nodes"]  # the deltas still chain
+    for f in (whole, thin):  # both count every event: those sent and those left out
+        assert len(f["events"]) + f["skipped"] == 1002
+        assert sum(f["skipped_by_type"].values()) == f["skipped"]
+    assert [e["seq"] for e in thin["events"] if e["type"] == "truncated"] == [9100, 9600]
+    numbers = [e["n"] for e in thin["events"]]
+    assert numbers == sorted(numbers) and numbers[-1] == whole["events"][-1]["n"]  # the newest routine ones
+    fake.extra_events.extend(flood[:10])  # a frame under the cap reaches both whole
+    dashboard.tick()
+    assert frames(instructor)[0]["events"] == frames(student)[0]["events"]
+
+
 def test_the_background_loop_pushes_at_most_frame_hz_frames(fake):
     fake.auto_tick = True
     import threading
