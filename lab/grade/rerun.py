@@ -67,6 +67,9 @@ def status_of(faults: list, crash: str | None) -> str:
 
 EXPLORED = "explore"  # where an exercise's counterexample and its trace go (WORKDIR/out/ex<N>/explore/trace)
 EXPLORE_SECONDS = 60.0  # a ceiling only: the search is bounded by its count of walks, the same on any machine
+EXPLORE_AGAIN = 10  # an exercise that lost points on a rule or a probe, and whose first search found nothing, is
+# searched again with this many times the walks (the same first walks, then more): its student gets a failing run to
+# watch (lab/grade/playable.py) far more often, and only the students who lost points pay for it
 
 
 def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int,
@@ -90,6 +93,18 @@ def explore_counterexample(exercise: int, impl_name: str, budget: int, seed: int
     if result.found is None:
         return None
     return localize(result.explain(), "en")
+
+
+def counterexample(task: dict, result: dict, out: Path) -> str | None:
+    """The exercise's search (`explore_counterexample`), and once more with EXPLORE_AGAIN times the walks when it
+    found nothing though a rule or a probe of `result` broke."""
+    seed = task["runs"][0]["seed"] if task["runs"] else 0
+    walks = task.get("explore", 0)
+    found = explore_counterexample(task["exercise"], task["impl"], walks, seed, out)
+    lost = any(not ok for _, ok, _ in result["rules"]) or any(not ok for ok, _ in result["probes"].values())
+    if found is None and lost:
+        found = explore_counterexample(task["exercise"], task["impl"], walks * EXPLORE_AGAIN, seed, out)
+    return found
 
 
 def events_sha256(folder: Path) -> dict[str, str]:
@@ -169,9 +184,7 @@ def _rerun(task: dict, out: Path, result: dict, control) -> dict:
         result["sim_seconds"] += seconds
         result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],
                                      "events": events_sha256(folder) if folder.is_dir() else {}})
-    result["counterexample"] = explore_counterexample(task["exercise"], task["impl"], task.get("explore", 0),
-                                                      task["runs"][0]["seed"] if task["runs"] else 0,
-                                                      out / EXPLORED)
+    result["counterexample"] = counterexample(task, result, out / EXPLORED)
     crash = crash or next((f.sentence() for f in faults.seen[before:]), None)
     result["status"] = status_of(faults.seen, crash)
     result["crossed"] = student.crossed
