@@ -31,12 +31,23 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
     are dropped, and the expensive tests run only on the lines kept. (The expressions are SQL text: built call by
     call from Python they would cost thousands of round trips to the JVM.)
     """
+    from lab.grade.schema import COMMON_FIELDS, CONTEXT_FIELDS, EXTRA_FIELDS
+
+    context = [f.name for f in CONTEXT_FIELDS]
+    fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
+    kept = _kept(_lines(spark, cat, storage), context, fields, partitions)
+    problem, edited = _problem_and_edit(fields)
+    return kept.selectExpr("file_id", "line", "torn", f"{problem} AS problem", f"{edited} AS edited", *context,
+                           *fields)
+
+
+def _lines(spark, cat: Catalog, storage):
+    """Every non-blank line of the staged events files, numbered from its file, with its file's context."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from lab.grade.sql import among, q
-    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CONTEXT_FIELDS, CORRUPT, EVENT_LINE, EXTRA_FIELDS, \
-        REQUIRED
+    from lab.grade.sql import q
+    from lab.grade.schema import CONTEXT_FIELDS
 
     runs = {(s.student, r.run): r for s, r in cat.runs}
     file_rows = []
@@ -49,21 +60,27 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
         T.StructField("scenario", T.StringType()), T.StructField("cluster_size", T.IntegerType()),
         T.StructField("liveness_bound", T.DoubleType())]))
     context = [f.name for f in CONTEXT_FIELDS]
-    fields = [f.name for f in (*COMMON_FIELDS, *EXTRA_FIELDS)]
 
     # One row per file meets its context (one small broadcast); then the file is split into numbered lines, in
     # two steps so that no line carries its whole file along.
-    lines = (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
-             .selectExpr(f"CAST(regexp_extract(_metadata.file_name, {q(r'^f([0-9]+)[.]jsonl$')}, 1) AS INT) "
-                         f"AS file_id", "value")
-             .join(F.broadcast(files), "file_id")
-             .selectExpr("file_id", "file_node", *context, "split(value, '\\n') AS lines",
-                         "length(value) = 0 OR endswith(value, '\\n') AS ends_nl")
-             # (the _outer form, or Spark adds a filter that splits every file a second time)
-             .selectExpr("file_id", "file_node", *context, "ends_nl", "size(lines) AS n_lines",
-                         "posexplode_outer(lines) AS (pos, text)")
-             .selectExpr("*", "pos + 1 AS line")
-             .where("startswith(text, '{') OR trim(text) != ''"))
+    return (spark.read.text(storage.for_spark(cat.events_dir), wholetext=True)
+            .selectExpr(f"CAST(regexp_extract(_metadata.file_name, {q(r'^f([0-9]+)[.]jsonl$')}, 1) AS INT) "
+                        f"AS file_id", "value")
+            .join(F.broadcast(files), "file_id")
+            .selectExpr("file_id", "file_node", *context, "split(value, '\\n') AS lines",
+                        "length(value) = 0 OR endswith(value, '\\n') AS ends_nl")
+            # (the _outer form, or Spark adds a filter that splits every file a second time)
+            .selectExpr("file_id", "file_node", *context, "ends_nl", "size(lines) AS n_lines",
+                        "posexplode_outer(lines) AS (pos, text)")
+            .selectExpr("*", "pos + 1 AS line")
+            .where("startswith(text, '{') OR trim(text) != ''"))
+
+
+def _kept(lines, context: list[str], fields: list[str], partitions: int):
+    """Pass 1, on every line: parsed, and kept when the checks read its type or a cheap test fails on it."""
+    from lab.grade.sql import among, q
+    from lab.grade.schema import CHECKED_TYPES, COMMON_FIELDS, CORRUPT, EVENT_LINE
+
     # The parsed line comes out of a generator (of one row): Spark would otherwise push the filter below
     # (keep the lines the checks need) down to the raw text, parsing the JSON once per field the filter reads.
     parse = (f"from_json(text, {q(EVENT_LINE.simpleString())}, map('mode', 'PERMISSIVE', "
@@ -75,13 +92,18 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
     # go on (with the text of the failing ones, to be explained); the rest are done with.
     suspect = " OR ".join(["j IS NULL", f"j.{CORRUPT} IS NOT NULL", *[f"j.{f.name} IS NULL" for f in COMMON_FIELDS],
                            "j.v != 1", "j.node != file_node", "j.seq != line"])
-    kept = (parsed.where(f"j.type IN {among(CHECKED_TYPES)} OR {suspect}")
+    return (parsed.where(f"j.type IN {among(CHECKED_TYPES)} OR {suspect}")
             .selectExpr("file_id", "file_node", *context, "line", "torn", f"CASE WHEN {suspect} THEN text END AS text",
                         "j IS NULL AS unparsed", *[f"j.{n} AS {n}" for n in fields], f"j.{CORRUPT} AS {CORRUPT}")
             .repartition(partitions, "submission", "run"))
 
-    # Pass 2, on the lines kept: what is wrong with a line. The expensive tests (re-reading the text, walking
-    # entries) run only where the cheap ones found something or the line is kept.
+
+def _problem_and_edit(fields: list[str]) -> tuple[str, str]:
+    """Pass 2's SQL, on the lines kept: what is wrong with a line, and how its seq departs from its line number."""
+    from lab.grade.schema import COMMON_FIELDS, CORRUPT, REQUIRED
+
+    # The expensive tests (re-reading the text, walking entries) run only where the cheap ones found something
+    # or the line is kept.
     def first_of(cases: list[str]) -> str:
         return "coalesce(" + ", ".join(cases) + ")"
 
@@ -108,5 +130,4 @@ def read_events(spark, cat: Catalog, storage, partitions: int):
     edited = ("CASE WHEN seq != line THEN concat(' has seq ', CAST(seq AS STRING), CASE WHEN line = 1 THEN "
               "', expected 1' WHEN seq < line THEN ', a repeat or out of sequence' ELSE concat(' after seq ', "
               "CAST(line - 1 AS STRING), ' (events out of sequence)') END) END")
-    return kept.selectExpr("file_id", "line", "torn", f"{problem} AS problem", f"{edited} AS edited", *context,
-                           *fields)
+    return problem, edited
