@@ -703,9 +703,9 @@
     feedShown = S.feed.length ? S.feed[0] : null;
     const latest = S.feed.find((e) => IMPORTANT.has(e.type));
     $("#feed-latest").textContent = latest ? latest.text : "";
-    const top = Object.entries(S.skippedByType).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, v]) => T.feedCount(v, k)).join(", ");
+    const top = T.feedTop(S.skippedByType);
     // The count always; which kinds, when they fit the line (and in the tooltip).
-    const skipped = $("#skipped"), said = S.skipped ? T.feedSkipped(S.skipped, top) : "";
+    const skipped = $("#skipped"), said = S.skipped ? (top ? T.feedSkipped(S.skipped, top) : T.feedSkippedShort(S.skipped)) : "";
     if (skipped.title !== said || skipped.dataset.w !== String(innerWidth) + document.body.className) {
       skipped.title = said; skipped.dataset.w = String(innerWidth) + document.body.className;
       skipped.textContent = said;

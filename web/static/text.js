@@ -13,6 +13,19 @@
   const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
                    exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
   const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
+  // The routine kinds of event (web.live.ROUTINE, and vote_granted) by name, for the feed's summary of what a frame
+  // left out; another kind left out is only counted.
+  const ROUTINE_KINDS = {
+    replication_sent: t("replication requests sent"), replication_received: t("replication requests received"),
+    follower_append: t("entries appended by followers"), leader_append: t("entries appended by the leader"),
+    match_index_updated: t("match index updates"), hwm_changed: t("high-water mark changes"),
+    generation_changed: t("generation changes"), write_requested: t("writes requested"),
+    write_acked: t("writes acknowledged"), client_write: t("client writes"), read_served: t("reads served"),
+    client_read: t("client reads"), vote_granted: t("votes granted"),
+  };
+  // A list as the page's language writes one (Intl.ListFormat: "a, b y c", "a、b和c").
+  const listOf = (items) => (Intl.ListFormat
+    ? new Intl.ListFormat(I18N.lang === "xx" ? "en" : I18N.lang, { type: "unit" }).format(items) : items.join(", "));
 
   window.HWM_TEXT = {
     lang: I18N.lang,
@@ -136,7 +149,9 @@
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
     feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
     feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
-    feedCount: (v, k) => `${num(v)} ${k}`,
+    feedTop: (byType) => listOf(Object.entries(byType).filter(([k]) => k in ROUTINE_KINDS)
+      .sort((a, b) => b[1] - a[1]).slice(0, 3)
+      .map(([k, v]) => t("{kind}: {count}", { kind: ROUTINE_KINDS[k], count: num(v) }))),
 
     // answers and toasts
     wrote: (p, i, g, n) => t("Wrote “{payload}” at index {index} (generation {generation}) via {node}: acknowledged, the high-water mark covers it.",
