@@ -123,8 +123,8 @@ class Branch:
 
     def go(self, at: int) -> None:
         if not 0 <= at <= len(self.steps):
-            raise ValueError(say("there is no step {step}: this run has {count} steps", step=at,
-                                 count=len(self.steps)))
+            raise ValueError(say("there is no step {step}: the states of this run are after steps 0 to {count}",
+                                 step=at, count=len(self.steps)))
         self.at = at
 
     def take(self, words: tuple[str, ...]) -> None:
