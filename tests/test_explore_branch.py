@@ -101,8 +101,24 @@ def test_a_choice_not_enabled_a_step_out_of_range_and_a_timed_script_are_refused
         find_script(tmp_path / "nowhere")
 
 
-def test_the_dashboard_explores_through_its_socket(article, tmp_path):
-    app, socketio, dashboard = make_app(EXPLORE_DIR=str(article))
+@pytest.fixture
+def served():
+    """Dashboards made by a test, stopped after it (with them, their explorer's worker process)."""
+    made = []
+
+    def make(**config):
+        app, socketio, dashboard = make_app(**config)
+        made.append(dashboard)
+        return app, socketio, dashboard
+    yield make
+    for dashboard in made:
+        worker = dashboard.exploring.proc if dashboard.exploring else None
+        dashboard.stop()
+        assert worker is None or worker.poll() is not None
+
+
+def test_the_dashboard_explores_through_its_socket(article, served):
+    app, socketio, dashboard = served(EXPLORE_DIR=str(article))
     client = socketio.test_client(app)
     hello = received(client, "hello")[0]["args"][0]
     assert hello["mode"] == "replay" and hello["explore"]["at"] == hello["explore"]["total"]
@@ -122,8 +138,8 @@ def test_the_dashboard_explores_through_its_socket(article, tmp_path):
     assert client.emit("explore", {"action": "go", "at": "x"}, callback=True)["ok"] is False
 
 
-def test_a_watcher_cannot_explore_and_a_replay_of_a_counterexample_offers_it(article):
-    app, socketio, _ = make_app(REPLAY_DIR=str(article / "trace"), TOKEN="secret")
+def test_a_watcher_cannot_explore_and_a_replay_of_a_counterexample_offers_it(article, served):
+    app, socketio, _ = served(REPLAY_DIR=str(article / "trace"), TOKEN="secret")
     watcher = socketio.test_client(app)
     hello = received(watcher, "hello")[0]["args"][0]
     assert hello["replay"]["explorable"] and hello["explore"] is None
@@ -132,3 +148,49 @@ def test_a_watcher_cannot_explore_and_a_replay_of_a_counterexample_offers_it(art
     teacher = socketio.test_client(app, auth={"token": "secret"})
     opened = teacher.emit("explore", {"action": "open", "dir": str(article / "trace"), "at": 3}, callback=True)
     assert opened["ok"] and opened["explore"]["at"] == 3
+
+
+NEVER_RETURNS = """from solutions import *  # noqa: F401,F403
+
+
+def high_water_mark(match_indexes):
+    while True:
+        pass
+"""
+
+ELECTED = """nodes 3
+network manual
+impl never_returns
+
+step "1. A starts an election for generation 1"
+  campaign A
+step "2. B receives from A: vote request for generation 1 (log end 0, last generation 0)"
+  deliver A->B VoteRequest
+step "3. A receives from B: vote granted in generation 1"
+  deliver B->A VoteResponse
+step "4. B receives from A: heartbeat of generation 1 (after index 0, HWM 0)"
+  deliver A->B ReplicationRequest
+"""
+
+
+def test_a_function_that_never_returns_is_stopped_in_the_worker_and_the_dashboard_keeps_serving(
+        served, tmp_path, monkeypatch):
+    (tmp_path / "never_returns.py").write_text(NEVER_RETURNS)
+    (tmp_path / "counterexample.txt").write_text(ELECTED)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # where the worker finds the student's module
+    app, socketio, dashboard = served(EXPLORE_DIR=str(tmp_path))
+    client = socketio.test_client(app)
+    taken = client.emit("explore", {"action": "take", "words": ["deliver", "B->A", "ReplicationResponse"]},
+                        callback=True)
+    assert taken["ok"], taken
+    broken = [r for r in taken["explore"]["rules"] if r["broken"]]
+    assert [r["check"] for r in broken] == ["student-fault"] and "did not return within 1 s" in broken[0]["broken"]
+    assert taken["explore"]["choices"] == []
+    assert client.emit("explore", {"action": "go", "at": 2}, callback=True)["ok"]  # still serving
+
+
+def test_a_worker_that_does_not_answer_in_time_is_stopped(article):
+    from web.explorer import Exploring
+
+    with pytest.raises(ValueError, match="did not answer within"):
+        Exploring(str(article), answer_seconds=0.01)

@@ -274,6 +274,8 @@ class Dashboard:
 
     def stop(self) -> None:
         self.stopping = True
+        if self.exploring is not None:  # its worker process and its traces
+            self.exploring.close()
 
     def snapshot(self) -> dict:
         with self.lock:
@@ -341,37 +343,33 @@ class Dashboard:
     def explore(self, action: str, args: dict) -> dict:
         """open (a counterexample folder or script, `dir`, at step `at`), go (to step `at`), take (the choice
         `words`) or save: the panel's view, and the replay's position of the state shown."""
-        from lab.explore.branch import Branch
         from web.explorer import Exploring
 
         exploring = self.exploring
         if action == "open":
-            branch = Branch.open(str(args.get("dir") or ""))
-            if args.get("at") is not None:
-                branch.go(_whole(args["at"]))
-            exploring = Exploring(branch)
+            at = _whole(args["at"]) if args.get("at") is not None else None
+            exploring = Exploring(str(args.get("dir") or ""), at)
         elif exploring is None:
             raise ValueError(say("no counterexample is open: open one with hwm-lab replay DIR --explore"))
         elif action == "go":
-            exploring.branch.go(_whole(args.get("at")))
+            exploring.ask("go", at=_whole(args.get("at")))
         elif action == "take":
             words = args.get("words")
-            if not isinstance(words, list) or not words:
+            if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
                 raise ValueError(say("take a choice: its words, as the panel lists them"))
-            exploring.branch.take(tuple(words))
+            exploring.ask("take", words=words)
         elif action == "save":
-            exploring.saved = exploring.branch.save()
+            exploring.ask("save")
         elif action != "view":
             raise ValueError(say("unknown explorer action {action}", action=repr(action)))
         if action in ("open", "take"):
             try:
-                trace = exploring.build()
-                self.open_replay(str(trace), exploring)
+                self.open_replay(str(exploring.build()), exploring)
             except Exception:
                 if action == "open":
                     exploring.close()
                 raise
-        return {"ok": True, "explore": exploring.view(), "position": exploring.position(self.replay.steps())}
+        return {"ok": True, "explore": exploring.panel(), "position": exploring.position(self.replay.steps())}
 
     def replay_frame(self, position: int | None = None, at_time: float | None = None) -> dict:
         if self.replay is None:
@@ -413,7 +411,7 @@ class Dashboard:
                 "replay": {**self.replay.info(), "asks": self.replayed.prompts(),
                            "explorable": self.exploring is None and explorable(self.replay.run_dir)}
                 if self.replay and mode == "replay" else None,
-                "explore": self.exploring.view() if self.exploring is not None and mode == "replay" else None}
+                "explore": self.exploring.panel() if self.exploring is not None and mode == "replay" else None}
 
 
 def _whole(value) -> int:

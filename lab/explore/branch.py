@@ -139,13 +139,25 @@ class Branch:
         self.steps[self.at:] = [(done, str(narrate(done, world)))]
         self.at = len(self.steps)
 
+    def view(self) -> dict:
+        """What the explorer's panel shows: where the run stands, the choices enabled there, each rule's status."""
+        return {"at": self.at, "total": len(self.steps), "source": str(self.source) if self.source else None,
+                "choices": [{"words": list(words), "label": label} for words, label in self.choices()],
+                "rules": [rule.as_dict() for rule in self.rules()]}
+
     # ---- the script -----------------------------------------------------------------------------------------
 
-    def script(self) -> str:
-        """The steps up to the state shown, as a script `hwm-lab simulate --script` replays to that state."""
-        s = self.scenario
+    def trace(self, out: str | Path) -> None:
+        """The trace of every step of the branch, written by the replay `hwm-lab simulate --script` runs."""
+        from lab.harness.scenario import replay
+
+        replay(parse(self.script(len(self.steps)), "branch"), impl=self.impl, out=out)
+
+    def script(self, upto: int | None = None) -> str:
+        """The steps up to the state shown (or `upto`), as a script `hwm-lab simulate --script` replays to it."""
+        s, upto = self.scenario, self.at if upto is None else upto
         origin = self.source.name if self.source else s.name
-        lines = [f"# Branch of {origin}, explored step by step in the dashboard ({self.at} steps).",
+        lines = [f"# Branch of {origin}, explored step by step in the dashboard ({upto} steps).",
                  "# Replay it: hwm-lab simulate --script FILE",
                  f"nodes {s.nodes}", f"truncation {s.truncation}", "network manual"]
         lines += [f"fsync {node} {policy}" for node, policy in sorted(s.fsync.items())]
@@ -155,7 +167,7 @@ class Branch:
         if s.rules:
             lines.append(f"rules {','.join(s.rules)}")
         lines.append("")
-        steps = self.steps[:self.at]
+        steps = self.steps[:upto]
         lines += step_lines([w for w, _ in steps], [t for _, t in steps])
         return "\n".join(lines) + "\n"
 
