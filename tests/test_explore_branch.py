@@ -4,26 +4,15 @@ simulate --script` replays to the same state; and the dashboard's `explore` sock
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from lab.cli import main
 from lab.explore.branch import Branch, find_script, state_of
 from lab.explore.counterexample import explore
 from tests.dashboard.conftest import make_app, received
+from tests.test_explore import ARTICLE, cli
 from web.fold import Replay
-
-ARTICLE = "tests.wrong_variants.ex1_article_formula"
-
-
-def cli(*args: str) -> tuple[int, str]:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main(list(args))
-    return code, out.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +64,7 @@ def test_taking_another_choice_branches_the_run_and_the_saved_script_replays_to_
     saved = branch.save(tmp_path)
     assert saved.name == "branch-1.txt" and branch.save(tmp_path).name == "branch-2.txt"  # never overwritten
     assert state_of(Branch.open(saved).world()[0]) == reached
-    code, out = cli("simulate", "--script", str(saved), "--out", str(tmp_path / "trace"), "--json")
+    code, out, _ = cli("simulate", "--script", str(saved), "--out", str(tmp_path / "trace"), "--json")
     assert code == 0 and json.loads(out)["passed"]
     replayed = Replay(tmp_path / "trace")
     folded = {n["id"]: n for n in replayed.fold_at(len(replayed)).status()["nodes"]}
