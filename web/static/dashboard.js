@@ -46,11 +46,11 @@
     answer: (id, choice) => answerQuestion(id, choice),
     control: (action, args) => control(action, args),
   });
-  const explorer = window.HWMExplore ? window.HWMExplore(S, {
+  const explorer = window.HWMExplore(S, {
     emit: (event, message, done) => socket.emit(event, message, done),
     toast: (text, bad) => toast(text, bad),
     showTab: (name) => showTab(name),
-  }) : null;
+  });
 
   // ---- socket ------------------------------------------------------------------------------------------
   // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
@@ -123,7 +123,7 @@
     }
     $("#start-note").textContent = S.ownsCluster ? "" : T.attached;
     renderGuide(); applyRights();
-    if (explorer) explorer.hello(h);
+    explorer.hello(h);
     S.dirty = true; schedule();
   }
 
