@@ -44,6 +44,7 @@ DEFAULTS = {
     "CONTROL_TOKEN": None,  # the cluster's token for it (RUN_DIR/cluster.json), which every change needs
     "CLUSTER_HOST": None,  # an object that can start and stop clusters (hwm-lab demo); see web.cluster
     "REPLAY_DIR": None,  # a trace directory (replay mode)
+    "EXPLORE_DIR": None,  # a counterexample to explore (hwm-lab replay DIR --explore): replay mode, its explorer open
     "ASYNC_MODE": "eventlet",  # or "threading"
     "HOST": "127.0.0.1",
     "PORT": None,  # set by the server once it has bound, for the origin check
@@ -63,6 +64,17 @@ DEFAULTS = {
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 MAX_BODY = 64 * 1024  # a control from the page is a few small fields
 SEQUENCE_ROWS = 1500  # the sequence view of a replay draws at most this many rows (the newest): a whole scenario's
+
+
+def explorable(run_dir) -> bool:
+    """A trace the explorer can branch from: a counterexample's (its script beside it, `hwm-lab explore --out`)."""
+    from lab.explore.branch import find_script
+
+    try:
+        find_script(Path(run_dir))
+    except ValueError:
+        return False
+    return True
 
 
 def is_loopback(host: str) -> bool:
@@ -129,8 +141,10 @@ class Dashboard:
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
         self.replayed = None  # the replay's questions (web.questions.Replayed)
+        self.exploring = None  # the counterexample being explored (web.explorer), whose trace is the replay
         self.guide = None
-        self.lead = {"mode": "replay" if app.config["REPLAY_DIR"] else "live", "position": 0}  # the instructor's view
+        replaying = bool(app.config["REPLAY_DIR"] or app.config["EXPLORE_DIR"])
+        self.lead = {"mode": "replay" if replaying else "live", "position": 0}  # the instructor's view
         self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
         self.room = Room(lambda event, payload: self.emit(event, payload),
                          spawn=lambda fn: self.socketio.start_background_task(fn), sleep=self.socketio.sleep)
@@ -138,9 +152,11 @@ class Dashboard:
         token = app.config["CONTROL_TOKEN"] or (self.host.token if self.host else None)
         self.feed = LiveFeed(ControlClient(url, token=token) if url else None, event_cap=app.config["EVENT_CAP"],
                              log_window=app.config["LOG_WINDOW"])
-        self.mode = "replay" if app.config["REPLAY_DIR"] else "live"
+        self.mode = "replay" if replaying else "live"
         if app.config["REPLAY_DIR"]:
             self.open_replay(app.config["REPLAY_DIR"])
+        if app.config["EXPLORE_DIR"]:
+            self.lead["position"] = self.explore("open", {"dir": app.config["EXPLORE_DIR"]})["position"]
         if self.host is not None:
             from web.guide import Guide
             self.guide = Guide(self._launch_for_guide, self._guide_changed,
@@ -258,6 +274,8 @@ class Dashboard:
 
     def stop(self) -> None:
         self.stopping = True
+        if self.exploring is not None:  # its worker process and its traces
+            self.exploring.close()
 
     def snapshot(self) -> dict:
         with self.lock:
@@ -297,7 +315,8 @@ class Dashboard:
 
     # ---- replay ---------------------------------------------------------------------------------------------
 
-    def open_replay(self, run_dir: str) -> dict:
+    def open_replay(self, run_dir: str, exploring=None) -> dict:
+        """Open a trace directory as the replay (`exploring`: the explorer whose branch it is the trace of)."""
         from lab.ports.trace import TraceError
         from web.fold import Replay
 
@@ -314,8 +333,43 @@ class Dashboard:
         offload = self.config["OFFLOAD"]  # (the scenario's model, off the event loop)
         replayed = offload(Replayed, replay) if offload else Replayed(replay)
         with self.lock:
-            self.replay, self.replayed = replay, replayed
+            if self.exploring is not None and self.exploring is not exploring:
+                self.exploring.close()
+            self.replay, self.replayed, self.exploring = replay, replayed, exploring
         return replay.info()
+
+    # ---- the explorer (web.explorer) ------------------------------------------------------------------------
+
+    def explore(self, action: str, args: dict) -> dict:
+        """open (a counterexample folder or script, `dir`, at step `at`), go (to step `at`), take (the choice
+        `words`) or save: the panel's view, and the replay's position of the state shown."""
+        from web.explorer import Exploring
+
+        exploring = self.exploring
+        if action == "open":
+            at = _whole(args["at"]) if args.get("at") is not None else None
+            exploring = Exploring(str(args.get("dir") or ""), at)
+        elif exploring is None:
+            raise ValueError(say("no counterexample is open: open one with hwm-lab replay DIR --explore"))
+        elif action == "go":
+            exploring.ask("go", at=_whole(args.get("at")))
+        elif action == "take":
+            words = args.get("words")
+            if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+                raise ValueError(say("take a choice: its words, as the panel lists them"))
+            exploring.ask("take", words=words)
+        elif action == "save":
+            exploring.ask("save")
+        elif action != "view":
+            raise ValueError(say("unknown explorer action {action}", action=repr(action)))
+        if action in ("open", "take"):
+            try:
+                self.open_replay(str(exploring.build()), exploring)
+            except Exception:
+                if action == "open":
+                    exploring.close()
+                raise
+        return {"ok": True, "explore": exploring.panel(), "position": exploring.position(self.replay.steps())}
 
     def replay_frame(self, position: int | None = None, at_time: float | None = None) -> dict:
         if self.replay is None:
@@ -354,8 +408,17 @@ class Dashboard:
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
                 "guide": guide_for_pages(self.guide.state()) if self.guide else None,
-                "replay": {**self.replay.info(), "asks": self.replayed.prompts()} if self.replay and mode == "replay"
-                else None}
+                "replay": {**self.replay.info(), "asks": self.replayed.prompts(),
+                           "explorable": self.exploring is None and explorable(self.replay.run_dir)}
+                if self.replay and mode == "replay" else None,
+                "explore": self.exploring.panel() if self.exploring is not None and mode == "replay" else None}
+
+
+def _whole(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(say("a step is a whole number, not {value}", value=repr(value))) from None
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:

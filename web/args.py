@@ -62,6 +62,10 @@ def register(subparsers, run) -> None:
                         help="write the replay as one HTML file instead of serving it: it plays from disk in a "
                              "browser, with no server and no network (a long run keeps its rare events and "
                              "summarises the rest)")
+    replay.add_argument("--explore", action="store_true",
+                        help="DIR is a counterexample (the folder hwm-lab explore --out wrote, or its script): stand "
+                             "at any of its steps, see every choice enabled there and each rule's status, take "
+                             "another choice and save the branch as a script that hwm-lab simulate --script replays")
     _common(replay, 8801)
     replay.set_defaults(func=run, command_name="replay")
 
@@ -84,5 +88,5 @@ def to_argv(args: argparse.Namespace) -> list[str]:
         argv += ["--control-token", args.control_token] if args.control_token else []
         argv += ["--dir", args.dir]
     else:
-        argv += [args.trace_dir]
+        argv += [args.trace_dir] + (["--explore"] if getattr(args, "explore", False) else [])
     return argv

@@ -28,7 +28,7 @@ from web.narrate import FEED_KINDS
 HERE = Path(__file__).resolve().parent
 STATIC, TEMPLATES = HERE / "static", HERE / "templates"
 # The dashboard page's own scripts (templates/index.html), run in this order by static/onefile.js.
-SCRIPTS = ("text.js", "stage.js", "question.js", "dashboard.js")
+SCRIPTS = ("text.js", "stage.js", "question.js", "explore.js", "dashboard.js")
 EVENTS_KEPT = 3000  # a longer run keeps the live feed's choice of its events (every rare one first); the rest counted
 TAGS = {"zh": "zh-Hans"}  # the page's lang attribute where it is not the code (as web.app's index)
 OUTER = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)  # the file around the parts

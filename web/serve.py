@@ -78,7 +78,11 @@ def serve_command(args: argparse.Namespace) -> int:
     # Imported here, after eventlet's monkey-patching (see the module's docstring).
     from lab.core.config import MAX_NODES, pace_timing, wait_seconds
     from web.app import create_app, is_loopback
+    from lab import i18n
+    from lab.i18n import localize
     from web.cluster import POINTER_DIR, ClusterError, ClusterHost
+
+    lang = args.lang or i18n.from_environment()
 
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
               "LANGUAGE": args.lang}
@@ -115,8 +119,12 @@ def serve_command(args: argparse.Namespace) -> int:
                   f"folder find it)", flush=True)
             config["CLUSTER_HOST"] = host
         elif args.command_name != "dashboard":
-            config["REPLAY_DIR"] = args.trace_dir
-        app = create_app(config)
+            config["EXPLORE_DIR" if args.explore else "REPLAY_DIR"] = args.trace_dir
+        try:
+            app = create_app(config)
+        except ValueError as exc:  # a counterexample that cannot be explored: said, not a traceback
+            print(f"hwm-lab {args.command_name}: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
+            return 2
         if args.command_name == "replay":
             replay = app.extensions["hwm_dashboard"].replay
             print(f"trace {args.trace_dir}: {len(replay)} events, {replay.duration:.2f} s", flush=True)

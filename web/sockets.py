@@ -111,6 +111,21 @@ def socket_handlers(socketio: SocketIO, dashboard) -> None:
             _lead("replay", 0)
         return answer({"ok": True, "replay": dashboard.replay.info()})
 
+    @socketio.on("explore")
+    def explore(message):
+        """The explorer's panel: open a counterexample at a step, go to another step, take a choice, save. Every
+        page then shows the state it leads to, as the replay's stage."""
+        message = message if isinstance(message, dict) else {}
+        if not dashboard.viewers.get(request.sid, {}).get("control"):
+            return answer({"ok": False, "error": VIEWERS_ONLY})
+        try:
+            done = dashboard.explore(str(message.get("action", "")), message)
+        except ValueError as exc:
+            return answer({"ok": False, "error": said(exc)})
+        _watch_replay(request.sid, done["position"])
+        _lead("replay", done["position"])
+        return answer(done)
+
     @socketio.on("go_live")
     def go_live(*_):
         if dashboard.feed.client is None:

@@ -81,11 +81,18 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")
-    for number, (words, text) in enumerate(zip(found.choices, steps), start=1):
+    lines += step_lines(found.choices, steps)
+    return "\n".join(lines) + "\n"
+
+
+def step_lines(choices, steps) -> list[str]:
+    """Each choice as a numbered step of a script, its narration (in English) as the step's words."""
+    lines = []
+    for number, (words, text) in enumerate(zip(choices, steps), start=1):
         narration = str(text).replace("\\", "\\\\").replace('"', '\\"')
         lines.append(f'step "{number}. {narration}"')
         lines.append(f"  {' '.join(words)}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,

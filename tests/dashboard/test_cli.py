@@ -186,3 +186,30 @@ def test_a_watchers_big_body_is_refused_before_it_is_read(trace):
         assert b" 403 " in answer.split(b"\r\n")[0] and b"instructor token" in answer
     finally:
         assert served.stop() == 0
+
+
+COUNTEREXAMPLE = """nodes 3
+network manual
+impl tests.wrong_variants.ex4_serves_above_hwm
+
+step "1. A client reads index 1 at A"
+  read 1 at A
+"""
+
+
+@pytest.mark.parametrize("mode", ["eventlet", "threading"])
+def test_replay_explore_opens_a_counterexample_and_refuses_a_folder_without_one(tmp_path, mode):
+    (tmp_path / "counterexample.txt").write_text(COUNTEREXAMPLE)
+    served = Served("replay", str(tmp_path), "--explore", "--port", "0", "--async-mode", mode)
+    try:
+        status, body = served.get("/api/dashboard/state?position=1000")
+        state = json.loads(body)
+        assert status == 200 and state["total"] > 0 and [n["id"] for n in state["nodes"]] == ["A", "B", "C"]
+        assert any(e["type"] == "rule_broken" for e in state["events"])  # the gate served a read above its mark
+    finally:
+        assert served.stop() == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, "-m", "lab.cli", "replay", str(empty), "--explore", "--port", "0",
+                           "--async-mode", mode], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "no counterexample in" in done.stderr and "Traceback" not in done.stderr

@@ -46,6 +46,11 @@
     answer: (id, choice) => answerQuestion(id, choice),
     control: (action, args) => control(action, args),
   });
+  const explorer = window.HWMExplore(S, {
+    emit: (event, message, done) => socket.emit(event, message, done),
+    toast: (text, bad) => toast(text, bad),
+    showTab: (name) => showTab(name),
+  });
 
   // ---- socket ------------------------------------------------------------------------------------------
   // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
@@ -118,6 +123,7 @@
     }
     $("#start-note").textContent = S.ownsCluster ? "" : T.attached;
     renderGuide(); applyRights();
+    explorer.hello(h);
     S.dirty = true; schedule();
   }
 
@@ -211,6 +217,7 @@
   function applyRights() {
     for (const b of document.querySelectorAll("#panel button, #panel select, #panel input, .badge button")) {
       if (b.closest("#tab-replay") && b.id !== "btn-open" && b.id !== "replay-dir") continue;
+      if (b.closest("#tab-explore") || b.id === "btn-explore-here") continue;  // explore.js sets them
       if (b.closest(".tabs")) continue;
       b.disabled = !S.canControl || (S.mode === "replay" && !b.closest("#tab-replay"));
     }

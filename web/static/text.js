@@ -187,6 +187,12 @@
     qDismiss: t("Take the question away"),
     langRoomTitle: t("Language of this page and of the room: the watching pages follow it"),
 
+    // the explorer (explore.js)
+    exploreAt: (at, total) => t("The state after step {at} of {total}", { at, total }),
+    ruleHolds: t("✓ holds"), ruleBroken: t("✗ broken"), ruleNotChecked: t("– not checked in this run"),
+    exploreNoChoice: t("No choice here: a rule is broken, the run ends at this step. Go back a step to take another."),
+    exploreSaved: (path) => t("Saved: {path}. Replay it with: hwm-lab simulate --script {path}", { path }),
+
     // a replay in one file (onefile.js)
     oneFileRun: (run, shown, total) => (shown < total
       ? t("{run}: {shown} of {total} events shown, the rest summarised by type", { run, shown: num(shown), total: num(total) })
