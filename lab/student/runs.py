@@ -15,7 +15,6 @@ from lab.core.interface import SegmentInfo
 from lab.core.impl import EXERCISE_OF, FUNCTIONS, Impl, student_functions
 from lab.core.replica import Log
 from lab.harness import scenario as scenario_module
-from lab.harness.realdriver import run_real
 from lab.harness.script import load as load_script
 from lab.i18n import Joined, Text, say
 from lab.i18n import scenarios as scenario_words
@@ -157,6 +156,8 @@ def _run_one(name, strategy, source, out, seed, mixed, meta, limit, number, own)
                                                limit=limit, judge=True)
             wrong, waiting = verdict.wrong_calls, verdict.unwritten
         else:
+            from lab.harness.realdriver import run_real  # (real processes: not imported where only sims run)
+
             verdict, _ = run_real(name, impl=mixed, out=out, seed=seed, truncation=strategy, meta=meta, limit=limit)
         explain, passed, fault = _explain(load_script(name), verdict), verdict.passed, verdict.fault
     except Exception as exc:  # the student's code crashed inside the cluster
