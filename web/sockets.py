@@ -13,165 +13,181 @@ from web.room import seat_of
 
 
 def socket_handlers(socketio: SocketIO, dashboard) -> None:
-    # Each page joins the rooms of its language ("live:es" or "watch:es", "follow:es", "lang:es"): what a room is sent is said
-    # once per language in it.
-    def lang_of(sid: str) -> str:
-        return dashboard.viewers.get(sid, {}).get("lang", i18n.SOURCE)
+    """Register each Socket.IO event's handler: a method of one Pages (its table, EVENTS)."""
+    pages = Pages(socketio, dashboard)
+    for event, method in EVENTS.items():
+        socketio.on(event)(getattr(pages, method))
 
-    def send(event: str, payload, sid: str) -> None:
-        socketio.emit(event, localize_tree(payload, lang_of(sid)), to=sid)
 
-    def answer(payload: dict) -> dict:  # a callback's answer, in the asking page's language
-        return localize_tree(payload, lang_of(request.sid))
+EVENTS = {  # a page's Socket.IO event -> the method of Pages that answers it
+    "connect": "connect",
+    "follow": "follow",
+    "replay_open": "replay_open",
+    "explore": "explore",
+    "go_live": "go_live",
+    "disconnect": "disconnect",
+    "resync": "resync",
+    "control": "control",
+    "answer": "answer_question",
+    "replay_seek": "replay_seek",
+}
 
-    @socketio.on("connect")
-    def connect(auth=None):
-        if not dashboard.origin_ok(request.headers.get("Origin"), request.host):
+
+class Pages:
+    """The dashboard's pages over Socket.IO. Each page joins the rooms of its language ("live:es" or "watch:es",
+    "follow:es", "lang:es"): what a room is sent is said once per language in it."""
+
+    def __init__(self, socketio: SocketIO, dashboard):
+        self.socketio, self.dashboard = socketio, dashboard
+
+    def lang_of(self, sid: str) -> str:
+        return self.dashboard.viewers.get(sid, {}).get("lang", i18n.SOURCE)
+
+    def send(self, event: str, payload, sid: str) -> None:
+        self.socketio.emit(event, localize_tree(payload, self.lang_of(sid)), to=sid)
+
+    def answer(self, payload: dict) -> dict:  # a callback's answer, in the asking page's language
+        return localize_tree(payload, self.lang_of(request.sid))
+
+    def connect(self, auth=None):
+        if not self.dashboard.origin_ok(request.headers.get("Origin"), request.host):
             return False
         auth = auth if isinstance(auth, dict) else {}
-        can_control = dashboard.may_control(auth.get("token") or request.args.get("token"))
-        lang = i18n.supported(auth.get("lang")) or dashboard.request_lang()
+        can_control = self.dashboard.may_control(auth.get("token") or request.args.get("token"))
+        lang = i18n.supported(auth.get("lang")) or self.dashboard.request_lang()
         # Watchers follow the instructor unless they leave; whoever holds the token leads.
-        dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control, "lang": lang,
-                                          "seat": seat_of(auth.get("seat"), request.sid)}
+        self.dashboard.viewers[request.sid] = {"control": can_control, "follow": not can_control, "lang": lang,
+                                               "seat": seat_of(auth.get("seat"), request.sid)}
         join_room(f"lang:{lang}", sid=request.sid)
         if not can_control:
             join_room(f"follow:{lang}", sid=request.sid)
-        _show(request.sid, dashboard.lead["mode"] if not can_control else dashboard.mode)
+        self._show(request.sid, self.dashboard.lead["mode"] if not can_control else self.dashboard.mode)
         return None
 
-    def _show(sid: str, mode: str, position: int | None = None) -> None:
-        if mode == "replay" and dashboard.replay is not None:
-            _watch_replay(sid, dashboard.lead["position"] if position is None else position)
-        elif dashboard.feed.client is not None or dashboard.replay is None:
-            _watch_live(sid)
+    def _show(self, sid: str, mode: str, position: int | None = None) -> None:
+        if mode == "replay" and self.dashboard.replay is not None:
+            self._watch_replay(sid, self.dashboard.lead["position"] if position is None else position)
+        elif self.dashboard.feed.client is not None or self.dashboard.replay is None:
+            self._watch_live(sid)
         else:
-            _watch_replay(sid, 0)
+            self._watch_replay(sid, 0)
 
-    def _hello(sid: str, mode: str) -> dict:
-        viewer = dashboard.viewers[sid]
-        return dashboard.hello(viewer["control"], mode, viewer["follow"], viewer["seat"])
+    def _hello(self, sid: str, mode: str) -> dict:
+        viewer = self.dashboard.viewers[sid]
+        return self.dashboard.hello(viewer["control"], mode, viewer["follow"], viewer["seat"])
 
-    def _watch_live(sid: str) -> None:
-        dashboard.viewers[sid]["mode"] = "live"
-        leave_room(f"replay:{lang_of(sid)}", sid=sid)
-        send("hello", _hello(sid, "live"), sid)
+    def _watch_live(self, sid: str) -> None:
+        self.dashboard.viewers[sid]["mode"] = "live"
+        leave_room(f"replay:{self.lang_of(sid)}", sid=sid)
+        self.send("hello", self._hello(sid, "live"), sid)
         # A page that controls the cluster is sent every frame whole ("live"); one that only watches (a student's),
         # thinned ("watch": Dashboard.emit_live).
-        room = "live" if dashboard.viewers[sid]["control"] else "watch"
-        with dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
-            socketio.emit("frame", localized_frame(dashboard.feed.snapshot(), lang_of(sid)), to=sid)
-            join_room(f"{room}:{lang_of(sid)}", sid=sid)
-        dashboard.ensure_running()
+        room = "live" if self.dashboard.viewers[sid]["control"] else "watch"
+        with self.dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
+            self.socketio.emit("frame", localized_frame(self.dashboard.feed.snapshot(), self.lang_of(sid)), to=sid)
+            join_room(f"{room}:{self.lang_of(sid)}", sid=sid)
+        self.dashboard.ensure_running()
 
-    def _watch_replay(sid: str, position: int = 0) -> None:
-        dashboard.viewers[sid]["mode"] = "replay"
-        leave_room(f"live:{lang_of(sid)}", sid=sid)
-        leave_room(f"watch:{lang_of(sid)}", sid=sid)
-        join_room(f"replay:{lang_of(sid)}", sid=sid)
-        send("hello", _hello(sid, "replay"), sid)
-        send("frame", dashboard.replay_frame(position), sid)
+    def _watch_replay(self, sid: str, position: int = 0) -> None:
+        self.dashboard.viewers[sid]["mode"] = "replay"
+        leave_room(f"live:{self.lang_of(sid)}", sid=sid)
+        leave_room(f"watch:{self.lang_of(sid)}", sid=sid)
+        join_room(f"replay:{self.lang_of(sid)}", sid=sid)
+        self.send("hello", self._hello(sid, "replay"), sid)
+        self.send("frame", self.dashboard.replay_frame(position), sid)
 
-    def _lead(mode: str, position: int = 0) -> None:
+    def _lead(self, mode: str, position: int = 0) -> None:
         """An instructor changed view: every follower changes with them."""
-        dashboard.lead = {"mode": mode, "position": position}
-        for sid, viewer in list(dashboard.viewers.items()):
+        self.dashboard.lead = {"mode": mode, "position": position}
+        for sid, viewer in list(self.dashboard.viewers.items()):
             if viewer.get("follow") and sid != request.sid:
-                _show(sid, mode, position)
+                self._show(sid, mode, position)
 
-    @socketio.on("follow")
-    def follow(message):
+    def follow(self, message):
         message = message if isinstance(message, dict) else {}
-        viewer = dashboard.viewers.get(request.sid)
+        viewer = self.dashboard.viewers.get(request.sid)
         if viewer is None:
-            return answer({"ok": False, "error": say("not connected")})
+            return self.answer({"ok": False, "error": say("not connected")})
         viewer["follow"] = bool(message.get("on"))
         if viewer["follow"]:
             join_room(f"follow:{viewer['lang']}", sid=request.sid)
-            _show(request.sid, dashboard.lead["mode"])
+            self._show(request.sid, self.dashboard.lead["mode"])
         else:
             leave_room(f"follow:{viewer['lang']}", sid=request.sid)
         return {"ok": True, "follow": viewer["follow"], "mode": viewer.get("mode")}
 
-    @socketio.on("replay_open")
-    def replay_open(message):
+    def replay_open(self, message):
         message = message if isinstance(message, dict) else {}
-        viewer = dashboard.viewers.get(request.sid, {})
+        viewer = self.dashboard.viewers.get(request.sid, {})
         if message.get("dir"):
             if not viewer.get("control"):
-                return answer({"ok": False, "error": say("opening a trace needs the instructor token")})
+                return self.answer({"ok": False, "error": say("opening a trace needs the instructor token")})
             try:
-                dashboard.open_replay(str(message["dir"]))
+                self.dashboard.open_replay(str(message["dir"]))
             except ValueError as exc:
-                return answer({"ok": False, "error": said(exc)})
-        if dashboard.replay is None:
-            return answer({"ok": False, "error": say("no trace is open: give a trace directory")})
-        _watch_replay(request.sid)
+                return self.answer({"ok": False, "error": said(exc)})
+        if self.dashboard.replay is None:
+            return self.answer({"ok": False, "error": say("no trace is open: give a trace directory")})
+        self._watch_replay(request.sid)
         if viewer.get("control"):
-            _lead("replay", 0)
-        return answer({"ok": True, "replay": dashboard.replay.info()})
+            self._lead("replay", 0)
+        return self.answer({"ok": True, "replay": self.dashboard.replay.info()})
 
-    @socketio.on("explore")
-    def explore(message):
+    def explore(self, message):
         """The explorer's panel: open a counterexample at a step, go to another step, take a choice, save. Every
         page then shows the state it leads to, as the replay's stage."""
         message = message if isinstance(message, dict) else {}
-        if not dashboard.viewers.get(request.sid, {}).get("control"):
-            return answer({"ok": False, "error": VIEWERS_ONLY})
+        if not self.dashboard.viewers.get(request.sid, {}).get("control"):
+            return self.answer({"ok": False, "error": VIEWERS_ONLY})
         try:
-            done = dashboard.explore(str(message.get("action", "")), message)
+            done = self.dashboard.explore(str(message.get("action", "")), message)
         except ValueError as exc:
-            return answer({"ok": False, "error": said(exc)})
-        _watch_replay(request.sid, done["position"])
-        _lead("replay", done["position"])
-        return answer(done)
+            return self.answer({"ok": False, "error": said(exc)})
+        self._watch_replay(request.sid, done["position"])
+        self._lead("replay", done["position"])
+        return self.answer(done)
 
-    @socketio.on("go_live")
-    def go_live(*_):
-        if dashboard.feed.client is None:
-            return answer({"ok": False, "error": say("no live cluster: this dashboard only replays (hwm-lab replay)")})
-        _watch_live(request.sid)
-        if dashboard.viewers.get(request.sid, {}).get("control"):
-            _lead("live")
+    def go_live(self, *_):
+        if self.dashboard.feed.client is None:
+            return self.answer({"ok": False,
+                                "error": say("no live cluster: this dashboard only replays (hwm-lab replay)")})
+        self._watch_live(request.sid)
+        if self.dashboard.viewers.get(request.sid, {}).get("control"):
+            self._lead("live")
         return {"ok": True}
 
-    @socketio.on("disconnect")
-    def disconnect(*_):
-        dashboard.viewers.pop(request.sid, None)
+    def disconnect(self, *_):
+        self.dashboard.viewers.pop(request.sid, None)
 
-    @socketio.on("resync")
-    def resync(*_):
-        if dashboard.viewers.get(request.sid, {}).get("mode", dashboard.mode) == "live":
-            return localized_frame(dashboard.snapshot(), lang_of(request.sid))
+    def resync(self, *_):
+        if self.dashboard.viewers.get(request.sid, {}).get("mode", self.dashboard.mode) == "live":
+            return localized_frame(self.dashboard.snapshot(), self.lang_of(request.sid))
         return None
 
-    @socketio.on("control")
-    def control(message):
+    def control(self, message):
         message = message if isinstance(message, dict) else {}
         action = str(message.get("action", ""))
-        if not dashboard.viewers.get(request.sid, {}).get("control"):
-            return answer({"ok": False, "action": action, "error": VIEWERS_ONLY})
-        return answer(perform(dashboard, action, message.get("args") or {}))
+        if not self.dashboard.viewers.get(request.sid, {}).get("control"):
+            return self.answer({"ok": False, "action": action, "error": VIEWERS_ONLY})
+        return self.answer(perform(self.dashboard, action, message.get("args") or {}))
 
-    @socketio.on("answer")
-    def answer_question(message):
+    def answer_question(self, message):
         """A page's answer to the open question (any page may answer; a second answer replaces the first)."""
         message = message if isinstance(message, dict) else {}
-        viewer = dashboard.viewers.get(request.sid)
+        viewer = self.dashboard.viewers.get(request.sid)
         if viewer is None:
-            return answer({"ok": False, "error": say("not connected")})
-        return answer(dashboard.room.answer(viewer["seat"], message.get("id"), message.get("choice")))
+            return self.answer({"ok": False, "error": say("not connected")})
+        return self.answer(self.dashboard.room.answer(viewer["seat"], message.get("id"), message.get("choice")))
 
-    @socketio.on("replay_seek")
-    def replay_seek(message):
+    def replay_seek(self, message):
         message = message if isinstance(message, dict) else {}
         try:
-            frame = dashboard.replay_frame(message.get("position"), message.get("time"))
+            frame = self.dashboard.replay_frame(message.get("position"), message.get("time"))
         except (RuntimeError, ValueError, TypeError) as exc:
-            return answer({"ok": False, "error": said(exc)})
-        viewer = dashboard.viewers.get(request.sid, {})
+            return self.answer({"ok": False, "error": said(exc)})
+        viewer = self.dashboard.viewers.get(request.sid, {})
         if viewer.get("control") and viewer.get("mode") == "replay":
-            dashboard.lead = {"mode": "replay", "position": frame["position"]}
+            self.dashboard.lead = {"mode": "replay", "position": frame["position"]}
             followed = {**frame, "playing": bool(message.get("playing")), "speed": message.get("speed")}
-            dashboard.emit("frame", followed, "follow", skip_sid=request.sid, localize_as=localized_frame)
-        return localized_frame(frame, lang_of(request.sid))
+            self.dashboard.emit("frame", followed, "follow", skip_sid=request.sid, localize_as=localized_frame)
+        return localized_frame(frame, self.lang_of(request.sid))

@@ -586,3 +586,15 @@ def test_a_node_that_did_not_answer_is_shown_with_its_last_known_figures():
     assert shape_node({**node, "unresponsive": None}, 48)["stale"] is False
     assert shape_node({**node, "state": "killed", "stale": True}, 48)["stale"] is False  # killed says enough
     assert shape_node({**node, "log": [[i, 1, "x" * 40] for i in range(1, 101)]}, 48)["log_start"] == 53
+
+
+def test_every_event_a_page_sends_has_its_handler_in_the_table():
+    import re
+
+    from web.sockets import EVENTS, Pages
+
+    sent = set()
+    for script in (ROOT / "web" / "static").glob("*.js"):
+        sent |= set(re.findall(r'\.emit\("(\w+)"', script.read_text()))
+    assert sent and sent <= set(EVENTS) - {"connect", "disconnect"}, sent - set(EVENTS)
+    assert all(callable(getattr(Pages, method, None)) for method in EVENTS.values())
