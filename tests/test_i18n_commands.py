@@ -175,3 +175,15 @@ def test_the_lines_the_issue_quoted_read_whole(said, spanish, chinese):
     assert localize(said, "es") == spanish
     if chinese is not None:
         assert localize(said, "zh") == chinese
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_replay_of_a_counterexample_says_its_steps_and_the_rule_in_the_language(lang, counterexample):
+    from lab.core.events import RULE_BROKEN, STEP
+    from web.fold import Replay
+
+    replay = Replay(counterexample.parent / "trace")
+    said = [localize(text, lang) for e, text in zip(replay.events, replay.texts) if e.get("type") in (STEP, RULE_BROKEN)]
+    steps = [text for e, text in zip(replay.events, replay.texts) if e.get("type") == STEP]
+    assert len(steps) >= 3 and all(localize(text, lang) != str(text) for text in steps)
+    assert [line for line in said if left_in(lang, line)] == [], said
