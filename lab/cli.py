@@ -25,12 +25,16 @@ COMMAND_MODULES = (
 INSTRUCTOR_MODULES = ("lab.student.handout", "lab.grade.cli")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(lang: str = "en") -> argparse.ArgumentParser:
+    """Every command's parser; its help said in `lang`."""
+    from lab.commands.options import parser_class
+
+    parser = parser_class(lang)(
         prog="hwm-lab",
         description="HWM Lab: the High-Water Mark pattern as real processes, a simulator and a live dashboard.",
     )
-    parser.add_argument("--version", action="version", version=f"hwm-lab {_version()}")
+    parser.add_argument("--version", action="version", version=f"hwm-lab {_version()}",
+                        help="show program's version number and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     students = not has_reference()
     for name in COMMAND_MODULES:
@@ -56,10 +60,15 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    from lab.commands.options import argparse_speaks, language_of
+
+    lang = language_of(sys.argv[1:] if argv is None else argv)
+    with argparse_speaks(lang):
+        parser = build_parser(lang)
+        args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
+        with argparse_speaks(lang):
+            parser.print_help()
         return 2
     try:
         return int(args.func(args) or 0)

@@ -15,6 +15,8 @@ from procutil import track
 from lab import cli
 from lab.core.messages import digest
 from lab.harness import chaos, checker
+from lab.i18n import localize
+from lab.i18n.chaos import report as said_report
 from lab.processes.client import pid_alive
 
 EXERCISES_NEEDED = (1, 2, 3, 4, 5)
@@ -102,7 +104,7 @@ def test_leader_gaps_are_measured_from_the_kill_to_a_later_generation():
 def _run(tmp_path, **options):
     """A few seconds of faults on 3 nodes; `run` stops every process it started before it returns or raises."""
     report = chaos.run({"nodes": 3, "duration": 5.0, "interval": 0.3, "seed": 7, "settle": 30.0,
-                        "dir": str(tmp_path / "run"), **options}, out=lambda *_: None)
+                        "dir": str(tmp_path / "run"), **options}, out=lambda *_, **__: None)
     track(*report.pids)  # belt and braces: procutil kills any survivor at exit
     return report
 
@@ -119,8 +121,9 @@ def test_a_short_nemesis_run_checks_clean(tmp_path, impl, request):
     assert report.converged and set(report.final) == {"A", "B", "C"}
     assert report.verdict.lost == [] and report.verdict.violations == []
     assert report.elections_won >= 1
-    lines = []
-    chaos.print_report(report, out=lines.append)
+    lines = str(said_report(report)).splitlines()
+    spanish = localize(said_report(report), "es").splitlines()
+    assert spanish[-4].startswith("PASA  escrituras con acuse de recibo perdidas: 0"), spanish
     assert any(line.startswith("PASS  acknowledged writes lost: 0") for line in lines), lines
     assert not any(pid_alive(pid) for pid in report.pids), "every node process is stopped"
 
@@ -169,3 +172,38 @@ def test_the_checker_applies_the_graders_rules_to_the_trace(tmp_path):
     assert any(v.startswith("hwm-majority: leader") and "of 4 nodes (a majority is 3)" in v for v in broken), broken
     assert not any(v.startswith("hwm-majority") for v in checker.check([], [], article, {}).violations)
     assert not [v for v in checker.check([], [], reference, {}, size=4).violations if ":" in v.split(" ")[0]]
+
+
+def _a_report(tmp_path, **changes) -> chaos.Report:
+    writes = [checker.WriteRecord("w0", f"p{i}", ok=i % 5 != 0, index=i, refusal="" if i % 5 else "timeout")
+              for i in range(1, 1201)]
+    reads = [checker.ReadRecord("r0", "A", 1, ok=i % 4 != 0, refusal="" if i % 4 else "above hwm") for i in range(40)]
+    faults = [checker.Fault(1.0, "kill", "A", leader="A"), checker.Fault(1.5, "pause", "B", leader="C"),
+              checker.Fault(2.0, "restart", "A", leader="C", refused="not killed")]
+    values = dict(options={}, faults=faults, writes=writes, reads=reads,
+                  verdict=checker.Verdict(960, 960, 30, 30), elections_started=4, elections_won=2, prevotes_started=3,
+                  leader_gaps=[(1.0, 0.75)], leader_kills_without_successor=0,
+                  node_exits=[{"code": 73, "reason": "disk full: ..."}], converged=True, settle_seconds=2.25,
+                  final={"A": {"hwm": 1100}}, not_live=[], pids=[], run_dir=str(tmp_path))
+    return chaos.Report(**{**values, **changes})
+
+
+def test_the_report_is_said_in_the_readers_language_with_its_numbers(tmp_path):
+    from tests.test_i18n_commands import left_in
+
+    report = _a_report(tmp_path)
+    english = str(said_report(report)).splitlines()
+    assert english[0] == "faults    kill 1, pause 1 (1 of the kills and restarts hit the leader; 1 refused by the " \
+                         "supervisor)"
+    assert english[1] == "writes    960 acknowledged, 240 not (timeout 240)"
+    assert "PASS  acknowledged writes lost: 0 (target 0)" in english
+    spanish, chinese = localize(said_report(report), "es"), localize(said_report(report), "zh")
+    assert "escrituras con acuse de recibo: 960; sin él: 240 (timeout 240)" in spanish, spanish
+    assert "PASA  escrituras con acuse de recibo perdidas: 0 (objetivo 0)" in spanish
+    assert "写入  960 次已确认，240 次未确认（timeout 240）" in chinese, chinese
+    for lang, said in (("es", spanish), ("zh", chinese)):
+        assert left_in(lang, said, "timeout", "above hwm", "kill", "pause", "disk full") == [], said
+        assert len(said.splitlines()) == len(english)
+    stuck = localize(said_report(_a_report(tmp_path, converged=False, not_live=["B (killed)"], leader_gaps=[],
+                                           elections_won=0)), "es")
+    assert "NO convergió 2,2 s después" in stuck and "sin funcionar: B (killed)" in stuck, stuck

@@ -175,3 +175,58 @@ def test_the_lines_the_issue_quoted_read_whole(said, spanish, chinese):
     assert localize(said, "es") == spanish
     if chinese is not None:
         assert localize(said, "zh") == chinese
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_replay_of_a_counterexample_says_its_steps_and_the_rule_in_the_language(lang, counterexample):
+    from lab.core.events import RULE_BROKEN, STEP
+    from web.fold import Replay
+
+    replay = Replay(counterexample.parent / "trace")
+    said = [localize(text, lang) for e, text in zip(replay.events, replay.texts)
+            if e.get("type") in (STEP, RULE_BROKEN)]
+    steps = [text for e, text in zip(replay.events, replay.texts) if e.get("type") == STEP]
+    assert len(steps) >= 3 and all(localize(text, lang) != str(text) for text in steps)
+    assert [line for line in said if left_in(lang, line)] == [], said
+
+
+def _help(capsys, monkeypatch, *argv: str) -> str:
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, monkeypatch, *argv)
+    assert stopped.value.code == 0
+    return capsys.readouterr().out
+
+
+def _prose(help_text: str) -> str:
+    """A help without what argparse writes of the command line itself: its usage, option names and metavars."""
+    text = help_text.split("\n\n", 1)[1]  # (the usage comes first)
+    return re.sub(r"(?m)^\s{0,4}(-\S+|\{[^}]*\}|[A-Z_]+\b|[a-z-]+(?=\s{2,}))(?:[ ,]+(-\S+|[A-Z_]+\b|\{[^}]*\}))*", " ",
+                  text)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("command", [(), ("simulate",), ("explore",), ("exercise", "check"), ("up",), ("status",),
+                                     ("chaos",), ("replay",)])
+def test_help_speaks_the_language_of_lang_and_of_the_environment(lang, command, capsys, monkeypatch):
+    said = _help(capsys, monkeypatch, *command, "--help", "--lang", lang)
+    assert left_in(lang, _prose(said), "hwm-lab", "counterexample", "eventlet", "threading") == [], said
+    assert "usage:" not in said and "options:" not in said and ("--lang" in said or not command), said
+    if lang != i18n.PSEUDO:
+        monkeypatch.setenv("LANG", {"es": "es_ES.UTF-8", "zh": "zh_CN.UTF-8"}[lang])
+        assert _help(capsys, monkeypatch, *command, "--help") == said
+
+
+def test_a_usage_error_is_said_in_the_language_and_argparse_is_left_as_it_was(capsys, monkeypatch):
+    import argparse
+
+    said = argparse._
+    code = None
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, monkeypatch, "simulate", "s1", "--seed", "x", "--lang", "zh")
+    code = stopped.value.code
+    err = capsys.readouterr().err
+    assert code == 2 and "错误" in err and "无效的 int 值" in err, err
+    assert argparse._ is said
+    with pytest.raises(SystemExit):
+        run(capsys, monkeypatch, "simulate", "s1", "--seed", "x")
+    assert "error: argument --seed: invalid int value: 'x'" in capsys.readouterr().err

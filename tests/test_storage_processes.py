@@ -196,7 +196,7 @@ def test_scenario_d1_as_processes_gives_the_simulators_verdict(tmp_path):
 
 def test_a_short_nemesis_run_with_storage_faults_checks_clean(tmp_path):
     report = chaos.run({"nodes": 5, "duration": 20.0, "interval": 0.7, "seed": 2, "storage": True,
-                          "settle": 60.0, "dir": str(tmp_path / "chaos")})
+                          "settle": 60.0, "dir": str(tmp_path / "chaos")}, out=lambda *_, **__: None)
     storage = [f for f in report.faults if f.op in ("disk_full", "fsync_fail") and not f.refused]
     reasons = [e.get("reason", "") for e in report.node_exits]
     assert storage, "no storage fault was injected"

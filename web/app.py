@@ -324,7 +324,7 @@ class Dashboard:
         try:
             replay = Replay(path)
         except TraceError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(exc.args[0]) from None  # (a Reason: the page says it in its language)
         except OSError as exc:
             raise ValueError(say("cannot read {path}: {error}", path=str(path),
                                  error=exc.strerror or str(exc))) from None

@@ -20,7 +20,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "command_name", None) == "replay" and getattr(args, "html", None):
-        return write_html(args.trace_dir, args.html)
+        return write_html(args.trace_dir, args.html, getattr(args, "lang", None))
     if getattr(args, "command_name", None) == "demo" and not getattr(args, "announced", False):
         from lab.student.handout import announce
 
@@ -33,24 +33,26 @@ def run(args: argparse.Namespace) -> int:
     return serve_command(args)
 
 
-def write_html(trace_dir: str, out: str) -> int:
-    """`hwm-lab replay DIR --html FILE`: the replay as one file (web.onefile); no server, no eventlet."""
+def write_html(trace_dir: str, out: str, lang: str | None = None) -> int:
+    """`hwm-lab replay DIR --html FILE`: the replay as one file (web.onefile); no server, no eventlet. What it says,
+    in `lang` (--lang), else the environment's language."""
     from lab import i18n
     from lab.i18n import localize, say
     from lab.ports.trace import TraceError
     from web.onefile import write
 
-    lang = i18n.from_environment()
+    lang = lang or i18n.from_environment()
     try:
         built = write(trace_dir, out)
     except TraceError as exc:
-        print(f"hwm-lab replay: {exc}", file=sys.stderr)
+        print(f"hwm-lab replay: {localize(exc.args[0] if exc.args else str(exc), lang)}", file=sys.stderr)
         return 2
     except OSError as exc:
         print("hwm-lab replay: " + localize(say("cannot write {path}: {error}", path=out,
                                                 error=exc.strerror or str(exc)), lang), file=sys.stderr)
         return 1
-    size = f"{built.size / 1024:,.0f} KB" if built.size < 1024 * 1024 else f"{built.size / 1024 / 1024:,.1f} MB"
+    size = say("{kb} KB", kb=round(built.size / 1024)) if built.size < 1024 * 1024 else \
+        say("{mb} MB", mb=round(built.size / 1024 / 1024, 1))  # (1.4 MB; in Spanish 1,4 MB)
     if built.kept < built.events:
         said = say("{file}: {kept} of {events} events shown (every rare one; the rest summarised by type), {size}. "
                    "Open it in a browser: it needs no server and no network.", file=out, kept=built.kept,

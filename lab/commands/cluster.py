@@ -114,7 +114,7 @@ def register(subparsers) -> None:
                    help="address the nodes listen on (default 127.0.0.1, loopback; the control API stays on "
                         "loopback)")
     p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES, default="generation",
-                   help="restart truncation strategy (default generation)")
+                   help="restart truncation strategy (default `generation`)")
     p.add_argument("--fresh", action="store_true", help="wipe a previous run's data and traces in DIR first "
                    "(otherwise the nodes restart on their data and the traces continue)")
     p.add_argument("--pace", choices=tuple(PACES), default="normal",

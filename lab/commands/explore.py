@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     p.add_argument("--impl", default="exercises", help="the code to search (default: exercises)")
     p.add_argument("--nodes", default="3,4,5", help="cluster sizes, searched in turn (default 3,4,5)")
     p.add_argument("--truncation", choices=TRUNCATION_STRATEGIES,
-                   help="restart truncation strategy (default: leader-epoch for exercise 6, else generation)")
+                   help="restart truncation strategy (default: `leader-epoch` for exercise 6, else `generation`)")
     p.add_argument("--budget", type=float, default=30.0, help="seconds of search at most (default 30)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random walks (default 0)")
     p.add_argument("--out", default=".hwm-lab/explore", help="where to write the counterexample and its trace")

@@ -1,22 +1,104 @@
-"""Options that several groups of commands share."""
+"""Options that several groups of commands share, and the parser that says `--help` and usage errors in the
+reader's language."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import re
+import textwrap
 
 from lab import i18n
 from lab.core.guard import DEFAULT_LIMIT
 
+HELP = "help"  # the catalogue's context of a command's help, description and epilog (lab.i18n.extract reads them
+# from the parser itself, so a help written with values, as "1 to 8 nodes", is the sentence the reader sees)
+ARGPARSE = "argparse"  # the context of argparse's own words; it looks each up through its module's `_`
+ARGPARSE_WORDS = (  # those a student meets: the help's headings, and the usage errors
+    "usage: ", "positional arguments", "options", "show this help message and exit",
+    "%(prog)s: error: %(message)s\n",
+    "the following arguments are required: %s", "unrecognized arguments: %s",
+    "invalid choice: %(value)r (choose from %(choices)s)", "argument %(argument_name)s: %(message)s",
+    "expected one argument", "expected at most one argument", "expected at least one argument",
+    "invalid %(type)s value: %(value)r", "ambiguous option: %(option)s could match %(matches)s",
+    "not allowed with argument %s", "one of the arguments %s is required",
+)
 
-def lang_option(p: argparse.ArgumentParser) -> None:
-    """--lang: the language a command speaks (else LANGUAGE, LC_ALL, LC_MESSAGES or LANG)."""
-    p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
-                   help="language of what the command prints: en, es or zh (default: from LANGUAGE, LC_ALL, "
-                        "LC_MESSAGES or LANG)")
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose help (each option's, each command's description and epilog) is said in `lang`; its
+    subcommands' parsers are of its class too (argparse's default)."""
+
+    lang = i18n.SOURCE
+
+    def _get_formatter(self):
+        formatter = super()._get_formatter()
+        if self.lang == i18n.SOURCE:
+            return formatter
+        help_string, add_text, lang = formatter._get_help_string, formatter.add_text, self.lang
+        formatter._get_help_string = lambda action: helped(help_string(action), lang)
+        formatter.add_text = lambda text: add_text(helped(text, lang))
+        # lines are cut at spaces only (argparse would cut disk-full at its hyphen), and where a language is
+        # written without spaces, by the columns they take
+        formatter._split_lines = lambda text, width: wrapped(text, width, lang)
+        if type(formatter)._fill_text is argparse.HelpFormatter._fill_text:  # (a raw description keeps its lines)
+            formatter._fill_text = lambda text, width, indent: "\n".join(
+                indent + line for line in wrapped(text, width - len(indent), lang))
+        return formatter
 
 
-def lang_of(args) -> str:
-    return getattr(args, "lang", None) or i18n.from_environment()
+def wrapped(text: str, width: int, lang: str) -> list[str]:
+    """`text` cut into lines of at most `width` columns: at a space, or in a language written without spaces
+    between two of its characters; never inside a word (argparse's textwrap cuts acked-in-final-logs at its
+    hyphens)."""
+    if lang not in i18n.UNSPACED:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+    lines, line = [], ""
+    for token in re.findall(r"[\u2e80-\uffef]|[^\s\u2e80-\uffef]+|\s+", " ".join(text.split())):
+        if line and not token.isspace() and i18n.columns(line + token) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += "" if token.isspace() and not line else token
+    return lines + [line.rstrip()] if line.strip() else lines
+
+
+def parser_class(lang: str) -> type[Parser]:
+    return type("Parser", (Parser,), {"lang": lang})
+
+
+def helped(text, lang: str):
+    """A help text (or argparse's SUPPRESS, or None) in `lang`."""
+    if not text or text == argparse.SUPPRESS:
+        return text
+    return i18n.gettext(lang, text, HELP)
+
+
+@contextlib.contextmanager
+def argparse_speaks(lang: str):
+    """argparse's own words (usage:, options, its errors) in `lang` while the parser is built and used."""
+    if lang == i18n.SOURCE:
+        yield
+        return
+    said, plural = argparse._, argparse.ngettext
+    argparse._ = lambda text: i18n.gettext(lang, text, ARGPARSE)
+    argparse.ngettext = lambda one, many, n: argparse._(one if n == 1 else many)
+    try:
+        yield
+    finally:
+        argparse._, argparse.ngettext = said, plural
+
+
+def language_of(argv: list[str]) -> str:
+    """The language of a command line before it is parsed (for its --help): --lang, else the environment's."""
+    for k, arg in enumerate(argv):
+        value = arg.removeprefix("--lang=") if arg.startswith("--lang=") else \
+            argv[k + 1] if arg == "--lang" and k + 1 < len(argv) else None
+        if value in i18n.LANGUAGES:
+            return value
+    return i18n.from_environment()
+
+
+lang_option, lang_of = i18n.lang_option, i18n.lang_of  # (declared in lab.i18n, for the handout's command too)
 
 
 def limit_option(p: argparse.ArgumentParser) -> None:

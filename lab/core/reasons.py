@@ -165,6 +165,23 @@ ACKED_AT = _reason("acked_at", "{node} acknowledged it at index {index}")
 NO_LEADER_FOR_STEP = _reason("no_leader_for_step", "no leader when the step needed one")
 WRITE_NOT_ACKNOWLEDGED = _reason("write_not_acknowledged", "write {payload} was not acknowledged: {error}")
 AT_STEP = _reason("at_step", "step {step}: {error}")
+# A script that cannot be read or run as written (lab.harness.script, lab.harness.commands)
+NO_SCENARIO = _reason("no_scenario", "no scenario {name}; available: {available}")
+SCRIPT_AT_LINE = _reason("script_at_line", "{script} line {line}: {error}")
+SCRIPT_STEP_FORM = _reason("script_step_form", '{script} line {line}: write a step as: step "what happens and why"')
+SCRIPT_BAD_HEADER = _reason("script_bad_header", "{script} line {line}: bad header {header}")
+SCRIPT_BEFORE_STEP = _reason("script_before_step", "{script} line {line}: {command} before the first step")
+SCRIPT_UNKNOWN = _reason("script_unknown", "{script} line {line}: unknown command {command} (known: {known})")
+SCRIPT_NO_STEPS = _reason("script_no_steps", "{script}: no steps")
+NO_NODE_NAMED = _reason("no_node_named", "no node {node}")
+LINE_CUT_FORM = _reason("line_cut_form", "line {line}: write a cut as A->B (one way) or A<->B (both ways)")
+LINE_UNKNOWN_WAIT = _reason("line_unknown_wait", "line {line}: unknown wait {what}")
+LINE_ASK_FORM = _reason("line_ask_form", "line {line}: write a question as `ask hwm on A`, `ask entries on A`, "
+                                         "`ask read 4 on A` or `ask leader`")
+LINE_ASK_INDEX = _reason("line_ask_index", "line {line}: `ask read` takes an index from 1")
+LINE_UNKNOWN_EXPECT = _reason("line_unknown_expect", "line {line}: unknown expectation {what}")
+LINE_NEEDS_MANUAL = _reason("line_needs_manual", "line {line}: {command} needs the header `network manual`")
+LINE_CANNOT_NOW = _reason("line_cannot_now", "line {line}: {command} cannot be done in this state")
 # a safety rule broken (lab/core/invariants.py)
 COMMITTED_CHANGED = _reason("committed_changed", "committed entry at index {index} changed: {other} committed "
                             "generation {generation} ({digest}), {node} later committed generation {current} "
@@ -259,6 +276,11 @@ EPOCH_CUT_OUTSIDE = _reason("epoch_cut_outside", "the log holds indexes 1 to {lo
 EPOCH_KEEPS_BEYOND = _reason("epoch_keeps_beyond", "it keeps index {index}, beyond the leader's end index {end}")
 EPOCH_REMOVES_HELD = _reason("epoch_removes_held", "it removes index {index}, which the leader's log holds (it ends "
                                                    "at {end})")
+NOT_A_TRACE = _reason("not_a_trace", "{dir} is not a trace directory: trace.json is missing")
+TRACE_NOT_JSON = _reason("trace_not_json", "{path}: not valid JSON ({error})")
+NOT_OUR_TRACE = _reason("not_our_trace", "{path}: not an HWM Lab trace (format {format})")
+TRACE_TOO_NEW = _reason("trace_too_new", "{path}: trace format version {version} is newer than this lab understands "
+                                         "({understood}); upgrade hwm-lab")
 WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
 
 # Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's

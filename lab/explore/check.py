@@ -31,8 +31,11 @@ def explore_check(number: int, impl: str, out_root: str | Path, *, budget: float
             states=f.states, seconds=round(f.seconds, 1), sizes=node_list([str(n) for n in SIZES]),
             strategy=strategy)}
     v = result.found.violation
-    head = say("explore: a run of {steps} steps breaks a rule -> {out} (replay: hwm-lab simulate --script "
-               "{script})", steps=len(result.found.choices), out=str(out), script=result.files[0])
+    values = dict(steps=len(result.found.choices), out=str(out), script=result.files[0])
+    head = say("explore: a run of 1 step breaks a rule -> {out} (replay: hwm-lab simulate --script {script})",
+               **values) if values["steps"] == 1 else \
+        say("explore: a run of {steps} steps breaks a rule -> {out} (replay: hwm-lab simulate --script {script})",
+            **values)
     return {"found": True, "rule": v.check, "detail": v.detail, "steps": len(result.found.choices),
             "out": str(out), "states": f.states, "seconds": round(f.seconds, 1), "function": result.culprit(),
             "text": Joined([head, result.explain()], "\n")}

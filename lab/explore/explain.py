@@ -4,11 +4,10 @@ the exercise's rule it broke (lab.core.judges): nothing is said by comparison wi
 
 from __future__ import annotations
 
-from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteResponse, ReplicationRequest,
-                               ReplicationResponse, VoteRequest, VoteResponse)
 from lab.core.monitor import Violation
 from lab.sim.world import STUDENT_CALL_BROKEN, STUDENT_FAULT
 from lab.i18n import Joined, Text, say
+from lab.i18n.steps import step_words
 from lab.core.events import FOLLOWER_APPEND
 
 TITLES = {
@@ -40,73 +39,13 @@ SUSPECTS = {
 }
 
 
-def _entries(entries) -> str:
-    return "[" + ", ".join(f"{e.index} (g{e.generation})" for e in entries) + "]"
-
-
-def message_words(m) -> Text:
-    if isinstance(m, ReplicationRequest):
-        if not m.entries:
-            return say("heartbeat of generation {generation} (after index {prev}, HWM {hwm})",
-                       generation=m.generation, prev=m.prev_index, hwm=m.high_water_mark)
-        return say("replication request of generation {generation}: entries {entries} after index {prev} "
-                   "(generation {prev_generation}), HWM {hwm}", generation=m.generation, entries=_entries(m.entries),
-                   prev=m.prev_index, prev_generation=m.prev_generation, hwm=m.high_water_mark)
-    if isinstance(m, ReplicationResponse):
-        if m.success:
-            return say("answer of generation {generation}: appended, match index {match}", generation=m.generation,
-                       match=m.match_index)
-        return say("answer of generation {generation}: refused, log end {end}", generation=m.generation,
-                   end=m.log_end)
-    if isinstance(m, (VoteRequest, PreVoteRequest)):
-        return say("vote request for generation {generation} (log end {end}, last generation {last})",
-                   generation=m.generation, end=m.last_index, last=m.last_generation)
-    if isinstance(m, (VoteResponse, PreVoteResponse)):
-        return (say("vote granted in generation {generation}", generation=m.generation) if m.granted else
-                say("vote denied in generation {generation}", generation=m.generation))
-    if isinstance(m, EpochQuery):
-        return say("question: where does your log end for generation {of}?", of=m.of_generation)
-    if isinstance(m, EpochAnswer):
-        return say("answer: my log ends at {end} for generation {of}", end=m.end_index, of=m.of_generation)
-    return say("message {kind}", kind=type(m).__name__)
-
-
 def narrate(words: tuple[str, ...], world) -> Text:
-    """One step in words, told from the world just after it."""
+    """One step in words, told from the world just after it (lab.i18n.steps)."""
     head = words[0]
-    if head in ("deliver", "drop", "duplicate"):
-        src, dst = words[1].split("->")
-        what = message_words(world.last_message)
-        if head == "deliver":
-            return say("{dst} receives from {src}: {what}", dst=dst, src=src, what=what)
-        if head == "drop":
-            return say("The network loses a message from {src} to {dst}: {what}", src=src, dst=dst, what=what)
-        return say("The network duplicates a message from {src} to {dst}: {what}", src=src, dst=dst, what=what)
     node = words[3] if head in ("read", "write") else words[1] if len(words) > 1 else ""
     replica = world.replicas.get(node)
-    generation = replica.generation if replica is not None else 0
-    if head == "campaign":
-        return say("{node} starts an election for generation {generation}", node=node, generation=generation)
-    if head == "heartbeat":
-        return say("{node}, leader of generation {generation}, sends heartbeats", node=node, generation=generation)
-    if head == "write":
-        return say("A client writes {payload} to {node}", payload=words[1], node=node)
-    if head == "read":
-        return say("A client reads index {index} at {node}", index=words[1], node=node)
-    if head == "kill":
-        return (say("{node} crashes and loses what it had not synced", node=node) if "lose-unsynced" in words
-                else say("{node} crashes", node=node))
-    if head == "restart":
-        return say("{node} restarts", node=node)
-    if head == "pause":
-        return say("{node} pauses", node=node)
-    if head == "resume":
-        return say("{node} resumes", node=node)
-    if head == "cut":
-        return say("The link {link} is cut", link=words[1])
-    if head == "heal":
-        return say("The link {link} heals", link=words[1] if len(words) > 1 else "*")
-    return say("step {words}", words=" ".join(words))
+    return step_words(words, world.last_message if head in ("deliver", "drop", "duplicate") else None,
+                      replica.generation if replica is not None else 0)
 
 
 def rule_words(v: Violation) -> Text:

@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="output folder (created; the grader writes nowhere else)")
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master: local[*] (default), local[N], spark://HOST:PORT (to practise on one "
-                             "machine: `hwm-lab spark-cluster up`); under spark-submit the master given to "
-                             "spark-submit is used")
+                             "machine: `hwm-lab spark-cluster up`); under `spark-submit` the master given to "
+                             "`spark-submit` is used")
     parser.add_argument("--rubric", metavar="FILE", help="rubric TOML (default: the one shipped, see docs/grading.md)")
     parser.add_argument("--shuffle-partitions", type=int, default=None, metavar="N",
                         help="partitions of the events (default: the cores of local mode, twice the cluster's "

@@ -9,10 +9,8 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +57,9 @@ class Report:
         ]
 
 
-def run(options: argparse.Namespace | dict, *, out=print) -> Report:
-    """One nemesis run; every process it starts is stopped before it returns, also on failure."""
+def run(options: argparse.Namespace | dict, *, out) -> Report:
+    """One nemesis run; every process it starts is stopped before it returns, also on failure. `out(kind, **values)`
+    hears how it goes ("started", then "progress" every 30 s; lab.i18n.chaos says them)."""
     from lab.processes.supervisor import Supervisor  # here, so `hwm-lab` itself starts fast
 
     o = dict(vars(options) if isinstance(options, argparse.Namespace) else options)
@@ -85,9 +84,9 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
                           storage=bool(o["storage"]))
         clients = Clients(api, names, o["seed"], o["writers"], o["readers"], o["write_timeout"])
         clients.start()
-        out(f"nemesis: {len(names)} nodes, impl {o['impl']}, fsync {o['fsync']}, seed {o['seed']}: "
-            f"{o['duration']:g} s of faults every ~{o['interval']:g} s, {o['writers']} writers, {o['readers']} "
-            f"readers{'; storage faults too' if o['storage'] else ''}; run directory {run_dir}")
+        out("started", nodes=len(names), impl=o["impl"], fsync=o["fsync"], seed=o["seed"], duration=o["duration"],
+            interval=o["interval"], writers=o["writers"], readers=o["readers"], storage=bool(o["storage"]),
+            dir=str(run_dir))
         end = time.monotonic() + o["duration"]
         next_report = time.monotonic() + 30.0
         while time.monotonic() < end:
@@ -99,8 +98,8 @@ def run(options: argparse.Namespace | dict, *, out=print) -> Report:
             if time.monotonic() >= next_report:
                 next_report += 30.0
                 acked = sum(w.ok for w in clients.writes)
-                out(f"  {o['duration'] - (end - time.monotonic()):5.0f} s: {len(nemesis.faults)} faults, "
-                    f"{acked} writes acknowledged")
+                out("progress", seconds=round(o["duration"] - (end - time.monotonic())), faults=len(nemesis.faults),
+                    acked=acked)
         clients.stop(o["write_timeout"] + 15)
         nemesis.recover()
         pids.update(supervisor.pids())
@@ -158,61 +157,6 @@ def _settle(api: ControlClient, clients: Clients, timeout: float) -> tuple[bool,
     return False, time.monotonic() - start
 
 
-def print_report(report: Report, out=print) -> None:
-    v = report.verdict
-    kinds = Counter(f.op for f in report.faults if not f.refused)
-    leader_kills = sum(1 for f in report.faults if f.op in ("kill", "restart") and f.target == f.leader
-                       and not f.refused)
-    refused = sum(1 for f in report.faults if f.refused)
-    out(f"faults    {', '.join(f'{op} {n}' for op, n in sorted(kinds.items()))} ({leader_kills} of the kills and "
-        f"restarts hit the leader; {refused} refused by the supervisor)")
-    writes, reads = report.writes, report.reads
-    failed = Counter(w.refusal for w in writes if not w.ok)
-    out(f"writes    {sum(w.ok for w in writes):,} acknowledged, {sum(not w.ok for w in writes):,} not "
-        f"({_counts(failed)})")
-    refusals = Counter(r.refusal for r in reads if not r.ok)
-    out(f"reads     {sum(r.ok for r in reads):,} served, {sum(not r.ok for r in reads):,} refused "
-        f"({_counts(refusals)})")
-    ratio = report.elections_started / report.elections_won if report.elections_won else float("inf")
-    out(f"elections {report.elections_started} started, {report.elections_won} won ({ratio:.1f} started per win)"
-        + (f"; {report.prevotes_started} pre-votes asked first" if report.prevotes_started else ""))
-    gaps = [gap for _, gap in report.leader_gaps]
-    if gaps:
-        out(f"leader    killed {len(gaps) + report.leader_kills_without_successor} times: time to a new leader "
-            f"median {statistics.median(gaps):.2f} s, max {max(gaps):.2f} s "
-            f"({report.leader_kills_without_successor} without a new leader before the end)")
-        killed_at, gap = max(report.leader_gaps, key=lambda pair: pair[1])
-        meanwhile = [" ".join(filter(None, (f.op, f.target, f.detail))) for f in report.faults
-                     if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
-        out(f"          the slowest: killed at {killed_at:.1f} s; faults from 1 s before to the new leader: "
-            f"{', '.join(meanwhile) or 'none'}")
-    else:
-        out(f"leader    no leader kill with a successor to time ({report.leader_kills_without_successor} without)")
-    exits = Counter(e.get("code") for e in report.node_exits)
-    why = Counter(str(e.get("reason") or "?").split(":")[0] for e in report.node_exits)
-    out(f"exits     {len(report.node_exits)} node exits on their own"
-        + (f" (codes {dict(exits)}; {_counts(why)})" if exits else ""))
-    hwms = {node: f["hwm"] for node, f in sorted(report.final.items())}
-    out(f"final     {'converged' if report.converged else 'NOT converged'} {report.settle_seconds:.1f} s after the "
-        f"faults stopped; high-water marks {hwms}" + (f"; not live: {', '.join(report.not_live)}"
-                                                      if report.not_live else ""))
-    out(f"check     acknowledged {v.acknowledged:,} (to clients; {v.acked_by_nodes:,} traced by the nodes), lost "
-        f"{len(v.lost)}, violations {len(v.violations)}, reads checked {v.reads_served:,} (to clients; "
-        f"{v.reads_traced:,} traced)")
-    for line in (v.lost[:10] + v.violations[:10]):
-        out(f"  {line}")
-    if len(v.lost) > 10 or len(v.violations) > 10:
-        out("  ...")
-    if Path(report.run_dir).exists():
-        out(f"trace     kept in {report.run_dir}")
-    for name, measured, target, met in report.targets:
-        out(f"{'PASS' if met else 'FAIL'}  {name}: {measured} (target {target})")
-
-
-def _counts(counter: Counter) -> str:
-    return ", ".join(f"{kind or '?'} {n}" for kind, n in counter.most_common()) or "none"
-
-
 DEFAULTS = {"nodes": 5, "duration": 60.0, "seed": 1, "impl": "solutions", "fsync": "always",
             "truncation": "generation", "interval": 1.0, "writers": 4, "readers": 2, "write_timeout": 3.0,
             "max_down": None, "settle": 60.0, "dir": None, "keep": False, "json": False, "storage": False}
@@ -226,7 +170,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", default=d["impl"], help="code under attack: solutions (default), exercises, or a "
                    "module name (the same as `hwm-lab up --impl`)")
     p.add_argument("--fsync", default=d["fsync"], help="fsync policy of the nodes (default always)")
-    p.add_argument("--truncation", default=d["truncation"], help="restart truncation strategy (default generation)")
+    p.add_argument("--truncation", default=d["truncation"], help="restart truncation strategy (default `generation`)")
     p.add_argument("--interval", type=float, default=d["interval"], help="mean seconds between faults (default 1)")
     p.add_argument("--writers", type=int, default=d["writers"], help="concurrent writers (default 4)")
     p.add_argument("--readers", type=int, default=d["readers"], help="concurrent readers (default 2)")
@@ -242,13 +186,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON too")
 
 
-def command(args: argparse.Namespace) -> int:
+def command(args: argparse.Namespace, *, out, show) -> int:
     """Run: hwm-lab chaos --nodes 5 --duration 300 [--impl exercises] (or .venv/bin/python bench/chaos.py ...).
-    It prints acknowledged and lost writes, violations, elections started and won, and the time to a new leader
-    after a leader is killed, and exits 1 when a target is missed. The seed fixes the nemesis's choices; the
-    cluster's own timing is real, so two runs with one seed differ in detail."""
-    report = run(args)
-    print_report(report)
+    `show(report)` prints acknowledged and lost writes, violations, elections started and won, and the time to a new
+    leader after a leader is killed (lab.i18n.chaos); it exits 1 when a target is missed. The seed fixes the
+    nemesis's choices; the cluster's own timing is real, so two runs with one seed differ in detail."""
+    report = run(args, out=out)
+    show(report)
     if args.json:
         gaps = [gap for _, gap in report.leader_gaps]
         print(json.dumps({
@@ -260,13 +204,3 @@ def command(args: argparse.Namespace) -> int:
             "node_exits": len(report.node_exits), "load_average": os.getloadavg(),
             "passed": all(met for *_, met in report.targets)}))
     return 0 if all(met for *_, met in report.targets) else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    return command(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

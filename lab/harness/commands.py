@@ -40,7 +40,7 @@ def _node(status: dict, name: str) -> dict:
     for node in status["nodes"]:
         if node["id"] == name:
             return node
-    raise ScenarioError(f"no node {name!r}")
+    raise ScenarioError(Reason(reasons.NO_NODE_NAMED, node=repr(name)))
 
 
 def _seconds(word: str, rng: random.Random) -> float:
@@ -84,7 +84,7 @@ def cmd_cut(run: Run, command, step, args):
             a, b = spec.split("->")
             run.driver.cluster.cut(a, b, one_way=True)
         else:
-            raise ScenarioError(f"line {command.line}: write a cut as A->B (one way) or A<->B (both ways)")
+            raise ScenarioError(Reason(reasons.LINE_CUT_FORM, line=command.line))
 
 
 def cmd_heal(run: Run, command, step, args):
@@ -136,7 +136,7 @@ def cmd_wait(run: Run, command, step, args):
         run.wait(partial(Reason, reasons.WAITED_STOP, nodes=names),
                  lambda s: all(_node(s, n)["state"] == "exited" for n in names))
     else:
-        raise ScenarioError(f"line {command.line}: unknown wait {what!r}")
+        raise ScenarioError(Reason(reasons.LINE_UNKNOWN_WAIT, line=command.line, what=repr(what)))
 
 
 # ---- questions to the room -----------------------------------------------------------------------------------
@@ -151,11 +151,10 @@ def parse_ask(command) -> tuple[str, str | None, int | None]:
     kind = words[0] if words else None
     shapes = {"hwm": 3, "entries": 3, "read": 4, "leader": 1}
     if kind not in shapes or len(words) != shapes[kind] or (kind != "leader" and words[-2] != "on"):
-        raise ScenarioError(f"line {command.line}: write a question as `ask hwm on A`, `ask entries on A`, "
-                            f"`ask read 4 on A` or `ask leader`")
+        raise ScenarioError(Reason(reasons.LINE_ASK_FORM, line=command.line))
     node = words[-1] if kind != "leader" else None
     if kind == "read" and not (words[1].isdigit() and int(words[1]) >= 1):
-        raise ScenarioError(f"line {command.line}: `ask read` takes an index from 1")
+        raise ScenarioError(Reason(reasons.LINE_ASK_INDEX, line=command.line))
     return kind, node, int(words[1]) if kind == "read" else None
 
 
@@ -177,7 +176,7 @@ def cmd_expect(run: Run, command, step, args):
     what, rest = args[0], args[1:]
     status = run.driver.status()
     if what not in EXPECTATIONS:
-        raise ScenarioError(f"line {command.line}: unknown expectation {what!r}")
+        raise ScenarioError(Reason(reasons.LINE_UNKNOWN_EXPECT, line=command.line, what=repr(what)))
     ok, detail = EXPECTATIONS[what](run, status, rest)
     run.record(step, command, bool(ok), detail)
 

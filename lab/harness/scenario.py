@@ -226,12 +226,12 @@ class Run:
         head, *args = command.words
         if self.scenario.network == "manual" and head in CHOICES:
             if self.driver.cluster.apply(command.words) is None:
-                raise WaitTimeout(f"line {command.line}: {command} cannot be done in this state")
+                raise WaitTimeout(Reason(reasons.LINE_CANNOT_NOW, line=command.line, command=str(command)))
             if head == "kill":
                 self.last_killed = args[0]
             return
         if head in CHOICES and head not in COMMANDS:
-            raise ScenarioError(f"line {command.line}: {head!r} needs the header `network manual`")
+            raise ScenarioError(Reason(reasons.LINE_NEEDS_MANUAL, line=command.line, command=repr(head)))
         COMMANDS[head](self, command, step, args)
 
     def nodes(self, spec: str) -> list[str]:

@@ -10,7 +10,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.core import reasons
 from lab.core.events import STEP
+from lab.core.reasons import Reason
 from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, parse_ask
 
 SCENARIO_DIR = Path(__file__).parent.parent / "sim" / "scenarios"  # data of the simulator's folder
@@ -74,11 +76,11 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         try:
             words = tuple(shlex.split(line))
         except ValueError as exc:
-            raise ScenarioError(f"{name} line {number}: {exc}") from exc
+            raise ScenarioError(Reason(reasons.SCRIPT_AT_LINE, script=name, line=number, error=str(exc))) from exc
         head = words[0]
         if head == STEP:
             if len(words) != 2:
-                raise ScenarioError(f'{name} line {number}: write a step as: step "what happens and why"')
+                raise ScenarioError(Reason(reasons.SCRIPT_STEP_FORM, script=name, line=number))
             if current:
                 steps.append(Step(current[0], tuple(current[1])))
             current = (words[1], [])
@@ -103,20 +105,21 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     if network not in NETWORKS:
                         raise ValueError(network)
             except (IndexError, ValueError) as exc:
-                raise ScenarioError(f"{name} line {number}: bad header {line!r}") from exc
+                raise ScenarioError(Reason(reasons.SCRIPT_BAD_HEADER, script=name, line=number,
+                                          header=repr(line))) from exc
         elif current is None:
-            raise ScenarioError(f"{name} line {number}: {head!r} before the first step")
+            raise ScenarioError(Reason(reasons.SCRIPT_BEFORE_STEP, script=name, line=number, command=repr(head)))
         else:
             if head not in COMMANDS and head not in CHOICES:
-                raise ScenarioError(f"{name} line {number}: unknown command {head!r} "
-                                    f"(known: {', '.join(sorted(COMMANDS))})")
+                raise ScenarioError(Reason(reasons.SCRIPT_UNKNOWN, script=name, line=number, command=repr(head),
+                                           known=", ".join(sorted(COMMANDS))))
             if head == "ask":  # a question's words are checked as the script is read, not when the step runs
                 parse_ask(Command(number, words))
             current[1].append(Command(number, words))
     if current:
         steps.append(Step(current[0], tuple(current[1])))
     if not steps:
-        raise ScenarioError(f"{name}: no steps")
+        raise ScenarioError(Reason(reasons.SCRIPT_NO_STEPS, script=name))
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
                     segment_bytes=segment_bytes, network=network, rules=rules, impl=impl)
@@ -131,5 +134,5 @@ def load(name_or_path: str) -> Scenario:
     if not path.suffix:
         path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
     if not path.exists():
-        raise ScenarioError(f"no scenario {name_or_path!r}; available: {', '.join(available())}")
+        raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=", ".join(available())))
     return parse(path.read_text(encoding="utf-8"), path.stem)

@@ -201,6 +201,18 @@ def from_environment(environ=None) -> str:
     return SOURCE
 
 
+def lang_option(parser) -> None:
+    """--lang on a command's argparse parser: the language it speaks (else LANGUAGE, LC_ALL, LC_MESSAGES or LANG)."""
+    parser.add_argument("--lang", choices=list(LANGUAGES), default=None,
+                        help="language of what the command prints: en, es or zh (default: from LANGUAGE, LC_ALL, "
+                             "LC_MESSAGES or LANG)")
+
+
+def lang_of(args) -> str:
+    """The language a command's parsed arguments ask for, else the environment's."""
+    return getattr(args, "lang", None) or from_environment()
+
+
 # ---- catalogues ---------------------------------------------------------------------------------------------
 
 _lock = threading.RLock()

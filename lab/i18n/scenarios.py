@@ -8,6 +8,7 @@ from functools import lru_cache
 from lab.core.reasons import WORDS
 from lab.core.config import MAX_NODES, node_names
 from lab.i18n import NodeList, Text, word
+from lab.i18n.steps import told
 
 
 NODE_NAMES = frozenset(node_names(MAX_NODES))
@@ -48,6 +49,13 @@ def description(scenario) -> Text:
 
 
 def steps(scenario) -> list[Text]:
+    """Each step's narration: the catalogue's, or for a counterexample's script, each step read back."""
+    known = _by_text()
+    return [text if step.text in known else told(step.text) or text
+            for step, text in zip(scenario.steps, _steps(scenario))]
+
+
+def _steps(scenario) -> list[Text]:
     return [Narration(word(key(scenario.name, f"step {k}"), step.text))
             for k, step in enumerate(scenario.steps, start=1)]
 
@@ -61,7 +69,7 @@ def _by_text() -> dict[str, Text]:
     for path in sorted(scripts.SCENARIO_DIR.glob("*.txt")):
         try:
             scenario = scripts.load(path.stem)
-            for step, text in zip(scenario.steps, steps(scenario)):
+            for step, text in zip(scenario.steps, _steps(scenario)):
                 found.setdefault(step.text, text)
         except ScenarioError:
             continue
@@ -69,10 +77,11 @@ def _by_text() -> dict[str, Text]:
 
 
 def step_text(text) -> Text | str:
-    """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it."""
+    """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it, or when it
+    is a step of a counterexample's script (lab.i18n.steps: read back from its template and values)."""
     if isinstance(text, Text) or not text:
         return text
-    return _by_text().get(str(text), unmark(str(text)))
+    return _by_text().get(str(text)) or told(str(text)) or unmark(str(text))
 
 
 def phrase(template: str) -> str:

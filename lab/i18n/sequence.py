@@ -114,168 +114,216 @@ def causal(events: list[dict]) -> list[dict]:
 
 
 def build(events: list[dict], heartbeats: bool = False, upto: int | None = None,
-          nodes: list[str] | None = None, numbers: list[int] | None = None) -> Diagram:  # noqa: C901
+          nodes: list[str] | None = None, numbers: list[int] | None = None) -> Diagram:
     """The diagram of events[:upto] (all by default), each arrow and mark on a row; events that draw nothing take
     no row. The events after `upto` only tell which messages were still in flight at that point. Each arrow and
     mark keeps the number of its event: `numbers` (default 1, 2, 3, ...), those of the events given."""
-    shown = {id(e) for e in (events if upto is None else events[:max(0, upto)])}
-    number = {id(e): k for e, k in zip(events, numbers or range(1, len(events) + 1))}
-    events = causal(events)
-    visible = [id(e) in shown for e in events]
-    whole = all(visible)
-    d = Diagram(list(nodes) if nodes else _nodes(events))
-    known = set(d.nodes)
-    row_of: dict[int, float] = {}
-    pending: list[tuple[int, Arrow, int | None]] = []  # (position sent, arrow, position received)
-    cut: set[tuple[str, str]] = set()
-    acked = {e.get("request") for e in events if e.get("type") == WRITE_ACKED}
-    payload_of = {e.get("digest"): e.get("payload") for e in events if e.get("payload") and e.get("digest")}
-    down_since: dict[str, float] = {}
-    down_from: dict[str, int] = {}  # node -> the number of the event that took it down
-    row = 0.0
-    last_step_row, first_step = None, 0
+    return _Builder(events, heartbeats, upto, nodes, numbers).diagram()
 
-    def n_of(i: int) -> int:
-        return number[id(events[i])]
 
-    def put(i: int, mark: Mark) -> None:
-        mark.n = n_of(i)
+class _Builder:
+    """One drawing: the rows taken so far, the messages on their way, the links cut and the nodes down. Each event
+    kind that draws something has its method (ON_CLUSTER, ON_NODE below)."""
+
+    def __init__(self, events, heartbeats, upto, nodes, numbers):
+        shown = {id(e) for e in (events if upto is None else events[:max(0, upto)])}
+        self.number = {id(e): k for e, k in zip(events, numbers or range(1, len(events) + 1))}
+        self.events = events = causal(events)
+        self.visible = [id(e) in shown for e in events]
+        self.whole = all(self.visible)
+        self.heartbeats = heartbeats
+        self.d = Diagram(list(nodes) if nodes else _nodes(events))
+        self.known = set(self.d.nodes)
+        self.row_of: dict[int, float] = {}
+        self.pending: list[tuple[int, Arrow, int | None]] = []  # (position sent, arrow, position received)
+        self.cut: set[tuple[str, str]] = set()
+        self.acked = {e.get("request") for e in events if e.get("type") == WRITE_ACKED}
+        self.payload_of = {e.get("digest"): e.get("payload") for e in events if e.get("payload") and e.get("digest")}
+        self.down_since: dict[str, float] = {}
+        self.down_from: dict[str, int] = {}  # node -> the number of the event that took it down
+        self.row = 0.0
+        self.last_step_row, self.first_step = None, 0
+
+    def diagram(self) -> Diagram:
+        for i, e in enumerate(self.events):
+            if not self.visible[i]:
+                continue
+            node = e.get("node")
+            if node == CLUSTER:
+                drawn = ON_CLUSTER.get(e.get("type"))
+                if drawn is not None and (e.get("type") in ACROSS or e.get("target") in self.known):
+                    drawn(self, i, e)
+            elif node in self.known:
+                drawn = ON_NODE.get(e.get("type"))
+                if drawn is not None:
+                    drawn(self, i, e, node, e.get("gen") or 0)
+        return self._landed()
+
+    def _landed(self) -> Diagram:
+        """Arrivals: a request lands where its receiver answered it; an answer half a row on (between two rows, so
+        never on a row where its receiver's marks are drawn); a message on a cut link, or to a node down, is lost."""
+        d = self.d
+        for i, arrow, receipt in self.pending:
+            if receipt is None:
+                arrow.end = None
+            elif receipt == -1:
+                arrow.end = arrow.row + 0.5
+            elif receipt in self.row_of:
+                arrow.end, arrow.arrive = self.take(receipt), self.n_of(receipt)
+            else:
+                arrow.end = arrow.row + 0.5
+            d.arrows.append(arrow)
+        d.rows = int(self.row)
+        for node, since in self.down_since.items():
+            d.down.setdefault(node, []).append((since, self.row + 1))
+            d.down_n.setdefault(node, []).append((self.down_from[node], None))
+        return d
+
+    # ---- rows, marks and arrows --------------------------------------------------------------------------------
+
+    def n_of(self, i: int) -> int:
+        return self.number[id(self.events[i])]
+
+    def put(self, i: int, mark: Mark) -> None:
+        mark.n = self.n_of(i)
         mark.ns = [mark.n] if mark.links else []
-        d.marks.append(mark)
+        self.d.marks.append(mark)
 
-    def down(node: str, i: int) -> None:
-        down_since[node], down_from[node] = row, n_of(i)
+    def down(self, node: str, i: int) -> None:
+        self.down_since[node], self.down_from[node] = self.row, self.n_of(i)
 
-    def up(node: str, i: int, r: float) -> None:
-        d.down.setdefault(node, []).append((down_since.pop(node), r))
-        d.down_n.setdefault(node, []).append((down_from.pop(node), n_of(i)))
+    def up(self, node: str, i: int, r: float) -> None:
+        self.d.down.setdefault(node, []).append((self.down_since.pop(node), r))
+        self.d.down_n.setdefault(node, []).append((self.down_from.pop(node), self.n_of(i)))
 
-    def take(i: int) -> float:
-        nonlocal row
-        if i not in row_of:
-            row += 1
-            row_of[i] = row
-        return row_of[i]
+    def take(self, i: int) -> float:
+        if i not in self.row_of:
+            self.row += 1
+            self.row_of[i] = self.row
+        return self.row_of[i]
 
-    def send(i, src, dst, label, kind, gen, receipt):
-        if dst not in known or src == dst:
+    def send(self, i, src, dst, label, kind, gen, receipt):
+        if dst not in self.known or src == dst:
             return
-        if (src, dst) in cut and receipt == -1 or dst in down_since:
+        if (src, dst) in self.cut and receipt == -1 or dst in self.down_since:
             receipt = None  # an answer on a cut link, or anything to a node that is down, is lost
-        arrow = Arrow(src, dst, take(i), label, kind, gen, n=n_of(i))
-        if receipt is not None and receipt >= 0 and not visible[receipt] or receipt is None and whole and \
-                (src, dst) not in cut and dst not in down_since and \
-                not any(e.get("node") == dst for e in events[i + 1:i + 1 + RECEIPT_HORIZON]):
+        arrow = Arrow(src, dst, self.take(i), label, kind, gen, n=self.n_of(i))
+        if receipt is not None and receipt >= 0 and not self.visible[receipt] or receipt is None and self.whole and \
+                (src, dst) not in self.cut and dst not in self.down_since and \
+                not any(e.get("node") == dst for e in self.events[i + 1:i + 1 + RECEIPT_HORIZON]):
             arrow.flying, receipt = True, -1  # the drawing ends before it lands: in flight, not lost
-        pending.append((i, arrow, receipt))
+        self.pending.append((i, arrow, receipt))
 
-    for i, e in enumerate(events):
-        if not visible[i]:
-            continue
-        kind, node, g = e.get("type"), e.get("node"), e.get
-        gen = g("gen") or 0
-        if node == CLUSTER:
-            target = g("target")
-            if kind in (LINK_CUT, LINK_HEALED):
-                pair = (g("src"), g("dst"))
-                (cut.add if kind == LINK_CUT else cut.discard)(pair)
-                prev = d.marks[-1] if d.marks else None
-                if prev and prev.kind == kind and prev.row == row:
-                    prev.links.append(pair)  # one row for a node cut off from every other
-                    prev.ns.append(n_of(i))
-                else:
-                    put(i, Mark(None, take(i), "", kind, [pair]))
-            elif kind == NODE_KILLED and target in known:
-                put(i, Mark(target, take(i), say("✕ killed"), "killed"))
-                down(target, i)
-            elif kind == NODE_RESTARTED and target in known:
-                r = take(i)
-                if target in down_since:  # (its own first event may have come first)
-                    up(target, i, r)
-                put(i, Mark(target, r, (say("restarted")), "restarted"))
-            elif kind in (NODE_PAUSED, NODE_RESUMED) and target in known:
-                put(i, Mark(target, take(i), (say("paused") if kind == NODE_PAUSED else say("resumed")), "paused"))
-            elif kind == STEP:
-                step = (g("index") or 0) + 1
-                if last_step_row != row:
-                    put(i, Mark(None, take(i), say("step {number}", number=step), STEP))
-                    last_step_row, first_step = row, step
-                else:  # a step that drew nothing since the one before: one row names both
-                    next(m for m in reversed(d.marks) if m.kind == STEP).label = say(
-                        "steps {first}–{last}", first=first_step, last=step)
-            continue
-        if node not in known:
-            continue
-        if kind == REPLICATION_SENT:
-            hb = _heartbeat(e)
-            if hb and not heartbeats:
-                continue
-            dst, prev = g("to"), g("prev_index")
-            label = say("♥ HWM {hwm}", hwm=g("hwm")) if hb else (
-                say("append {index}", index=g("first")) if g("first") == g("last")
-                else say("append {first}–{last}", first=g("first"), last=g("last")))
-            span = (g("first"), g("last"))
-            receipt = _receipt(events, i, dst, REQUEST_RECEIPTS,
-                               lambda r, src=node, p=prev, span=span: r.get("from") == src and r.get("prev_index") == p
-                               and (r.get("type") == REPLICATION_REJECTED or (r.get("first"), r.get("last")) == span))
-            send(i, node, dst, label, "heartbeat" if hb else "request", gen, receipt)
-        elif kind == REPLICATION_RECEIVED:
-            hb = _heartbeat(e)
-            if hb and not heartbeats:
-                continue
-            label = say("♥ ok") if hb else say("ack {index}", index=g("last"))
-            send(i, node, g("from"), label, "heartbeat" if hb else "response", gen, -1)
-        elif kind == REPLICATION_REJECTED:
-            send(i, node, g("from"), say("✗ differs at {index}", index=g("prev_index")), "refusal", gen, -1)
-        elif kind in (ELECTION_STARTED, PREVOTE_STARTED):
-            answers = (VOTE_GRANTED, VOTE_DENIED) if kind == ELECTION_STARTED else \
-                (PREVOTE_GRANTED, PREVOTE_DENIED)
-            label = say("vote? g{generation}", generation=g("generation")) if kind == ELECTION_STARTED else \
-                say("could I win g{generation}?", generation=g("generation"))
-            for other in d.nodes:
-                if other == node:
-                    continue
-                receipt = _receipt(events, i, other, answers,
-                                   lambda r, c=node, gg=g("generation"): r.get("candidate") == c and
-                                   r.get("generation") == gg)
-                send(i, node, other, label, "vote", g("generation") or gen, receipt)
-        elif kind in (VOTE_GRANTED, VOTE_DENIED, PREVOTE_GRANTED, PREVOTE_DENIED):
-            label = {VOTE_GRANTED: say("vote ✓"), VOTE_DENIED: say("vote ✗"),
-                     PREVOTE_GRANTED: say("pre-vote ✓"), PREVOTE_DENIED: say("pre-vote ✗")}[kind]
-            send(i, node, g("candidate"), label, "vote", gen, -1)
-        elif kind == BECAME_LEADER:
-            put(i, Mark(node, take(i), (say("★ leader g{generation}", generation=g("generation"))), "leader"))
-        elif kind == LEADER_APPEND:
-            text = say("{payload} at {index}", payload=g("payload") or "?", index=g("index"))
-            if g("request") and g("request") not in acked:
-                text = say("{entry}, not acknowledged", entry=text)
-            put(i, Mark(node, take(i), text, "append"))
-        elif kind == HWM_CHANGED:
-            put(i, Mark(node, take(i), (say("HWM {hwm}", hwm=g("hwm"))), "hwm"))
-        elif kind == TRUNCATED:
-            removed = g("removed") or []
-            what = ", ".join(str(payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
-            put(i, Mark(node, take(i), (say("✂ truncates from {index}: {entries}", index=g("from_index"),
-                                            entries=what)), TRUNCATED))
-        elif kind == NODE_STARTED and g("boot", 0) and node in down_since:
-            up(node, i, take(i))
-    # Arrivals: a request lands where its receiver answered it; an answer half a row on (between two rows, so
-    # never on a row where its receiver's marks are drawn); a message on a cut link, or to a node down, is lost.
-    for i, arrow, receipt in pending:
-        if receipt is None:
-            arrow.end = None
-        elif receipt == -1:
-            arrow.end = arrow.row + 0.5
-        elif receipt in row_of:
-            arrow.end, arrow.arrive = take(receipt), n_of(receipt)
+    # ---- the cluster's events ----------------------------------------------------------------------------------
+
+    def link(self, i: int, e: dict) -> None:
+        kind, pair = e.get("type"), (e.get("src"), e.get("dst"))
+        (self.cut.add if kind == LINK_CUT else self.cut.discard)(pair)
+        prev = self.d.marks[-1] if self.d.marks else None
+        if prev and prev.kind == kind and prev.row == self.row:
+            prev.links.append(pair)  # one row for a node cut off from every other
+            prev.ns.append(self.n_of(i))
         else:
-            arrow.end = arrow.row + 0.5
-        d.arrows.append(arrow)
-    d.rows = int(row)
-    for node, since in down_since.items():
-        d.down.setdefault(node, []).append((since, row + 1))
-        d.down_n.setdefault(node, []).append((down_from[node], None))
-    return d
+            self.put(i, Mark(None, self.take(i), "", kind, [pair]))
+
+    def killed(self, i: int, e: dict) -> None:
+        self.put(i, Mark(e["target"], self.take(i), say("✕ killed"), "killed"))
+        self.down(e["target"], i)
+
+    def restarted(self, i: int, e: dict) -> None:
+        r = self.take(i)
+        if e["target"] in self.down_since:  # (its own first event may have come first)
+            self.up(e["target"], i, r)
+        self.put(i, Mark(e["target"], r, say("restarted"), "restarted"))
+
+    def paused(self, i: int, e: dict) -> None:
+        self.put(i, Mark(e["target"], self.take(i), say("paused") if e.get("type") == NODE_PAUSED
+                         else say("resumed"), "paused"))
+
+    def step(self, i: int, e: dict) -> None:
+        step = (e.get("index") or 0) + 1
+        if self.last_step_row != self.row:
+            self.put(i, Mark(None, self.take(i), say("step {number}", number=step), STEP))
+            self.last_step_row, self.first_step = self.row, step
+        else:  # a step that drew nothing since the one before: one row names both
+            next(m for m in reversed(self.d.marks) if m.kind == STEP).label = say(
+                "steps {first}–{last}", first=self.first_step, last=step)
+
+    # ---- a node's events ---------------------------------------------------------------------------------------
+
+    def sent(self, i: int, e: dict, node: str, gen: int) -> None:
+        g, hb = e.get, _heartbeat(e)
+        if hb and not self.heartbeats:
+            return
+        dst, prev, span = g("to"), g("prev_index"), (g("first"), g("last"))
+        label = say("♥ HWM {hwm}", hwm=g("hwm")) if hb else (
+            say("append {index}", index=g("first")) if g("first") == g("last")
+            else say("append {first}–{last}", first=g("first"), last=g("last")))
+        receipt = _receipt(self.events, i, dst, REQUEST_RECEIPTS,
+                           lambda r: r.get("from") == node and r.get("prev_index") == prev
+                           and (r.get("type") == REPLICATION_REJECTED or (r.get("first"), r.get("last")) == span))
+        self.send(i, node, dst, label, "heartbeat" if hb else "request", gen, receipt)
+
+    def received(self, i: int, e: dict, node: str, gen: int) -> None:
+        hb = _heartbeat(e)
+        if hb and not self.heartbeats:
+            return
+        label = say("♥ ok") if hb else say("ack {index}", index=e.get("last"))
+        self.send(i, node, e.get("from"), label, "heartbeat" if hb else "response", gen, -1)
+
+    def rejected(self, i: int, e: dict, node: str, gen: int) -> None:
+        self.send(i, node, e.get("from"), say("✗ differs at {index}", index=e.get("prev_index")), "refusal", gen, -1)
+
+    def campaign(self, i: int, e: dict, node: str, gen: int) -> None:
+        election, generation = e.get("type") == ELECTION_STARTED, e.get("generation")
+        answers = (VOTE_GRANTED, VOTE_DENIED) if election else (PREVOTE_GRANTED, PREVOTE_DENIED)
+        label = say("vote? g{generation}", generation=generation) if election else \
+            say("could I win g{generation}?", generation=generation)
+        for other in self.d.nodes:
+            if other != node:
+                receipt = _receipt(self.events, i, other, answers,
+                                   lambda r: r.get("candidate") == node and r.get("generation") == generation)
+                self.send(i, node, other, label, "vote", generation or gen, receipt)
+
+    def answer(self, i: int, e: dict, node: str, gen: int) -> None:
+        self.send(i, node, e.get("candidate"), ANSWERS[e.get("type")], "vote", gen, -1)
+
+    def leader(self, i: int, e: dict, node: str, gen: int) -> None:
+        self.put(i, Mark(node, self.take(i), say("★ leader g{generation}", generation=e.get("generation")), "leader"))
+
+    def append(self, i: int, e: dict, node: str, gen: int) -> None:
+        text = say("{payload} at {index}", payload=e.get("payload") or "?", index=e.get("index"))
+        if e.get("request") and e.get("request") not in self.acked:
+            text = say("{entry}, not acknowledged", entry=text)
+        self.put(i, Mark(node, self.take(i), text, "append"))
+
+    def hwm(self, i: int, e: dict, node: str, gen: int) -> None:
+        self.put(i, Mark(node, self.take(i), say("HWM {hwm}", hwm=e.get("hwm")), "hwm"))
+
+    def truncated(self, i: int, e: dict, node: str, gen: int) -> None:
+        removed = e.get("removed") or []
+        what = ", ".join(str(self.payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
+        self.put(i, Mark(node, self.take(i), say("✂ truncates from {index}: {entries}", index=e.get("from_index"),
+                                                 entries=what), TRUNCATED))
+
+    def started(self, i: int, e: dict, node: str, gen: int) -> None:
+        if e.get("boot", 0) and node in self.down_since:
+            self.up(node, i, self.take(i))
+
+
+ACROSS = (LINK_CUT, LINK_HEALED, STEP)  # the cluster's events drawn across every line (the others, on their target's)
+ANSWERS = {VOTE_GRANTED: say("vote ✓"), VOTE_DENIED: say("vote ✗"), PREVOTE_GRANTED: say("pre-vote ✓"),
+           PREVOTE_DENIED: say("pre-vote ✗")}
+# What each kind draws: the cluster's events (a cut or a healed link, a node killed, restarted, paused or resumed,
+# a scenario's step), then a node's own (messages, votes, leadership, appends, its mark, truncations, a reboot).
+ON_CLUSTER = {LINK_CUT: _Builder.link, LINK_HEALED: _Builder.link, NODE_KILLED: _Builder.killed,
+              NODE_RESTARTED: _Builder.restarted, NODE_PAUSED: _Builder.paused, NODE_RESUMED: _Builder.paused,
+              STEP: _Builder.step}
+ON_NODE = {REPLICATION_SENT: _Builder.sent, REPLICATION_RECEIVED: _Builder.received,
+           REPLICATION_REJECTED: _Builder.rejected, ELECTION_STARTED: _Builder.campaign,
+           PREVOTE_STARTED: _Builder.campaign, **{kind: _Builder.answer for kind in ANSWERS},
+           BECAME_LEADER: _Builder.leader, LEADER_APPEND: _Builder.append, HWM_CHANGED: _Builder.hwm,
+           TRUNCATED: _Builder.truncated, NODE_STARTED: _Builder.started}
 
 
 def sequence_svg(events: list[dict], *, heartbeats: bool = False, lang: str | None = None, upto: int | None = None,

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from lab.core.reasons import BECAUSE, REASON_FIELDS, because_of, with_reasons
+from lab.core import reasons
+from lab.core.reasons import BECAUSE, REASON_FIELDS, Reason, because_of, with_reasons
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 from lab.ports.disk_faults import mark
 
@@ -280,16 +281,16 @@ def read_trace(run_dir: str | os.PathLike) -> Trace:
     run_dir = Path(run_dir)
     meta_path = run_dir / "trace.json"
     if not meta_path.exists():
-        raise TraceError(f"{run_dir} is not a trace directory: trace.json is missing")
+        raise TraceError(Reason(reasons.NOT_A_TRACE, dir=str(run_dir)))
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except ValueError as exc:
-        raise TraceError(f"{meta_path}: not valid JSON ({exc})") from exc
+        raise TraceError(Reason(reasons.TRACE_NOT_JSON, path=str(meta_path), error=str(exc))) from exc
     if meta.get("format") != FORMAT:
-        raise TraceError(f"{meta_path}: not an HWM Lab trace (format {meta.get('format')!r})")
+        raise TraceError(Reason(reasons.NOT_OUR_TRACE, path=str(meta_path), format=repr(meta.get("format"))))
     if int(meta.get("version", 0)) > VERSION:
-        raise TraceError(f"{meta_path}: trace format version {meta['version']} is newer than this lab "
-                         f"understands ({VERSION}); upgrade hwm-lab")
+        raise TraceError(Reason(reasons.TRACE_TOO_NEW, path=str(meta_path), version=str(meta["version"]),
+                                understood=str(VERSION)))
     events: list[dict] = []
     warnings: list[str] = []
     for path in sorted(run_dir.glob("events-*.jsonl")):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from lab import i18n
-from lab.i18n import localize, say
+from lab.i18n import Joined, localize, say
 
 ROOT = Path(__file__).resolve().parents[2]
 # Left out: the reference answers, and what only the instructor runs (the grader's tests and data, the browser
@@ -127,9 +127,10 @@ def make(out: Path, root: Path = ROOT, *, git: bool = True) -> list[str]:
     """Write the handout at `out` (a new or empty folder); returns the files written."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
-        raise HandoutError(f"{out} is not empty: choose a new folder")
+        raise HandoutError(say("{out} is not empty: choose a new folder", out=str(out)))
     if not (root / "solutions").is_dir():
-        raise HandoutError(f"{root} has no solutions/: make the handout from the course's repository")
+        raise HandoutError(say("{root} has no solutions/: make the handout from the course's repository",
+                               root=str(root)))
     files = chosen(tracked_files(root))
     out.mkdir(parents=True, exist_ok=True)
     for f in files:
@@ -139,7 +140,8 @@ def make(out: Path, root: Path = ROOT, *, git: bool = True) -> list[str]:
     found = leaks(out, reference_bodies(root))
     if found:
         shutil.rmtree(out)
-        raise HandoutError("a reference answer would leak: " + "; ".join(f"{f} holds {name}" for f, name in found))
+        raise HandoutError(say("a reference answer would leak: {where}",
+                               where=Joined([say("{file} holds {name}", file=f, name=name) for f, name in found])))
     if git and shutil.which("git"):
         env = {**os.environ, "GIT_AUTHOR_NAME": "HWM Lab", "GIT_AUTHOR_EMAIL": "hwm-lab@localhost",
                "GIT_COMMITTER_NAME": "HWM Lab", "GIT_COMMITTER_EMAIL": "hwm-lab@localhost"}
@@ -155,16 +157,19 @@ def register(subparsers) -> None:
                                           "in a fresh git history.")
     p.add_argument("--out", required=True, metavar="DIR", help="a new or empty folder")
     p.add_argument("--no-git", action="store_true", help="do not make it a git repository")
+    i18n.lang_option(p)
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
+    lang = i18n.lang_of(args)
     try:
         files = make(Path(args.out), git=not args.no_git)
     except HandoutError as exc:
-        print(f"handout: {exc}", file=sys.stderr)
+        print(f"handout: {localize(exc.args[0], lang)}", file=sys.stderr)
         return 2
-    print(f"handout: {len(files) + 1} files in {args.out}, no solutions/ and no reference answer in any of them")
+    print("handout: " + localize(say("{count} files in {out}, no solutions/ and no reference answer in any of them",
+                                     count=len(files) + 1, out=args.out), lang))
     return 0
 
 
