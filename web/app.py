@@ -34,7 +34,7 @@ from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
 from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
 from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
-from web.live import LiveFeed, for_watchers
+from web.live import LiveFeed, for_watchers, merged
 from web.room import Room
 from web.sockets import socket_handlers
 from web.narrate import FEED_KINDS
@@ -52,6 +52,7 @@ DEFAULTS = {
     "ALLOWED_ORIGINS": None,  # extra origins allowed to open a Socket.IO connection
     "FRAME_HZ": 20,
     "EVENT_CAP": 200,  # most events one frame carries; the rest are counted by type
+    "WATCHER_FRAMES_EVERY": 2,  # a watching page is sent one frame for this many of the instructor's (merged)
     "WATCHER_EVENT_CAP": 25,  # ... to a page that only watches (a student's in a classroom: 200 of them share one
     # wifi, and nobody reads 2,000 events a second): every rare event still, the newest routine ones, the rest counted
     "LOG_WINDOW": LOG_WINDOW,  # newest entries per node sent to the page
@@ -138,6 +139,8 @@ class Dashboard:
         self.running = False
         self.stopping = False
         self.frames_sent = 0
+        self.held: dict | None = None  # the live frames not yet sent to the watching pages, merged (emit_live)
+        self.held_frames = 0
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
         self.replayed = None  # the replay's questions (web.questions.Replayed)
@@ -205,10 +208,21 @@ class Dashboard:
 
     def emit_live(self, frame: dict) -> None:
         """A live frame to the pages that show the live cluster: whole to those that control it (room "live"),
-        thinned to those that only watch (room "watch": web.live.for_watchers)."""
+        to those that only watch (room "watch") every WATCHER_FRAMES_EVERY-th frame, the ones between merged into
+        it, thinned (web.live.for_watchers): 200 students' pages cost the dashboard less, and the instructor's
+        page, which the room follows, gets its frames sooner."""
         self.emit("frame", frame, "live", localize_as=localized_frame)
-        self.emit("frame", for_watchers(frame, self.app.config["WATCHER_EVENT_CAP"]), "watch",
-                  localize_as=localized_frame)
+        self.held = frame if self.held is None else merged(self.held, frame)
+        self.held_frames += 1
+        if frame["kind"] == "snapshot" or self.held_frames >= int(self.app.config["WATCHER_FRAMES_EVERY"]):
+            self.flush_watchers()
+
+    def flush_watchers(self) -> None:
+        """Send the watching pages what they are owed (a tick with nothing new sends it at once)."""
+        if self.held is not None:
+            held, self.held, self.held_frames = self.held, None, 0
+            self.emit("frame", for_watchers(held, self.app.config["WATCHER_EVENT_CAP"]), "watch",
+                      localize_as=localized_frame)
 
     def set_room_lang(self, lang) -> dict:
         if lang not in LANGUAGES:
@@ -270,6 +284,8 @@ class Dashboard:
             if frame is not None:
                 self.emit_live(frame)
                 self.frames_sent += 1
+            else:
+                self.flush_watchers()
             return frame
 
     def stop(self) -> None:

@@ -81,6 +81,23 @@ def for_watchers(frame: dict, cap: int) -> dict:
     return {**frame, "events": kept, "skipped": sum(skipped.values()), "skipped_by_type": dict(skipped)}
 
 
+def merged(first: dict, then: dict) -> dict:
+    """Two frames in a row as one: what `then` says on top of `first` (a page that missed `first` applies this one
+    where it would have applied `first`). A snapshot after anything is itself."""
+    if then["kind"] == "snapshot":
+        return then
+    nodes = {n["id"]: n for n in first["nodes"]}
+    nodes.update((n["id"], n) for n in then["nodes"])
+    for name in then["gone"]:
+        nodes.pop(name, None)
+    gone = list(dict.fromkeys(n for n in (*first["gone"], *then["gone"]) if n not in nodes))
+    skipped = Counter(first.get("skipped_by_type") or {})
+    skipped.update(then.get("skipped_by_type") or {})
+    return {**then, "kind": first["kind"], "base": first["base"], "nodes": list(nodes.values()), "gone": gone,
+            "events": first["events"] + then["events"], "skipped": sum(skipped.values()),
+            "skipped_by_type": dict(skipped)}
+
+
 class LiveFeed:
     """The newest state of one cluster and the frames that bring a page up to date with it."""
 

@@ -84,6 +84,8 @@ class Pages:
         # thinned ("watch": Dashboard.emit_live).
         room = "live" if self.dashboard.viewers[sid]["control"] else "watch"
         with self.dashboard.lock:  # the snapshot and the room join together: no delta can slip in between
+            if room == "watch":
+                self.dashboard.flush_watchers()  # (the frames held for the watchers are before this snapshot)
             self.socketio.emit("frame", localized_frame(self.dashboard.feed.snapshot(), self.lang_of(sid)), to=sid)
             join_room(f"{room}:{self.lang_of(sid)}", sid=sid)
         self.dashboard.ensure_running()

@@ -156,7 +156,7 @@ def test_thousands_of_events_make_one_frame_with_a_capped_summarised_list(live, 
 def test_a_watching_page_is_sent_fewer_events_than_the_instructor_and_every_rare_one(fake):
     # A classroom: 200 students' pages on one wifi must not each be sent every event of a fast cluster.
     app, socketio, dashboard = make_app(CONTROL_URL=fake.control_url, HOST="0.0.0.0", EVENT_CAP=200,
-                                        WATCHER_EVENT_CAP=25)
+                                        WATCHER_EVENT_CAP=25, WATCHER_FRAMES_EVERY=1)
     dashboard.tick()
     instructor = connect(socketio, app, auth={"token": app.config["TOKEN"]})
     student = connect(socketio, app)
@@ -183,6 +183,31 @@ def test_a_watching_page_is_sent_fewer_events_than_the_instructor_and_every_rare
     fake.extra_events.extend(flood[:10])  # a frame under the cap reaches both whole
     dashboard.tick()
     assert frames(instructor)[0]["events"] == frames(student)[0]["events"]
+
+
+def test_a_watching_page_gets_every_second_frame_with_the_one_before_merged_in(fake):
+    app, socketio, dashboard = make_app(CONTROL_URL=fake.control_url, HOST="0.0.0.0", WATCHER_FRAMES_EVERY=2,
+                                        WATCHER_EVENT_CAP=1000)
+    dashboard.tick()
+    instructor = connect(socketio, app, auth={"token": app.config["TOKEN"]})
+    student = connect(socketio, app)
+    instructor.get_received(), student.get_received()
+    control(instructor, "write", payload="m1")
+    dashboard.tick()
+    control(instructor, "write", payload="m2")
+    dashboard.tick()
+    first, second = frames(instructor)
+    (both,) = frames(student)
+    assert both["base"] == first["base"] and both["seq"] == second["seq"]
+    assert [e["n"] for e in both["events"]] == [e["n"] for e in first["events"] + second["events"]]
+    changed = {n["id"]: n for n in first["nodes"]} | {n["id"]: n for n in second["nodes"]}
+    assert {n["id"]: n for n in both["nodes"]} == changed
+    control(instructor, "write", payload="m3")
+    dashboard.tick()  # one frame held for the student...
+    assert len(frames(instructor)) == 1 and frames(student) == []
+    dashboard.tick()  # ... and sent on the next tick that has nothing new
+    (late,) = frames(student)
+    assert late["base"] == both["seq"] and any("m3" in str(e) for e in late["events"])
 
 
 def test_the_background_loop_pushes_at_most_frame_hz_frames(fake):
@@ -521,6 +546,7 @@ def test_classroom_mode_needs_the_instructor_token_for_controls(fake):
     with fake.lock:
         fake.sim.pause("C")
     dashboard.tick()
+    dashboard.tick()  # a watching page is sent the frames held for it on the next tick (WATCHER_FRAMES_EVERY)
     assert node(frames(viewer)[-1], "C")["state"] == "paused"
     instructor = connect(socketio, app, auth={"token": token})
     assert received(instructor, "hello")[0]["args"][0]["can_control"] is True
