@@ -310,14 +310,16 @@ def frame_times(recorded: dict, seconds: float) -> dict:
             "long_frames": len(long) if long is not None else None, "messages_drawn_max": recorded["flights"]}
 
 
-def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid, run_dir) -> dict:
+def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, supervisor_pid, run_dir,
+            clients: tuple[int, ...] = ()) -> dict:
+    """One phase; `clients`: more processes of the bench's own (the students' pages), counted with its CPU."""
     first = api.events(after=0, limit=1)  # noqa: F841 (warms the supervisor's tail)
     page.evaluate(START_RECORDING)
     node_pids = children(supervisor_pid)
     chrome = browser_pids()
     before = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
               "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
-              "bench": cpu_seconds(os.getpid())}
+              "bench": sum(cpu_seconds(p) for p in (os.getpid(), *clients))}
     start_count = next_number(api) - 1  # absolute: the phase's first event is number start_count + 1
     floor = Floor(api.url, start_count, started, run_dir)
     t0 = time.monotonic()
@@ -332,7 +334,7 @@ def measure(page, api, name, writers, rate, seconds, started, dashboard_pid, sup
                          f"{w.first_failure})")
     after = {"dashboard": cpu_seconds(dashboard_pid), "supervisor": cpu_seconds(supervisor_pid),
              "nodes": sum(cpu_seconds(p) for p in node_pids), "browser": sum(cpu_seconds(p) for p in chrome),
-             "bench": cpu_seconds(os.getpid())}
+             "bench": sum(cpu_seconds(p) for p in (os.getpid(), *clients))}
     time.sleep(1.0)  # let the last frames arrive
     floor.stop.set()
     floor.thread.join(10)
@@ -496,6 +498,59 @@ class Students:
                 pass
 
 
+def _students_main(conn, url: str, count: int) -> None:
+    """The students' pages in a process of their own, at a lower priority than the dashboard, the cluster and the
+    instructor's browser: in a room they are phones and laptops, not this machine's CPU. Commands over `conn`."""
+    os.nice(10)
+    students = Students(url, count)
+    conn.send(len(students.pages))
+    while True:
+        command, *values = conn.recv()
+        if command == "answer":
+            conn.send(students.answer(*values))
+            continue
+        students.close()
+        conn.send({"pages": len(students.pages), "connect_seconds": students.connect_seconds,
+                   "acks": list(students.acks.values()), "refused": students.refused, "lost": students.lost,
+                   "bytes": students.bytes})
+        return
+
+
+class StudentsElsewhere:
+    """`Students` in a child process (spawned: this one runs Playwright's threads), driven over a pipe."""
+
+    def __init__(self, url: str, count: int):
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self.conn, theirs = context.Pipe()
+        self.process = context.Process(target=_students_main, args=(theirs, url, count), daemon=True)
+        self.process.start()
+        self.pid = self.process.pid
+        waited = time.monotonic()
+        while not self.conn.poll(1.0):
+            if not self.process.is_alive() or time.monotonic() - waited > 120:
+                self.process.kill()
+                raise SystemExit(f"room: {count} students' pages did not connect (their process: exit code "
+                                 f"{self.process.exitcode}, after {time.monotonic() - waited:.0f} s)")
+        self.connected = self.conn.recv()
+
+    def answer(self, question: int, within: float) -> float:
+        self.conn.send(("answer", question, within))
+        return self.conn.recv()
+
+    def close(self) -> dict:
+        try:
+            self.conn.send(("close",))
+            if not self.conn.poll(60):
+                raise SystemExit("room: the students' pages' process did not report within 60 s")
+            return self.conn.recv()
+        finally:
+            self.process.join(10)
+            if self.process.is_alive():
+                self.process.kill()
+
+
 def dashboard_control(url: str, action: str, args: dict) -> dict:
     """A control of the dashboard's own, over its HTTP API, with the instructor token the page's URL carries."""
     import urllib.parse
@@ -514,7 +569,7 @@ def measure_room(page, api, args, url, started, dashboard_pid, supervisor_pid, r
     """The paced phase again, with the students' pages connected: a third of the way in, a question (will a read
     of index 1 from B be served?); every student answers within one second; two thirds in, it is closed (the read
     is made) and revealed. The lag is measured over the whole phase, as in the others."""
-    students = Students(url, args.students)
+    students = StudentsElsewhere(url, args.students)
     figures = {}
 
     def lecture() -> None:
@@ -532,14 +587,14 @@ def measure_room(page, api, args, url, started, dashboard_pid, supervisor_pid, r
     try:
         flow.start()
         result = measure(page, api, "room", args.writers_paced, args.paced_writes, args.seconds, started,
-                         dashboard_pid, supervisor_pid, run_dir)
+                         dashboard_pid, supervisor_pid, run_dir, clients=(students.pid,))
         flow.join(60)
     finally:
-        students.close()
-    acks = list(students.acks.values())
-    result.update(students=len(students.pages), students_connect_s=round(students.connect_seconds, 1),
-                  answers_acked=len(acks), answers_refused=students.refused, pages_lost=students.lost,
-                  mb_to_students=round(students.bytes / 2 ** 20, 1),
+        room = students.close()
+    acks = room["acks"]
+    result.update(students=room["pages"], students_connect_s=round(room["connect_seconds"], 1),
+                  answers_acked=len(acks), answers_refused=room["refused"], pages_lost=room["lost"],
+                  mb_to_students=round(room["bytes"] / 2 ** 20, 1),
                   answers_counted=figures.get("counted"), answer_burst_s=figures.get("answer_seconds"),
                   answer_ack_ms_p50=round(1000 * percentile(acks, 0.5), 1),
                   answer_ack_ms_p99=round(1000 * percentile(acks, 0.99), 1))
