@@ -35,6 +35,17 @@ ALWAYS = (STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED)
 _MASK = (1 << 64) - 1
 
 
+def _stirred(value: int) -> int:
+    """A message's hash, stirred (splitmix64's finalizer) before it joins the sum of the messages in flight. Python's
+    tuple hashes are close to linear in their parts, so their plain sum made two different sets of messages meet:
+    A->B of generation 1 with A->C of generation 2 summed as A->B of 2 with A->C of 1, for one string hash seed in
+    two, and the search took one state for the other."""
+    x = value & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
 class _NoRandom:
     """Election timeouts never decide anything here (timers fire as choices): no random state to copy."""
 
@@ -125,7 +136,7 @@ class World(SimCluster):
     def _send(self, src: str, dst: str, message) -> None:
         if (src, dst) not in self.cuts:
             self.inflight.append((src, dst, message))
-            self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
+            self._inflight_hash = (self._inflight_hash + _stirred(hash((src, dst, message)))) & _MASK
 
     def _step(self, name: str, step, *args) -> None:
         self.current, mark = name, len(self.calls)
@@ -197,10 +208,10 @@ class World(SimCluster):
                 return None
             if head == "duplicate":
                 self.inflight.append((src, dst, message))
-                self._inflight_hash = (self._inflight_hash + hash((src, dst, message))) & _MASK
+                self._inflight_hash = (self._inflight_hash + _stirred(hash((src, dst, message)))) & _MASK
             else:
                 del self.inflight[position]
-                self._inflight_hash = (self._inflight_hash - hash((src, dst, message))) & _MASK
+                self._inflight_hash = (self._inflight_hash - _stirred(hash((src, dst, message)))) & _MASK
                 if head == "deliver" and (src, dst) not in self.cuts:
                     self._own(dst)
                     self._step(dst, self.replicas[dst].receive, src, message)
