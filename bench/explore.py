@@ -6,13 +6,14 @@ log end as match index), each replayed by `hwm-lab simulate --script`; KIP-101 r
 and the reference searched for --reference-seconds at 3, 4 and 5 nodes under generation and leader-epoch.
 
     python bench/explore.py [--reference-seconds 120] [--skip-reference] [--seeds 5] [--budget 10] [--memory 256]
-                            [--only-speed]
+                            [--only-speed] [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import tempfile
 import time
@@ -60,7 +61,7 @@ JUDGED = "solutions:" + ",".join(("high_water_mark", "on_replication_response", 
                                   "plan_truncation", "leader_epoch_end", "epoch_truncation_point"))
 
 
-def bfs_rate(n: int, memory: int, impl: str = "solutions") -> tuple[float, float, int, int, int]:
+def bfs_rate(n: int, memory: int, impl: str = "solutions", jobs: int = 1) -> tuple[float, float, int, int, int]:
     """Distinct states per second of a breadth-first search bounded by `memory` bytes, as `explore` bounds it: the
     bytes a state takes, measured first (printed), set how many states it holds."""
     per = measured(Config(n, impl=impl), Bounds())
@@ -68,7 +69,8 @@ def bfs_rate(n: int, memory: int, impl: str = "solutions") -> tuple[float, float
     figures = Figures()
     gc.disable()
     t = time.monotonic()
-    bfs(Config(n, impl=impl), Bounds(), depth=40, max_states=states, deadline=float("inf"), figures=figures)
+    bfs(Config(n, impl=impl), Bounds(), depth=40, max_states=states, deadline=float("inf"), figures=figures,
+        jobs=jobs)
     seconds = time.monotonic() - t
     gc.enable()
     gc.collect()
@@ -150,6 +152,8 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=5, help="seeds 0 to N-1 for each wrong variant and mistake")
     p.add_argument("--memory", type=int, default=256, help="megabytes the timed breadth-first searches hold")
     p.add_argument("--only-speed", action="store_true", help="the floors and the rates only")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="processes of the breadth-first search also timed (default: the machine's cores)")
     p.add_argument("--only", action="append", help="only this wrong variant or mistake (repeatable)")
     args = p.parse_args(argv)
 
@@ -160,6 +164,11 @@ def main(argv=None) -> int:
         distinct, successors, depth, per, states = bfs_rate(n, args.memory * 2**20)
         print(f"bfs {n} nodes: {distinct:,.0f} distinct states/s ({successors:,.0f} successors/s, {states:,} "
               f"distinct to depth {depth}: {args.memory} MB at {per:,} bytes per state); target at 3 nodes 17,000")
+        if args.jobs > 1:
+            dealt, dealt_successors, *_ = bfs_rate(n, args.memory * 2**20, jobs=args.jobs)
+            print(f"bfs {n} nodes, {args.jobs} processes (--jobs): {dealt:,.0f} distinct states/s "
+                  f"({dealt_successors:,.0f} successors/s; {dealt / distinct:.2f} of one process's); target at 3 "
+                  f"nodes 17,000")
         judged, *_ = bfs_rate(n, args.memory * 2**20, JUDGED)
         print(f"bfs {n} nodes, every call judged (as a student's code): {judged:,.0f} distinct states/s "
               f"({judged / distinct:.2f} of the reference's above)")

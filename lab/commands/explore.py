@@ -45,6 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--memory", type=int, default=32, metavar="MB",
                    help="megabytes the breadth-first search may hold (default 32): as many states as fit, at the "
                         "bytes a state takes, measured as it starts")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes for the breadth-first search (default 1): the same run is found with any number")
     p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
@@ -113,6 +115,8 @@ def run(args) -> int:
         load_impl(impl)
         if args.budget <= 0 or args.limit <= 0 or args.memory <= 0:
             raise ValueError(say("--budget, --limit and --memory must be positive"))
+        if not 1 <= args.jobs <= 64:
+            raise ValueError(say("--jobs takes 1 to 64 processes, not {jobs}", jobs=args.jobs))
         targets, missing = searched(impl, args.exercise)
         unsearchable = _unsearchable(targets, missing, args.exercise)
         if unsearchable is not None:
@@ -130,7 +134,7 @@ def run(args) -> int:
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                     rules=args.rule, bfs_memory=args.memory * 2**20)
+                     rules=args.rule, bfs_memory=args.memory * 2**20, jobs=args.jobs)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
     twice = None

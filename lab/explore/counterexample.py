@@ -98,12 +98,12 @@ def step_lines(choices, steps) -> list[str]:
 def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: float = 30.0, seed: int = 0,
             out: str | Path | None = None, limit: float = 1.0, progress: Callable[[Figures], None] | None = None,
             shown_impl: str | None = None, bfs_states: int | None = None, bfs_memory: int = BFS_MEMORY, rules=None,
-            max_walks: int | None = None) -> Result:
+            max_walks: int | None = None, jobs: int = 1) -> Result:
     """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
     `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk)."""
     configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
     found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states,
-                            bfs_memory=bfs_memory, max_walks=max_walks)
+                            bfs_memory=bfs_memory, max_walks=max_walks, jobs=jobs)
     if found is None:
         return Result(None, figures, [], [], [])
     found = shrink(found)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import gc
 import random
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from lab.core.monitor import Violation
+from lab.explore import parallel
 from lab.sim.reach import Reach
 from lab.sim.world import ALWAYS, SEGMENT_BYTES, WALK_KINDS, Bounds, World
 
@@ -100,58 +102,74 @@ def run(config: Config, choices, **extra) -> tuple[list, Violation | None, World
 
 
 def bfs(config: Config, bounds: Bounds, *, depth: int, max_states: int, deadline: float, figures: Figures,
-        tick: Callable[[], None] = lambda: None) -> Found | None:
-    """Breadth-first from the start, level by level, up to `depth` choices or `max_states` distinct states."""
+        tick: Callable[[], None] = lambda: None, jobs: int = 1) -> Found | None:
+    """Breadth-first from the start, level by level, up to `depth` choices or `max_states` distinct states; with
+    `jobs` > 1, a large frontier's levels in that many processes (lab/explore/parallel.py: the same runs found)."""
     root = config.world(reach=figures.reach)
     try:
-        return _bfs(config, root, bounds, depth, max_states, deadline, figures, tick)
+        return _bfs(config, root, bounds, depth, max_states, deadline, figures, tick, jobs)
     finally:
         figures.heard(root)  # its clones share what they heard
 
 
-def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick) -> Found | None:
+def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick, jobs=1) -> Found | None:
     seen = {root.key()}
     frontier = [(root, ())]
-    made = figures.reach.made
     for level in range(1, depth + 1):
+        if jobs > 1 and len(frontier) >= jobs * parallel.SPLIT:
+            return parallel.levels(sys.modules[__name__], config, frontier, seen, bounds, level, depth, max_states,
+                                   deadline, figures, tick, jobs)
         following = []
-        for world, path in frontier:
-            for choice in world.choices(bounds):
-                if choice[0] == "read":  # a read changes no state (its successor is its parent): judged in place
-                    found = _read_in_place(config, world, choice, path, figures)
-                    if found:
-                        return found
-                    continue
-                child = world.clone()
-                try:
-                    words = child.apply(choice)
-                except NotImplementedError:  # a function not written yet: this branch is left out
-                    continue
-                if words is None:
-                    continue
-                figures.states += 1
-                made(words)
-                found = config.broken(child)
-                if found:
-                    return Found(config, [*path, words], found[0], "bfs")
-                key = child.key()
-                if key in seen:
-                    continue
-                seen.add(key)
-                figures.distinct += 1
-                if len(seen) >= max_states:
-                    return None
-                following.append((child, (*path, words)))
-                if not figures.states & 255:
-                    tick()
-                    if time.monotonic() > deadline:
-                        raise OutOfTime
+        for item in _level(config, frontier, bounds, seen, figures, deadline, tick):
+            if isinstance(item, Found):
+                return item
+            child, path, key = item
+            seen.add(key)
+            figures.distinct += 1
+            if len(seen) >= max_states:
+                return None
+            following.append((child, path))
         figures.depth = max(figures.depth, level)
         frontier = following
         gc.collect()  # the search runs with the collector off (see `search`): the level's dropped worlds go now
         if not frontier:
             break
     return None
+
+
+def _level(config, frontier, bounds, seen, figures, deadline, tick):
+    """The successors of one level's `frontier`, in order: each whose state is not in `seen` as (world, run, key),
+    or, last, the first run that breaks a rule (a Found). The caller adds the keys it keeps to `seen`."""
+    made = figures.reach.made
+    for world, path in frontier:
+        for choice in world.choices(bounds):
+            if choice[0] == "read":  # a read changes no state (its successor is its parent): judged in place
+                found = _read_in_place(config, world, choice, path, figures)
+                if found:
+                    yield found
+                    return
+                continue
+            child = world.clone()
+            try:
+                words = child.apply(choice)
+            except NotImplementedError:  # a function not written yet: this branch is left out
+                continue
+            if words is None:
+                continue
+            figures.states += 1
+            made(words)
+            found = config.broken(child)
+            if found:
+                yield Found(config, [*path, words], found[0], "bfs")
+                return
+            key = child.key()
+            if key in seen:
+                continue
+            yield child, (*path, words), key
+            if not figures.states & 255:
+                tick()
+                if time.monotonic() > deadline:
+                    raise OutOfTime
 
 
 def _read_in_place(config, world, choice, path, figures) -> Found | None:
@@ -278,7 +296,7 @@ CORPUS = 20_000  # kinds of state kept per cluster to start walks from
 
 def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int | None = None,
            bfs_memory: int = BFS_MEMORY, walk_length: int = 60, progress: Callable[[Figures], None] | None = None,
-           max_walks: int | None = None) -> tuple[Found | None, Figures]:
+           max_walks: int | None = None, jobs: int = 1) -> tuple[Found | None, Figures]:
     """Each config's breadth-first search (bounded by memory: `bfs_memory` bytes shared by the configs, over the
     bytes a state takes, measured the same on every machine, so the same seed makes the same run; or by
     `bfs_states` states when given), then random walks over the configs in turn until `budget` seconds are spent,
@@ -310,7 +328,7 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
                 bound = max(1, bfs_memory // len(configs) // per)
             figures.bfs_bound += bound
             found = bfs(config, Bounds(), depth=bfs_depth, max_states=bound, deadline=deadline, figures=figures,
-                        tick=tick)
+                        tick=tick, jobs=jobs)
             if found:
                 return _done(found, figures, start)
         figures.bfs_seconds = time.monotonic() - start
