@@ -78,11 +78,24 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
     returned the committed entry. With `size` (the number of nodes), also the grader's rules over the trace
     (lab.core.monitor: among them, no leader raises its mark above what a majority acknowledged).
     """
-    lost: list[str] = []
-    violations: list[str] = []
     events = sorted(events, key=lambda e: (e.get("time", 0.0), str(e.get("node")), e.get("seq", 0)))
+    committed, violations = _committed_by_trace(events)
+    if not final:
+        violations.append("no live node at the end: nothing to check the acknowledged writes against")
+    history = _final_history(final, committed, violations)
+    lost, client_acks, traced_acks = _lost_writes(writes, events, final)
+    served, traced = _check_reads(reads, events, history, committed, violations)
+    if size:
+        violations.extend(v.sentence() for v in check_trace(events, size))
+    return Verdict(acknowledged=client_acks, acked_by_nodes=traced_acks, reads_served=served,
+                   reads_traced=traced, lost=lost, violations=list(dict.fromkeys(violations)))
 
-    committed: dict[int, tuple[int, str, str]] = {}  # index -> (generation, digest, who committed it first)
+
+def _committed_by_trace(events: list[dict]) -> tuple[dict[int, tuple[int, str, str]], list]:
+    """What the trace says was committed (index -> (generation, digest, who committed it first)), and the
+    violations seen on the way: an index committed twice differently, two leaders of one generation."""
+    violations: list = []
+    committed: dict[int, tuple[int, str, str]] = {}
     leaders: dict[int, str] = {}
     for event in events:
         kind = event.get("type")
@@ -98,11 +111,13 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
             if first_leader != event["node"]:
                 violations.append(Reason(TWO_LEADERS, generation=event["generation"], other=first_leader,
                                          node=event["node"]))
+    return committed, violations
 
-    if not final:
-        violations.append("no live node at the end: nothing to check the acknowledged writes against")
-    # The final logs, below each node's high-water mark: one history, the one the trace committed.
-    history: dict[int, tuple[int, str, str]] = {}  # index -> (generation, payload, node)
+
+def _final_history(final: dict[str, dict], committed: dict, violations: list) -> dict[int, tuple[int, str, str]]:
+    """The final logs, below each node's high-water mark: one history (index -> (generation, payload, node)), the
+    one the trace committed; where they part, a violation."""
+    history: dict[int, tuple[int, str, str]] = {}
     for node in sorted(final):
         log, hwm = final[node]["log"], final[node]["hwm"]
         if hwm > len(log):
@@ -121,7 +136,12 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
                 violations.append(f"{node} holds generation {generation} at index {index}, below its high-water "
                                   f"mark; the trace committed generation {trace[0]} there ({trace[2]})")
                 break
+    return history
 
+
+def _lost_writes(writes: list[WriteRecord], events: list[dict], final: dict[str, dict]) -> tuple[list[str], int, int]:
+    """The acknowledged writes (told to a client, or traced as write_acked) missing from a live node's final log;
+    with how many the clients were told of and how many distinct ones the nodes traced."""
     acknowledged: dict[tuple[int, int, str], str] = {}
     for w in writes:
         if w.ok:
@@ -135,6 +155,7 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
             traced_acks.add(key)
             acknowledged.setdefault(key, f"request {event['request']} acknowledged by {event['node']} at index "
                                          f"{event['index']} (generation {event['generation']})")
+    lost = []
     for (index, generation, entry_digest), what in sorted(acknowledged.items()):
         missing = []
         for node in sorted(final):
@@ -145,7 +166,13 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
                 missing.append(f"{node} (holds generation {log[index - 1][1]} {log[index - 1][2]!r})")
         if missing:
             lost.append(f"{what}: not in the final log of {', '.join(missing)}")
+    return lost, client_acks, len(traced_acks)
 
+
+def _check_reads(reads: list[ReadRecord], events: list[dict], history: dict, committed: dict,
+                 violations: list) -> tuple[int, int]:
+    """Every read served, as the clients saw it and as the trace has it, against the committed history; returns how
+    many the clients were served and how many the trace holds."""
     served = traced = 0
     for r in reads:
         if r.ok:
@@ -158,10 +185,7 @@ def check(writes: list[WriteRecord], reads: list[ReadRecord], events: list[dict]
             index, generation, entry_digest = event["entry"]
             violations.extend(_read_problems(event["node"], event["index"], event["hwm"], generation, entry_digest,
                                              history, committed))
-    if size:
-        violations.extend(v.sentence() for v in check_trace(events, size))
-    return Verdict(acknowledged=client_acks, acked_by_nodes=len(traced_acks), reads_served=served,
-                   reads_traced=traced, lost=lost, violations=list(dict.fromkeys(violations)))
+    return served, traced
 
 
 def _read_problems(node, index, hwm, generation, entry_digest, history, committed) -> list[str]:
