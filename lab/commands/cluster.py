@@ -87,7 +87,7 @@ class CommandError(Exception):
 
 
 def register(subparsers) -> None:
-
+    """The cluster's commands, in the order `hwm-lab --help` lists them: start it, ask it, fault it, its scenarios."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--dir", default=DEFAULT_DIR, metavar="DIR",
                         help=f"run directory of the cluster (default ./{DEFAULT_DIR})")
@@ -100,6 +100,13 @@ def register(subparsers) -> None:
         parser.set_defaults(func=_wrap(func))
         return parser
 
+    _register_up(add)
+    _register_clients(add)
+    _register_faults(add)
+    _register_scenario(subparsers, common)
+
+
+def _register_up(add) -> None:
     p = add("up", "start a cluster of node processes in the background",
             "Start one process per node and the supervisor (control API) in the background; return once a "
             "leader is elected. Data and traces go to DIR.", cmd_up)
@@ -123,6 +130,10 @@ def register(subparsers) -> None:
     p.add_argument("--no-pre-vote", action="store_true",
                    help="nodes campaign without asking for pre-votes first (see a cut-off node depose a leader)")
 
+
+
+def _register_clients(add) -> None:
+    """What a client asks: the cluster's status, a write, a read."""
     add("status", "show the nodes, roles, generations, log ends, high-water marks and links", func=cmd_status)
 
     p = add("write", "write an entry; acknowledged once the high-water mark covers it",
@@ -136,6 +147,10 @@ def register(subparsers) -> None:
     p.add_argument("index", type=int, help="log index, from 1")
     p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
 
+
+
+def _register_faults(add) -> None:
+    """The fault vocabulary's words (a node's, a link's, the delay) and stopping the cluster."""
     for word in NODE_WORDS:  # the fault vocabulary's words that name one node, each `hwm-lab WORD ID`
         if word in NOT_ON_THE_CLI:
             continue
@@ -164,6 +179,10 @@ def register(subparsers) -> None:
     p = add("down", "stop every process of the cluster; data and traces stay in DIR", func=cmd_down)
     p.add_argument("--timeout", type=float, default=15.0, help="seconds before stragglers are killed (default 15)")
 
+
+
+def _register_scenario(subparsers, common) -> None:
+    """`hwm-lab scenario list` and `hwm-lab scenario run NAME`: the teaching scenarios as real processes."""
     scenario = subparsers.add_parser("scenario", help="list or run the teaching scenarios as real processes",
                                      description="Teaching scenarios (SCENARIOS.md) as real node processes.")
     scenario_sub = scenario.add_subparsers(dest="scenario_command", metavar="COMMAND")
