@@ -186,3 +186,14 @@ def test_the_drawing_spreads_its_lines_over_the_width_it_is_given_and_names_them
     assert len(xs) == 3 and xs[0] > 70 and xs[2] > 1000  # the lines take the stage's width, not a third of it
     narrow = ET.fromstring(sequence_svg(events))
     assert int(narrow.get("width")) == 70 + 150 * 3  # without a width: as before
+
+
+def test_every_declared_kind_draws_its_mark_or_is_declared_to_draw_none():
+    """The drawing is a table keyed by the declared kinds: a kind drawn across the lines or on its target's
+    (ON_CLUSTER), on its node's (ON_NODE), or in NO_MARK; never two of them, never a kind nobody declared."""
+    from lab.core.events import KINDS
+    from lab.i18n.sequence import NO_MARK, ON_CLUSTER, ON_NODE
+
+    tables = (set(ON_CLUSTER), set(ON_NODE), set(NO_MARK))
+    assert set().union(*tables) == set(KINDS)
+    assert sum(len(t) for t in tables) == len(KINDS)  # each kind in one table only
