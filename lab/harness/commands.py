@@ -330,8 +330,3 @@ COMMANDS: dict[str, Callable] = {
     "expect": cmd_expect,
     "ask": cmd_ask,
 }
-
-
-# The explorer's choices (lab.sim.world), run by the world itself under `network manual`.
-CHOICES = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill", "restart",
-                     "pause", "resume", "cut", "heal"})

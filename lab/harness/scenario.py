@@ -17,7 +17,8 @@ from lab.core.events import EXPECTATION, RULE_BROKEN, STEP
 from lab.core.reasons import Reason, Reasons
 from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
-from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, WaitTimeout
+from lab.harness.commands import COMMANDS, ScenarioError, WaitTimeout
+from lab.sim.choices import WALK_KINDS  # the explorer's, run by the world itself under `network manual`
 from lab.harness.script import Command, Scenario, load
 from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
@@ -224,13 +225,13 @@ class Run:
 
     def _execute(self, command: Command, step: int) -> None:
         head, *args = command.words
-        if self.scenario.network == "manual" and head in CHOICES:
+        if self.scenario.network == "manual" and head in WALK_KINDS:
             if self.driver.cluster.apply(command.words) is None:
                 raise WaitTimeout(Reason(reasons.LINE_CANNOT_NOW, line=command.line, command=str(command)))
             if head == "kill":
                 self.last_killed = args[0]
             return
-        if head in CHOICES and head not in COMMANDS:
+        if head in WALK_KINDS and head not in COMMANDS:
             raise ScenarioError(Reason(reasons.LINE_NEEDS_MANUAL, line=command.line, command=repr(head)))
         COMMANDS[head](self, command, step, args)
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from lab.core import reasons
 from lab.core.events import STEP
 from lab.core.reasons import Reason
-from lab.harness.commands import CHOICES, COMMANDS, ScenarioError, parse_ask
+from lab.harness.commands import COMMANDS, ScenarioError, parse_ask
+from lab.sim.choices import WALK_KINDS  # the explorer's, a line of a `network manual` script
 
 SCENARIO_DIR = Path(__file__).parent.parent / "sim" / "scenarios"  # data of the simulator's folder
 
@@ -110,7 +111,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         elif current is None:
             raise ScenarioError(Reason(reasons.SCRIPT_BEFORE_STEP, script=name, line=number, command=repr(head)))
         else:
-            if head not in COMMANDS and head not in CHOICES:
+            if head not in COMMANDS and head not in WALK_KINDS:
                 raise ScenarioError(Reason(reasons.SCRIPT_UNKNOWN, script=name, line=number, command=repr(head),
                                            known=", ".join(sorted(COMMANDS))))
             if head == "ask":  # a question's words are checked as the script is read, not when the step runs
