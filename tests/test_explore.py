@@ -50,6 +50,23 @@ def test_messages_wait_in_flight_until_a_choice_delivers_them():
     assert world.apply(("write", "A")) == ("write", "v1", "to", "A", "nowait")
 
 
+def test_the_worlds_clients_are_the_simulators_and_a_node_down_answers_node_down():
+    """The world's write and read are the simulator's (one implementation): the request ids count on in a clone,
+    a write is traced with its digest, and a node that is down answers NODE_DOWN to both."""
+    from lab.core.events import CLIENT_WRITE
+    from lab.core.messages import NODE_DOWN, digest
+
+    world = World(3, fast=False)
+    world.apply(("kill", "B"))
+    write = world.write("v1", node="B")
+    assert world.answers[write].refusal == NODE_DOWN and not world.answers[write].ok
+    read = world.read(1, "B")
+    assert read.refusal == NODE_DOWN and read.request == "r2" and "B" in localize(read.error, "en")
+    assert world.clone().write("v2", node="A") == "w3"
+    traced = [e for e in world.events if e["type"] == CLIENT_WRITE]
+    assert [(e["request"], e["digest"]) for e in traced] == [("w1", digest("v1"))]
+
+
 def test_a_clone_steps_on_its_own_and_equal_states_hash_alike():
     world = World(3, fast=True)
     world.apply(("campaign", "A"))

@@ -127,7 +127,7 @@ class SimCluster:
         self.duplicate_rate = 0.0
         self.reorder_ticks = 0
         self._drop_nth: dict[tuple[str, str], int] = {}
-        self._requests = itertools.count(1)
+        self.requests = 0  # the clients' requests so far: w1, r2, w3, ... (an int, so that a copy counts on)
         self.answers: dict[str, Answer] = {}
         self.events: list[dict] = []
         self.listeners: list[Callable[[dict], None]] = []
@@ -339,9 +339,10 @@ class SimCluster:
     # ---- clients ---------------------------------------------------------------------------------------------
 
     def write(self, payload: str, node: str | None = None) -> str:
-        """Send a client write to `node` (default: the current leader, else the first node); returns the request id."""
+        """Send a client write to `node` (default: the current leader, else the first node); returns the request id.
+        A node that is not running answers NODE_DOWN at once."""
         target = node or self.leader() or self.names[0]
-        request = f"w{next(self._requests)}"
+        request = self._request("w")
         self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
             self.answers[request] = Answer(request=request, ok=False, refusal=NODE_DOWN,
@@ -351,14 +352,18 @@ class SimCluster:
         return request
 
     def read(self, index: int, node: str) -> Answer:
-        request = f"r{next(self._requests)}"
+        """Read `index` from `node`: its answer, or NODE_DOWN when it is not running (or stopped on the read)."""
+        request = self._request("r")
         self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
-        if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
-                          refusal=NODE_DOWN)
-        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
-        return self.answers.get(request) or Answer(request=request, ok=False, error=f"node {node} stopped",
-                                                   refusal=NODE_DOWN)
+        if self.states[node] == "running":
+            self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
+        return self.answers.pop(request, None) or Answer(
+            request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
+            refusal=NODE_DOWN)
+
+    def _request(self, kind: str) -> str:
+        self.requests += 1
+        return f"{kind}{self.requests}"
 
     # ---- time ------------------------------------------------------------------------------------------------
 

@@ -12,16 +12,15 @@ from __future__ import annotations
 import traceback
 
 from lab.core.guard import DEFAULT_LIMIT, Fault, fault_of, guarded
-from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Event, event_fields
+from lab.core.messages import Event, event_fields
 from lab.core.monitor import Monitor, Violation
 from lab.sim.calls import Ear, judging
 from lab.sim.reach import Reach
 from lab.sim.choices import WALK_KINDS, Bounds, enumerate_choices
 from lab.sim.copies import _copy, _copy_log, _copy_replica
 from lab.sim.cluster import SimClock, SimCluster, SimTransport
-from lab.core import reasons
 from lab.core.reasons import STOPPED_BECAUSE, Reason
-from lab.core.events import CLIENT_READ, CLIENT_WRITE, NODE_EXITED, STUDENT_CALL
+from lab.core.events import NODE_EXITED, STUDENT_CALL
 
 # Small segments (about two entries each), so that a truncation crosses segment files (exercise 5).
 SEGMENT_BYTES = 40
@@ -92,7 +91,7 @@ class World(SimCluster):
         self.fast = fast and trace_dir is None
         self.fault: tuple[str, Fault] | None = None
         self.exited: tuple[str, str] | None = None
-        self.writes = self.requests = self.kills = 0
+        self.writes = self.kills = 0
         self.calls: list[dict] = []
         self.record = record_calls
         self.wrong = None  # (node, Call): the first call of a student's function that broke its exercise's rule
@@ -170,25 +169,6 @@ class World(SimCluster):
             self.exit_reasons[name] = reason
             self._held[name].clear()
             self._cluster_event(NODE_EXITED, target=name, code=70, reason=reason)
-
-    def write(self, payload: str, node: str | None = None) -> str:
-        target = node or self.leader() or self.names[0]
-        self.requests += 1
-        request = f"w{self.requests}"
-        self._cluster_event(CLIENT_WRITE, payload=payload, target=target, request=request)
-        if self.states[target] == "running":
-            self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
-        return request
-
-    def read(self, index: int, node: str) -> Answer:
-        self.requests += 1
-        request = f"r{self.requests}"
-        self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
-        if self.states[node] != "running":
-            return Answer(request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
-                          refusal=NODE_DOWN)
-        self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
-        return self.answers.pop(request, None) or Answer(request=request, ok=False, refusal=NODE_DOWN)
 
     # ---- choices ----------------------------------------------------------------------------------------------
 
