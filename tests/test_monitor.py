@@ -86,6 +86,32 @@ def test_the_logs_as_they_are_agree_below_the_marks():
     assert [v.check for v in monitor.check_logs(changed)] == ["committed-never-change"]
 
 
+def test_the_invariants_find_what_the_monitor_finds_over_the_same_facts():
+    """`expect safety` (lab.core.invariants) and the monitor share each rule's one implementation: over the same
+    commits, truncation and logs they name the same breaches, the invariants every one, the monitor its first."""
+    from lab.core import reasons
+    from lab.core.invariants import safety_violations
+
+    committed = ev("hwm_changed", "A", hwm=2, from_hwm=0, role="follower",
+                   committed=[[1, 1, digest("a")], [2, 1, digest("b")]])
+    recommitted = ev("hwm_changed", "B", hwm=1, from_hwm=0, role="follower", committed=[[1, 2, digest("z")]])
+    truncated = ev("truncated", "C", removed=[[2, 1, digest("b")]])
+    logs = {"A": ([(1, 1, "a"), (2, 1, "b")], 2), "B": ([(1, 1, "a"), (2, 2, "c")], 2), "C": ([(1, 1, "a")], 3)}
+    status = {"nodes": [{"id": n, "state": "running", "log": [list(e) for e in log], "hwm": hwm}
+                        for n, (log, hwm) in logs.items()]}
+    said = safety_violations([committed, recommitted, truncated], status)
+    assert [(r.kind, r.values.get("node"), r.values.get("index")) for r in said] == [
+        (reasons.COMMITTED_CHANGED, "B", 1), (reasons.TRUNCATED_COMMITTED, "C", 2),
+        (reasons.HOLDS_OTHER_GENERATION, "B", 2), (reasons.RULE_HWM_BEYOND_LOG, "C", 3),
+        (reasons.LOGS_DISAGREE, "B", 2)]
+    monitor = Monitor(3)
+    found = [v for e in (committed, recommitted, truncated) for v in monitor.feed(e)]
+    assert [(v.check, v.node, v.index) for v in found] == [("committed-never-change", "B", 1),
+                                                           ("truncation-safe", "C", 2)]
+    assert [(v.check, v.node, v.index) for v in monitor.check_logs(logs)] == [("committed-never-change", "B", 2)]
+    assert safety_violations([committed], {"nodes": status["nodes"][:1]}) == []
+
+
 def test_the_explorers_commands_need_the_manual_network(tmp_path):
     path = tmp_path / "s.txt"
     path.write_text('nodes 3\nstep "x"\n  deliver A->B VoteRequest\n')

@@ -1,11 +1,12 @@
 """The safety properties the lab teaches, checked over trace events and a cluster status.
 
-Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab exercise check`.
+Used by the property tests, the scenario runner (`expect safety`) and `hwm-lab exercise check`; the rules it shares
+with the grader's monitor (a committed entry never changes, nor is truncated; the logs agree) are the monitor's.
 """
 
 from __future__ import annotations
 
-from lab.core.messages import digest
+from lab.core.monitor import BEYOND, HOLDS, first_commit, is_committed, log_faults
 from lab.core import reasons
 from lab.core.events import BECAME_LEADER, HWM_CHANGED, READ_SERVED, TRUNCATED
 from lab.core.reasons import Reason
@@ -20,8 +21,8 @@ def safety_violations(events: list[dict], status: dict | None = None) -> list[st
         kind = event["type"]
         if kind == HWM_CHANGED:
             for index, generation, entry_digest in event["committed"]:
-                known = committed.setdefault(index, (generation, entry_digest, event["node"]))
-                if known[:2] != (generation, entry_digest):
+                known = first_commit(committed, event["node"], index, generation, entry_digest)
+                if known is not None:
                     problems.append(Reason(reasons.COMMITTED_CHANGED, index=index, other=known[2], generation=known[0],
                                            digest=known[1], node=event["node"], current=generation,
                                            digest2=entry_digest))
@@ -35,7 +36,7 @@ def safety_violations(events: list[dict], status: dict | None = None) -> list[st
                                    hwm=event["hwm"]))
         elif kind == TRUNCATED:
             for index, generation, entry_digest in event["removed"]:
-                if committed.get(index, (None, None))[:2] == (generation, entry_digest):
+                if is_committed(committed, index, generation, entry_digest):
                     problems.append(Reason(reasons.TRUNCATED_COMMITTED, node=event["node"], index=index,
                                            generation=generation))
     if status is not None:
@@ -44,23 +45,21 @@ def safety_violations(events: list[dict], status: dict | None = None) -> list[st
 
 
 def _log_problems(status: dict, committed: dict) -> list[str]:
+    """The rules over the logs of the nodes not killed, as the monitor's (lab.core.monitor.log_faults), in words."""
+    live = {n["id"]: (n["log"], n["hwm"]) for n in status["nodes"] if n["state"] != "killed"}
     problems = []
-    live = [n for n in status["nodes"] if n["state"] != "killed"]
-    for node in live:
-        for index, generation, payload in node["log"][: node["hwm"]]:
-            known = committed.get(index)
-            if known and known[:2] != (generation, digest(payload)):
-                problems.append(Reason(reasons.HOLDS_OTHER_GENERATION, node=node["id"], generation=generation,
-                                       index=index, current=known[0]))
-    for a in live:
-        for b in live:
-            if a["id"] < b["id"]:
-                upto = min(a["hwm"], b["hwm"])
-                for x, y in zip(a["log"][:upto], b["log"][:upto]):
-                    if x != y:
-                        problems.append(Reason(reasons.LOGS_DISAGREE, other=a["id"], node=b["id"], index=x[0],
-                                               hwm=a["hwm"], hwm2=b["hwm"]))
-                        break
+    for fault in log_faults(live, committed):
+        what, node = fault[0], fault[1]
+        if what == BEYOND:
+            problems.append(Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=fault[2], log_end=fault[3]))
+        elif what == HOLDS:
+            _, _, index, generation, known = fault
+            problems.append(Reason(reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
+                                   current=known[0]))
+        else:
+            b, index = fault[2], fault[3]
+            problems.append(Reason(reasons.LOGS_DISAGREE, other=node, node=b, index=index, hwm=live[node][1],
+                                   hwm2=live[b][1]))
     return problems
 
 

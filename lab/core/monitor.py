@@ -7,7 +7,7 @@ rule is computed from the lab's own facts (the events, the logs), never through 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from lab.core import events as ev
 from lab.core import judges
@@ -116,8 +116,8 @@ class Monitor:
         return []
 
     def _commit(self, node, index, generation, entry_digest):
-        known = self.committed.setdefault(index, (generation, entry_digest, node))
-        if known[:2] == (generation, entry_digest):
+        known = first_commit(self.committed, node, index, generation, entry_digest)
+        if known is None:
             return []
         if self.acked.get(index) not in (None, entry_digest):
             said = Reason(reasons.RULE_ACKED_LOST, index=index, node=node, generation=generation)
@@ -165,7 +165,7 @@ class Monitor:
                 said = Reason(reasons.RULE_REMOVED_SAME_GENERATION, node=node, index=index, generation=generation)
                 found.append(Violation("truncation-safe", node, index, said,
                                        (("node", node), ("index", index), ("generation", generation))))
-            elif self.committed.get(index, (None, None))[:2] == (generation, entry_digest):
+            elif is_committed(self.committed, index, generation, entry_digest):
                 acked = self.acked.get(index) == entry_digest
                 found.append(Violation("truncation-safe", node, index, Reason(
                     reasons.RULE_REMOVED_ACKED if acked else reasons.RULE_REMOVED_COMMITTED, node=node, index=index),
@@ -200,28 +200,62 @@ class Monitor:
     # ---- the logs as they are now -------------------------------------------------------------------------
 
     def check_logs(self, logs: dict[str, tuple[list, int]]) -> list[Violation]:
-        """Rules 4 and 6 over the live nodes' logs: node -> (entries (index, generation, payload), HWM)."""
-        for node, (entries, hwm) in logs.items():
-            if hwm > len(entries):
-                said = Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=len(entries))
+        """Rules 4 and 6 over the live nodes' logs: node -> (entries (index, generation, payload), HWM); the first
+        broken, as log_faults finds it."""
+        for fault in log_faults(logs, self.committed):
+            what, node = fault[0], fault[1]
+            if what == BEYOND:
+                hwm = fault[2]
+                said = Reason(reasons.RULE_HWM_BEYOND_LOG, node=node, index=hwm, log_end=fault[3])
                 return [Violation("logs-agree", node, hwm, said, (("node", node), ("index", hwm)))]
-            for index, generation, payload in entries[:hwm]:
-                known = self.committed.get(index)
-                if known and known[:2] != (generation, _digest(payload)):
-                    return [Violation("committed-never-change", node, index, Reason(
-                        reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
-                        current=known[0]),
-                                      (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
-                                       ("now", generation)))]
-        names = sorted(logs)
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                upto = min(logs[a][1], logs[b][1])
-                if logs[a][0][:upto] != logs[b][0][:upto]:
-                    where = next(x[0] for x, y in zip(logs[a][0], logs[b][0]) if x != y)
-                    return [Violation("logs-agree", b, where, Reason(reasons.RULE_LOGS_DISAGREE, a=a, b=b, index=where),
-                                      (("a", a), ("b", b), ("index", where)))]
+            if what == HOLDS:
+                _, _, index, generation, known = fault
+                return [Violation("committed-never-change", node, index, Reason(
+                    reasons.HOLDS_OTHER_GENERATION, node=node, generation=generation, index=index,
+                    current=known[0]),
+                                  (("node", node), ("index", index), ("first", known[2]), ("was", known[0]),
+                                   ("now", generation)))]
+            a, b, where = node, fault[2], fault[3]
+            return [Violation("logs-agree", b, where, Reason(reasons.RULE_LOGS_DISAGREE, a=a, b=b, index=where),
+                              (("a", a), ("b", b), ("index", where)))]
         return []
+
+
+# ---- the rules over the facts, each written once: the monitor and the invariants (`expect safety`) call these ----
+
+def first_commit(committed: dict, node: str, index: int, generation: int, entry_digest: str) -> tuple | None:
+    """Note `node`'s commit of an entry at `index` (the first one known stays); when the entry committed first
+    there differs, that one, (generation, digest, node): a committed entry never changes."""
+    known = committed.setdefault(index, (generation, entry_digest, node))
+    return None if known[:2] == (generation, entry_digest) else known
+
+
+def is_committed(committed: dict, index: int, generation: int, entry_digest: str) -> bool:
+    return committed.get(index, (None, None))[:2] == (generation, entry_digest)
+
+
+BEYOND, HOLDS, DISAGREE = "beyond", "holds", "disagree"
+
+
+def log_faults(logs: dict[str, tuple[list, int]], committed: dict) -> Iterator[tuple]:
+    """What is wrong with the live nodes' logs (node -> (entries (index, generation, payload), HWM)), in order: for
+    each node, (BEYOND, node, hwm, log_end) when its HWM is past its log's end, and (HOLDS, node, index, generation,
+    first) for each entry below its HWM that is not the one committed first there; then, for each two nodes,
+    (DISAGREE, a, b, index) at the first index where their logs differ below both HWMs."""
+    for node, (entries, hwm) in logs.items():
+        if hwm > len(entries):
+            yield BEYOND, node, hwm, len(entries)
+        for index, generation, payload in entries[:hwm]:
+            known = committed.get(index)
+            if known and known[:2] != (generation, _digest(payload)):
+                yield HOLDS, node, index, generation, known
+    names = sorted(logs)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            upto = min(logs[a][1], logs[b][1])
+            where = next((x[0] for x, y in zip(logs[a][0][:upto], logs[b][0][:upto]) if x != y), None)
+            if where is not None:
+                yield DISAGREE, a, b, where
 
 
 _DIGESTS: dict[str, str] = {}
