@@ -187,3 +187,45 @@ def test_the_graph_reads_a_lazy_import_and_a_module_named_from_its_package(tmp_p
     assert graph["lab.harness.scenario"] == {"lab.harness.replay"} and graph["lab.harness.replay"] == {
         "lab.harness.scenario"}
     assert circles(graph) == [("lab.harness.replay", "lab.harness.scenario")]
+
+
+# ---- the size of a function and of a module ---------------------------------------------------------------------
+
+MOST_FUNCTION_LINES = 80
+MOST_MODULE_LINES = 600
+ONE_FILE = {Path("lab/core/replica.py")}  # the replica's state machine may stay one file (docs/architecture.md)
+
+
+def long_functions(source: str, most: int = MOST_FUNCTION_LINES) -> list[tuple[int, str, int]]:
+    """Every function or method of `source` longer than `most` lines, its decorators and docstring included:
+    (line, name, lines)."""
+    return sorted((node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.end_lineno - node.lineno + 1 > most)
+
+
+def lab_and_web() -> list[Path]:
+    return sorted(p for top in ("lab", "web") for p in (ROOT / top).rglob("*.py"))
+
+
+def test_the_size_walker_finds_a_long_method_and_a_long_inner_function():
+    four = "".join(f"        x{i} = {i}\n" for i in range(4))
+    source = (f"class A:\n    def long(self):\n{four}"  # lines 2-6
+              "def short():\n    return 1\n"  # 7-8
+              f"def outer():\n    def inner():\n{four}    return inner\n")  # 9-15, inner 10-14
+    assert long_functions(source, most=4) == [(2, "long", 5), (9, "outer", 7), (10, "inner", 5)]
+
+
+def test_no_function_in_lab_or_web_is_over_80_lines():
+    offences = [f"{path.relative_to(ROOT)}:{line} {name} ({n} lines)" for path in lab_and_web()
+                for line, name, n in long_functions(path.read_text(encoding="utf-8"))]
+    assert offences == [], f"split each along what it does (at most {MOST_FUNCTION_LINES} lines):\n" + \
+        "\n".join(offences)
+
+
+def test_every_module_of_lab_and_web_is_at_most_600_lines_but_the_replica():
+    sizes = {path.relative_to(ROOT): len(path.read_text(encoding="utf-8").splitlines()) for path in lab_and_web()}
+    assert all(path in sizes for path in ONE_FILE)  # the exception names a module that is there
+    offences = [f"{path} ({n} lines)" for path, n in sorted(sizes.items())
+                if n > MOST_MODULE_LINES and path not in ONE_FILE]
+    assert offences == [], "\n".join(offences)

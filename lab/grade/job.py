@@ -243,8 +243,6 @@ def _say(msg: str) -> None:
 
 
 def _grade(spark, storage, args, rubric, say) -> int:
-    from pyspark.sql import functions as F
-
     from lab.grade import playable, report
 
     started = time.monotonic()
@@ -253,20 +251,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     storage.makedirs(staging)
     limits = Limits(max_file_bytes=int(args.max_file_mb * MiB), max_submission_bytes=int(args.max_submission_mb * MiB))
     previous = getattr(args, "previous", None)
-    hashes = getattr(args, "hashes", None)  # kept, for the next grade to reuse
-    if hashes is None:
-        hashes = _hashes(storage, args, say)
-    reuse = incremental.reusable(previous, hashes)
-    cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
-    clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
-    if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
-        reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
-        storage.remove(staging)
-        cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
-    if previous is not None:
-        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
-    for name in cat.skipped:
-        say(f"skipped {name}: neither a .zip nor a folder")
+    cat, reuse, hashes = _read_class(storage, args, staging, limits, previous, say)
 
     outcome = None
     if getattr(args, "secret", None) is not None:
@@ -275,36 +260,8 @@ def _grade(spark, storage, args, rubric, say) -> int:
         outcome = reexec.run_class(spark, storage, args, cat, rubric, staging, args.secret, say)
     else:
         say("not re-executing (--trust-traces): the grades trust the submitted runs (docs/grading.md)")
-    found = Found()
-    cached = events = None
-    n_events = 0
-    per_run: dict[tuple[str, str], int] = {}
-    partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
-    with settings(spark, partitions):
-        if cat.files:
-            cached, events, per_run = _parse(spark, storage, cat, partitions)
-        graded = [s for s in cat.submissions if s.ok]
-        if events is not None:
-            bad = [s.student for s in cat.submissions if not s.ok]
-            events = events.filter(~F.col("submission").isin(bad)) if bad else events
-            n_events = sum(n for (student, _), n in per_run.items() if student not in bad)
-        say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
-            f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
-        if events is not None and graded:
-            found = _check(spark, storage, events, graded, staging, out, say, rubric, whole=previous is None)
-
-    counts: dict[str, dict[tuple[str, str], int]] = {}
-    for (student, run, check), n in found.counts.items():
-        counts.setdefault(student, {})[(run, check)] = n
-    results = []
-    for s in sorted(cat.submissions, key=lambda s: s.student):
-        runs = [(r.run, r.exercise, r.scenario) for r in s.runs]
-        rules = outcome.rules.get(s.student) if outcome else s.rules if s.version >= 2 else None
-        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), rules,
-                                     outcome.probes.get(s.student) if outcome else None,
-                                     outcome.weights.get(s.student) if outcome else None) if s.ok else None)
-        results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
-                                            runs=runs, warnings=[*s.left_out, *s.warnings]))
+    found, cached, n_events, per_run = _check_class(spark, storage, args, cat, rubric, staging, started, say)
+    counts, results = _score(cat, found, outcome, rubric)
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
@@ -337,7 +294,77 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if not getattr(args, "keep_staging", False):
         storage.remove(staging)
     outdir.commit(storage, args.out)
-    elapsed = time.monotonic() - started
+    _say_done(args, rubric, results, n_events, time.monotonic() - started, say)
+    return 0
+
+
+def _read_class(storage, args, staging: str, limits: Limits, previous, say):
+    """The class's submissions catalogued into `staging`, but those unchanged since the previous grade (their
+    results are reused); returns the catalogue, the reused entries and the submissions' hashes."""
+    hashes = getattr(args, "hashes", None)  # kept, for the next grade to reuse
+    if hashes is None:
+        hashes = _hashes(storage, args, say)
+    reuse = incremental.reusable(previous, hashes)
+    cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
+    clash = {s.student for s in cat.submissions} & {e["student"] for e in reuse.values()}
+    if clash:  # a student with a changed and an unchanged submission: both are read, and the newer counts
+        reuse = {name: e for name, e in reuse.items() if e["student"] not in clash}
+        storage.remove(staging)
+        cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
+    if previous is not None:
+        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
+    for name in cat.skipped:
+        say(f"skipped {name}: neither a .zip nor a folder")
+    return cat, reuse, hashes
+
+
+def _check_class(spark, storage, args, cat, rubric, staging: str, started: float, say):
+    """The submitted events parsed and checked, the ungradable submissions' left out; returns what the checks
+    found, the cached events (to unpersist once the replays are written), how many events and how many a run."""
+    from pyspark.sql import functions as F
+
+    found = Found()
+    cached = events = None
+    n_events = 0
+    per_run: dict[tuple[str, str], int] = {}
+    partitions = partitions_for(spark, args.shuffle_partitions, cat.events_bytes)
+    with settings(spark, partitions):
+        if cat.files:
+            cached, events, per_run = _parse(spark, storage, cat, partitions)
+        graded = [s for s in cat.submissions if s.ok]
+        if events is not None:
+            bad = [s.student for s in cat.submissions if not s.ok]
+            events = events.filter(~F.col("submission").isin(bad)) if bad else events
+            n_events = sum(n for (student, _), n in per_run.items() if student not in bad)
+        say(f"parsed {len(cat.files)} files: {n_events} events of the types the checks read; {len(graded)} of "
+            f"{len(cat.submissions)} submissions gradable ({time.monotonic() - started:.1f} s)")
+        if events is not None and graded:
+            found = _check(spark, storage, events, graded, staging, args.new, say, rubric,
+                           whole=getattr(args, "previous", None) is None)
+    return found, cached, n_events, per_run
+
+
+def _score(cat, found: "Found", outcome, rubric):
+    """Each submission's score by the rubric, from its violations counted by run and check; returns those counts
+    by student and the students' results, in the order of their names."""
+    from lab.grade import report
+
+    counts: dict[str, dict[tuple[str, str], int]] = {}
+    for (student, run, check), n in found.counts.items():
+        counts.setdefault(student, {})[(run, check)] = n
+    results = []
+    for s in sorted(cat.submissions, key=lambda s: s.student):
+        runs = [(r.run, r.exercise, r.scenario) for r in s.runs]
+        rules = outcome.rules.get(s.student) if outcome else s.rules if s.version >= 2 else None
+        score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), rules,
+                                     outcome.probes.get(s.student) if outcome else None,
+                                     outcome.weights.get(s.student) if outcome else None) if s.ok else None)
+        results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
+                                            runs=runs, warnings=[*s.left_out, *s.warnings]))
+    return counts, results
+
+
+def _say_done(args, rubric, results, n_events: int, elapsed: float, say) -> None:
     totals = [r.score.total for r in results if r.score]
     mean = sum(totals) / len(totals) if totals else 0.0
     graded = [r for r in results if r.score]
@@ -349,7 +376,6 @@ def _grade(spark, storage, args, rubric, say) -> int:
             say(f"  {r.student}: {r.status}")
     say(f"outputs in {args.out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, "
         f"gradescope/, report.html, {incremental.STATE}")
-    return 0
 
 
 class Found:
