@@ -54,6 +54,19 @@ def test_the_narration_is_a_table_of_every_declared_kind():
     assert set(NARRATION) == set(KINDS)
 
 
+def test_the_dashboard_shows_every_declared_kind_by_one_class_of_web_kinds():
+    """web/kinds.py puts each declared kind in exactly one class; the live frames' sampling (web.live.ROUTINE), the
+    late page's story (web.live.STORY) and the feed's marks (web.narrate.FEED_KINDS) are read from those classes."""
+    from web import kinds, live
+    from web.narrate import FEED_KINDS
+
+    assert set().union(*kinds.CLASSES) == set(KINDS)
+    assert sum(len(c) for c in kinds.CLASSES) == len(KINDS)  # no kind in two classes
+    assert live.ROUTINE == kinds.BUSY | kinds.BOOKKEEPING and live.STORY == kinds.IMPORTANT | kinds.NOTED
+    assert set(FEED_KINDS["routine"]) == kinds.BOOKKEEPING | kinds.QUIET
+    assert set(FEED_KINDS["important"]) == kinds.IMPORTANT
+
+
 def test_the_narration_check_can_fail():
     assert Narrator().describe({"type": "nobody_declared_this", "node": "A"}).msgid == "{node}: {kind}"
 

@@ -20,28 +20,9 @@ from web.fold import slim
 from web.frames import election_clock, frame, shaped_nodes, shown_links
 from web.narrate import Narrator
 from lab.core.reasons import because
-from lab.core.events import (
-    BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD, CLOCKS_RELEASED,
-    CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, ELECTION_STARTED, EXPECTATION, FOLLOWER_APPEND, GENERATION_CHANGED,
-    HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, MATCH_INDEX_UPDATED, NODE_EXITED, NODE_KILLED, NODE_PAUSED,
-    NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, NODE_STOPPED, READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED,
-    REPLICATION_SENT, RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED,
-    WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
+from lab.core.events import REPLICATION_RECEIVED, REPLICATION_SENT, WRITE_ACKED
+from web.kinds import ROUTINE, STORY  # the kinds a crowded frame samples, and the run's story
 
-# Routine, high-volume events: sampled (newest first) when a frame would carry too many.
-ROUTINE = frozenset({
-    REPLICATION_SENT, REPLICATION_RECEIVED, FOLLOWER_APPEND, MATCH_INDEX_UPDATED, HWM_CHANGED,
-    LEADER_APPEND, WRITE_REQUESTED, WRITE_ACKED, CLIENT_WRITE, GENERATION_CHANGED, READ_SERVED,
-    CLIENT_READ,
-})
-# What a page that joins late must still see; everything else is summarised by type.
-STORY = frozenset({
-    CLUSTER_STARTED, CLUSTER_STOPPED, NODE_STARTED, NODE_STOPPED, NODE_KILLED, NODE_RESTARTED,
-    NODE_PAUSED, NODE_RESUMED, NODE_EXITED, LINK_CUT, LINK_HEALED, DELAY_SET, SETTINGS_CHANGED,
-    ELECTION_STARTED, BECAME_LEADER, TRUNCATED, READ_REFUSED, WRITE_FAILED, CLIENT_WRITE_FAILED,
-    STEP, EXPECTATION, CLOCKS_HELD, CLOCKS_RELEASED, TRUNCATION_REFUSED, WAL_RECOVERED, CAUGHT_UP,
-    WAL_TRUNCATED, RULE_BROKEN, STUDENT_CALL,
-})
 LATEST_EVENTS = 4000  # the sequence view of a live cluster draws from these (heartbeats included)
 RUN_EVENTS = 3000  # ... and its whole run from these (no heartbeats): a guided scenario's, from its first step
 STORY_HEAD = 40  # the run's first story events (its first election) are never forgotten

@@ -17,6 +17,7 @@ from lab.core.events import (
     WRITE_REQUESTED)
 from lab.core.reasons import reason_from_record
 from lab.i18n import say
+from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
 from lab.i18n.scenarios import command_text, step_text
 
@@ -24,11 +25,8 @@ from lab.i18n.scenarios import command_text, step_text
 # How the page's feed marks each kind: an important line stands out, a routine one (heartbeats, bookkeeping) is
 # hidden on request. The page gets this table (window.HWM_KINDS) rather than spelling the kinds itself.
 FEED_KINDS = {
-    "important": [BECAME_LEADER, TRUNCATED, NODE_KILLED, NODE_RESTARTED, NODE_PAUSED, NODE_RESUMED, LINK_CUT,
-                  LINK_HEALED, READ_REFUSED, ELECTION_STARTED, WRITE_FAILED, STEP, EXPECTATION, NODE_STARTED,
-                  CLOCKS_HELD, CLOCKS_RELEASED, CLIENT_WRITE_FAILED, RULE_BROKEN, STUDENT_CALL],
-    "routine": [REPLICATION_SENT, REPLICATION_RECEIVED, MATCH_INDEX_UPDATED, GENERATION_CHANGED, WRITE_REQUESTED,
-                VOTE_GRANTED],
+    "important": sorted(IMPORTANT),
+    "routine": sorted(HIDDEN),
     **{kind.upper(): kind for kind in KINDS},  # each kind by its constant's name: K.HWM_CHANGED
 }
 
