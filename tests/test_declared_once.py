@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 from lab.core.events import KINDS
@@ -56,6 +57,29 @@ def test_the_walker_finds_a_kind_spelled_out():
 def test_each_event_kind_is_spelled_in_one_module():
     offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
                 for line, kind in kind_literals(path.read_text(encoding="utf-8"))]
+    assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
+
+
+def quoted_kinds(source: str) -> list[tuple[int, str]]:
+    """The event kinds a module quotes inside a longer string, as a query or a hand-made JSON line would:
+    `"... type = 'hwm_changed' ..."`, `',"type":"write_acked",'`. (Backquoted, a kind is prose: a docstring.)"""
+    quoted = re.compile(r"""['"]([a-z_]+)['"]""")
+    return sorted({(node.lineno, m.group(1)) for node in ast.walk(ast.parse(source))
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                   for m in quoted.finditer(node.value) if m.group(1) in KINDS})
+
+
+def test_the_walker_finds_a_kind_quoted_in_a_query_or_a_json_line():
+    source = ("q = f\"type = 'hwm_changed' AND hwm > {k}\"\n"
+              "line = f',\"type\":\"write_acked\",\"index\":{i}'\n"
+              "doc = 'traced as `truncated`, of type {KIND}'\n")
+    assert quoted_kinds(source) == [(1, "hwm_changed"), (2, "write_acked")]
+
+
+def test_no_kind_is_quoted_inside_a_query_or_a_line_the_lab_writes_by_hand():
+    """The grader's SQL and the trace writer's fast lines name a kind through its constant too."""
+    offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
+                for line, kind in quoted_kinds(path.read_text(encoding="utf-8"))]
     assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from lab.core import reasons
+from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND, WRITE_ACKED, WRITE_REQUESTED
 from lab.core.reasons import BECAUSE, REASON_FIELDS, Reason, because_of, with_reasons
 from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 from lab.ports.disk_faults import mark
@@ -71,7 +72,7 @@ def format_lines(events: Iterable, *, first_seq: int, time: float, node: str, bo
                 if kind is LeaderAppend:
                     gen, index, generation, digest, payload, request = event
                     if type(gen) is int and type(index) is int and type(generation) is int:
-                        append(f'{head}{seq}{shared}{gen},"type":"leader_append","index":{index},"generation":'
+                        append(f'{head}{seq}{shared}{gen},"type":"{LEADER_APPEND}","index":{index},"generation":'
                                f'{generation},"digest":{_escape(digest)},"payload":{_escape(payload)},"request":'
                                f'{_escape(request)}}}')
                         seq += 1
@@ -79,21 +80,21 @@ def format_lines(events: Iterable, *, first_seq: int, time: float, node: str, bo
                 elif kind is WriteAcked:
                     gen, request, index, generation, digest = event
                     if type(gen) is int and type(index) is int and type(generation) is int:
-                        append(f'{head}{seq}{shared}{gen},"type":"write_acked","request":{_escape(request)},"index":'
+                        append(f'{head}{seq}{shared}{gen},"type":"{WRITE_ACKED}","request":{_escape(request)},"index":'
                                f'{index},"generation":{generation},"digest":{_escape(digest)}}}')
                         seq += 1
                         continue
                 elif kind is WriteRequested:
                     gen, request, digest, payload = event
                     if type(gen) is int:
-                        append(f'{head}{seq}{shared}{gen},"type":"write_requested","request":{_escape(request)},'
+                        append(f'{head}{seq}{shared}{gen},"type":"{WRITE_REQUESTED}","request":{_escape(request)},'
                                f'"digest":{_escape(digest)},"payload":{_escape(payload)}}}')
                         seq += 1
                         continue
                 else:  # FollowerAppend
                     gen, index, generation, digest, payload = event
                     if type(gen) is int and type(index) is int and type(generation) is int:
-                        append(f'{head}{seq}{shared}{gen},"type":"follower_append","index":{index},"generation":'
+                        append(f'{head}{seq}{shared}{gen},"type":"{FOLLOWER_APPEND}","index":{index},"generation":'
                                f'{generation},"digest":{_escape(digest)},"payload":{_escape(payload)}}}')
                         seq += 1
                         continue
