@@ -211,4 +211,8 @@ def test_the_page_gets_the_kinds_from_the_declarations():
     spelled = [(p.name, m.group(1)) for p in sorted((ROOT / "web" / "static").glob("*.js"))
                for m in quoted.finditer(p.read_text(encoding="utf-8")) if m.group(1) in KINDS]
     assert spelled == []
+    keyed = re.compile(r"(?<![\w.\"'`])([a-z]+(?:_[a-z]+)+)\s*:")  # an object's key: { hwm_changed: ... }
+    keys = [(p.name, m.group(1)) for p in sorted((ROOT / "web" / "static").glob("*.js"))
+            for m in keyed.finditer(p.read_text(encoding="utf-8")) if m.group(1) in KINDS]
+    assert keys == []
     assert "window.HWM_KINDS = {{ kinds|tojson }}" in (ROOT / "web" / "templates" / "index.html").read_text()

@@ -91,6 +91,8 @@ def test_the_stage_fits_the_screen_and_draws_what_happens(tmp_path):
         expect(late.locator("#feed")).to_contain_text(re.compile(r"[A-C] starts an election for generation 1"))
         expect(late.locator("#feed")).to_contain_text("Link B → A cut")
         expect(late.locator("#skipped")).to_contain_text("routine events summarised")
+        # ... named by kind (text.js keys its names by the declarations, window.HWM_KINDS): the heartbeats' first
+        expect(late.locator("#skipped")).to_have_attribute("title", re.compile(r"replication requests (sent|received)"))
         late.screenshot(path=str(shots / "late-joiner.png"))
         late.close()
         errors.extend(late_errors)

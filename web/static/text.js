@@ -13,15 +13,16 @@
   const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
                    exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
   const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
-  // The routine kinds of event (web.live.ROUTINE, and vote_granted) by name, for the feed's summary of what a frame
-  // left out; another kind left out is only counted.
+  // The routine kinds of event (web/kinds.py: BUSY, BOOKKEEPING and QUIET) by name, for the feed's summary of what a
+  // frame left out; another kind left out is only counted. Keyed by the declarations (window.HWM_KINDS), not spelled.
+  const K = window.HWM_KINDS;
   const ROUTINE_KINDS = {
-    replication_sent: t("replication requests sent"), replication_received: t("replication requests received"),
-    follower_append: t("entries appended by followers"), leader_append: t("entries appended by the leader"),
-    match_index_updated: t("match index updates"), hwm_changed: t("high-water mark changes"),
-    generation_changed: t("generation changes"), write_requested: t("writes requested"),
-    write_acked: t("writes acknowledged"), client_write: t("client writes"), read_served: t("reads served"),
-    client_read: t("client reads"), vote_granted: t("votes granted"),
+    [K.REPLICATION_SENT]: t("replication requests sent"), [K.REPLICATION_RECEIVED]: t("replication requests received"),
+    [K.FOLLOWER_APPEND]: t("entries appended by followers"), [K.LEADER_APPEND]: t("entries appended by the leader"),
+    [K.MATCH_INDEX_UPDATED]: t("match index updates"), [K.HWM_CHANGED]: t("high-water mark changes"),
+    [K.GENERATION_CHANGED]: t("generation changes"), [K.WRITE_REQUESTED]: t("writes requested"),
+    [K.WRITE_ACKED]: t("writes acknowledged"), [K.CLIENT_WRITE]: t("client writes"),
+    [K.READ_SERVED]: t("reads served"), [K.CLIENT_READ]: t("client reads"), [K.VOTE_GRANTED]: t("votes granted"),
   };
   // A list as the page's language writes one (Intl.ListFormat: "a, b y c", "a、b和c").
   const listOf = (items) => (Intl.ListFormat
