@@ -211,6 +211,9 @@ def test_help_speaks_the_language_of_lang_and_of_the_environment(lang, command, 
     said = _help(capsys, monkeypatch, *command, "--help", "--lang", lang)
     assert left_in(lang, _prose(said), "hwm-lab", "counterexample", "eventlet", "threading") == [], said
     assert "usage:" not in said and "options:" not in said and ("--lang" in said or not command), said
+    if lang == "zh":  # a heading ends as Chinese ends it ("选项："), argparse's own colon replaced
+        headings = re.findall(r"(?m)^(\S[^\n]*?)[:：]$", said)
+        assert headings and all(f"{h}：" in said and f"{h}:\n" not in said for h in headings), said
     if lang != i18n.PSEUDO:
         monkeypatch.setenv("LANG", {"es": "es_ES.UTF-8", "zh": "zh_CN.UTF-8"}[lang])
         assert _help(capsys, monkeypatch, *command, "--help") == said
@@ -225,8 +228,23 @@ def test_a_usage_error_is_said_in_the_language_and_argparse_is_left_as_it_was(ca
         run(capsys, monkeypatch, "simulate", "s1", "--seed", "x", "--lang", "zh")
     code = stopped.value.code
     err = capsys.readouterr().err
-    assert code == 2 and "错误" in err and "无效的 int 值" in err, err
+    assert code == 2 and "错误" in err and "参数 --seed：应为整数，而不是 'x'" in err and "int" not in err, err
     assert argparse._ is said
     with pytest.raises(SystemExit):
         run(capsys, monkeypatch, "simulate", "s1", "--seed", "x")
     assert "error: argument --seed: invalid int value: 'x'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang, argv, expected", [
+    ("es", ("simulate", "s1", "--seed", "x"), "argumento --seed: se esperaba un número entero, no 'x'"),
+    ("zh", ("simulate", "s1", "--seed", "x"), "参数 --seed：应为整数，而不是 'x'"),
+    ("es", ("exercise", "check", "1", "--limit", "abc"),
+     "argumento --limit: escribe el límite en segundos, de 0,01 a 600, no 'abc'"),
+    ("zh", ("simulate", "s1", "--limit", "0"), "参数 --limit：请把时限写成 0.01 到 600 之间的秒数，而不是 '0'"),
+])
+def test_a_bad_number_is_refused_in_the_language_without_a_python_type_name(lang, argv, expected, capsys,
+                                                                            monkeypatch):
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, monkeypatch, *argv, "--lang", lang)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and expected in err and left_in(lang, err.splitlines()[-1], "hwm-lab") == [], err

@@ -9,7 +9,7 @@ import pytest
 from lab.core.messages import ReplicationRequest, ReplicationResponse, VoteRequest
 from lab.i18n import fields, localize, say
 from lab.i18n.scenarios import step_text
-from lab.i18n.steps import MESSAGES, STEPS, message_words, step_words, told
+from lab.i18n.steps import DELIVERIES, STEPS, message_values, step_words, told
 from lab.sim.world import World
 
 VALUES = {"src": "C", "dst": "D", "node": "B", "generation": 2, "payload": "v7", "index": 3, "link": "A->B",
@@ -17,7 +17,7 @@ VALUES = {"src": "C", "dst": "D", "node": "B", "generation": 2, "payload": "v7",
           "end": 4, "last": 1, "of": 1, "kind": "Ping"}
 
 
-@pytest.mark.parametrize("template", [t for t in STEPS.values() if "{what}" not in t])
+@pytest.mark.parametrize("template", [*STEPS.values(), *DELIVERIES.values()])
 def test_each_step_reads_back_from_its_english(template):
     made = say(template, **{k: VALUES[k] for k in fields(template)})
     back = told(str(made))
@@ -26,13 +26,17 @@ def test_each_step_reads_back_from_its_english(template):
         assert localize(back, lang) == localize(made, lang) != str(made)
 
 
-@pytest.mark.parametrize("message", list(MESSAGES.values()))
-def test_each_message_of_a_delivery_reads_back_inside_its_step(message):
-    made = say(STEPS["deliver"], src="C", dst="D", what=say(message, **{k: VALUES[k] for k in fields(message)}))
+@pytest.mark.parametrize("template", list(DELIVERIES.values()))
+def test_a_step_that_moves_a_message_is_one_sentence_in_each_language(template):
+    """A message moved (delivered, lost, duplicated) is said with its move as one sentence: a numbered step reads
+    back, and no language chains two colons ("B 收到 D 发来的消息：世代 1 的应答：...") nor keeps the English."""
+    made = say(template, **{k: VALUES[k] for k in fields(template)})
     back = told(f"12. {made}")
     assert back is not None and str(back) == f"12. {made}"
     for lang in ("es", "zh"):
-        assert localize(back, lang) == f"12. {localize(made, lang)}" and "receives" not in localize(back, lang)
+        said = localize(back, lang)
+        assert said == f"12. {localize(made, lang)}" and "receives" not in said and "network" not in said
+        assert said.count(":") + said.count("：") <= 1, said
 
 
 def test_the_steps_of_a_world_are_said_then_read_back_in_spanish_and_chinese():
@@ -51,7 +55,8 @@ def test_the_steps_of_a_world_are_said_then_read_back_in_spanish_and_chinese():
         assert localize(back, "es") == f"{number}. {localize(text, 'es')}"
         assert localize(back, "zh") == f"{number}. {localize(text, 'zh')}"
     assert localize(step_text("2. " + str(said[1])), "es") == (
-        "2. B recibe de A: solicitud de voto para la generación 1 (fin del log 0, última generación 0)")
+        "2. B recibe de A una solicitud de voto para la generación 1 (fin del log 0, última generación 0)")
+    assert localize(step_text("2. " + str(said[1])), "zh") == "2. B 收到 A 在世代 1 的投票请求（日志末尾 0，最后世代 0）"
 
 
 def test_a_sentence_of_no_template_stays_as_it_is():
@@ -60,10 +65,10 @@ def test_a_sentence_of_no_template_stays_as_it_is():
     assert step_text("3. the student's own words") == "3. the student's own words"
 
 
-def test_message_words_of_the_core_messages():
+def test_message_values_of_the_core_messages():
     heartbeat = ReplicationRequest(generation=1, leader="A", prev_index=0, prev_generation=0, entries=(),
                                    high_water_mark=0)
-    assert str(message_words(heartbeat)) == "heartbeat of generation 1 (after index 0, HWM 0)"
+    assert message_values(heartbeat) == ("heartbeat", {"generation": 1, "prev": 0, "hwm": 0})
     refused = ReplicationResponse(generation=2, follower="B", success=False, match_index=0, log_end=5)
-    assert localize(message_words(refused), "es") != str(message_words(refused))
-    assert "2" in str(message_words(VoteRequest(generation=2, candidate="A", last_index=0, last_generation=0)))
+    assert message_values(refused) == ("refused", {"generation": 2, "end": 5})
+    assert message_values(VoteRequest(generation=2, candidate="A", last_index=0, last_generation=0))[1]["generation"] == 2

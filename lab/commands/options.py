@@ -14,6 +14,9 @@ from lab.core.guard import DEFAULT_LIMIT
 HELP = "help"  # the catalogue's context of a command's help, description and epilog (lab.i18n.extract reads them
 # from the parser itself, so a help written with values, as "1 to 8 nodes", is the sentence the reader sees)
 ARGPARSE = "argparse"  # the context of argparse's own words; it looks each up through its module's `_`
+NUMBERS = {  # argparse's type error for a number, said by what it wanted rather than by the type's name
+    int: "invalid int value: %(value)r", float: "invalid float value: %(value)r"}
+LIMIT_ERROR = "write the limit as seconds from 0.01 to 600, not %(value)r"
 ARGPARSE_WORDS = (  # those a student meets: the help's headings, and the usage errors
     "usage: ", "positional arguments", "options", "show this help message and exit",
     "%(prog)s: error: %(message)s\n",
@@ -22,6 +25,7 @@ ARGPARSE_WORDS = (  # those a student meets: the help's headings, and the usage 
     "expected one argument", "expected at most one argument", "expected at least one argument",
     "invalid %(type)s value: %(value)r", "ambiguous option: %(option)s could match %(matches)s",
     "not allowed with argument %s", "one of the arguments %s is required",
+    *NUMBERS.values(), LIMIT_ERROR,  # (and the lab's own, said while argparse reads the command line)
 )
 
 
@@ -44,7 +48,29 @@ class Parser(argparse.ArgumentParser):
         if type(formatter)._fill_text is argparse.HelpFormatter._fill_text:  # (a raw description keeps its lines)
             formatter._fill_text = lambda text, width, indent: "\n".join(
                 indent + line for line in wrapped(text, width - len(indent), lang))
+        if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
+            formatter._Section = _FullWidthSection
         return formatter
+
+    def _get_value(self, action, arg_string):
+        """argparse's "invalid int value: 'x'" names a Python type; the reader is told the number it wants."""
+        if action.type in NUMBERS and self.lang != i18n.SOURCE:
+            try:
+                return action.type(arg_string)
+            except ValueError:
+                raise argparse.ArgumentError(action, argparse._(NUMBERS[action.type]) % {"value": arg_string})
+        return super()._get_value(action, arg_string)
+
+
+FULL_WIDTH = {"zh"}  # languages whose punctuation after a heading is full-width ("选项：")
+
+
+class _FullWidthSection(argparse.HelpFormatter._Section):
+    def format_help(self):
+        said = super().format_help()
+        if self.heading is None or self.heading is argparse.SUPPRESS:
+            return said
+        return said.replace(f"{self.heading}:\n", f"{self.heading}：\n", 1)
 
 
 def wrapped(text: str, width: int, lang: str) -> list[str]:
@@ -113,5 +139,5 @@ def _seconds(text: str) -> float:
     except ValueError:
         value = -1.0
     if not 0.01 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"write the limit as seconds from 0.01 to 600, not {text!r}")
+        raise argparse.ArgumentTypeError(argparse._(LIMIT_ERROR) % {"value": text})
     return value

@@ -3,7 +3,8 @@ Spanish and Chinese catalogues up to date with them (new messages arrive untrans
 
 Marked messages: `say("...")`, `phrase("...")` and `word(context, "...")` in Python, `t("...")` in
 web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
-reasons declared in lab/core/reasons.py (context "because", keyed by kind: rewording their English changes no key).
+reasons declared in lab/core/reasons.py (context "because", keyed by kind: rewording their English changes no key),
+and a counterexample's steps that move a message (lab.i18n.steps.DELIVERIES).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from lab.core.reasons import PHRASES, REASONS, WORDS
 from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
+from lab.i18n.steps import DELIVERIES
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {  # folder -> [(files, extractor)]
@@ -47,6 +49,10 @@ def extract():
     for phrases in PHRASES.values():  # a reason's fixed phrases
         for value in phrases:
             catalog.add(value, None, [("lab/core/reasons.py", None)])
+    steps = ROOT / "lab" / "i18n" / "steps.py"  # (a location's line is a number: Babel sorts them)
+    line = next(k for k, text in enumerate(steps.read_text().splitlines(), 1) if text.startswith("DELIVERIES"))
+    for template in DELIVERIES.values():  # a counterexample's step that moves a message: one sentence per kind
+        catalog.add(template, None, [("lab/i18n/steps.py", line)], flags=("python-brace-format",))
     return catalog
 
 
