@@ -177,7 +177,7 @@ def test_the_checker_applies_the_graders_rules_to_the_trace(tmp_path):
 def _a_report(tmp_path, **changes) -> chaos.Report:
     writes = [checker.WriteRecord("w0", f"p{i}", ok=i % 5 != 0, index=i, refusal="" if i % 5 else "timeout")
               for i in range(1, 1201)]
-    reads = [checker.ReadRecord("r0", "A", 1, ok=i % 4 != 0, refusal="" if i % 4 else "above hwm") for i in range(40)]
+    reads = [checker.ReadRecord("r0", "A", 1, ok=i % 4 != 0, refusal="" if i % 4 else "above_hwm") for i in range(40)]
     faults = [checker.Fault(1.0, "kill", "A", leader="A"), checker.Fault(1.5, "pause", "B", leader="C"),
               checker.Fault(2.0, "restart", "A", leader="C", refused="not killed")]
     values = dict(options={}, faults=faults, writes=writes, reads=reads,
@@ -196,14 +196,58 @@ def test_the_report_is_said_in_the_readers_language_with_its_numbers(tmp_path):
     assert english[0] == "faults    kill 1, pause 1 (1 of the kills and restarts hit the leader; 1 refused by the " \
                          "supervisor)"
     assert english[1] == "writes    960 acknowledged, 240 not (timeout 240)"
+    assert english[2] == "reads     30 served, 10 refused (above the high-water mark 10)"
     assert "PASS  acknowledged writes lost: 0 (target 0)" in english
     spanish, chinese = localize(said_report(report), "es"), localize(said_report(report), "zh")
-    assert "escrituras con acuse de recibo: 960; sin él: 240 (timeout 240)" in spanish, spanish
+    assert "fallos     muerte: 1 y pausa: 1 (" in spanish, spanish  # the faults named, listed as Spanish lists
+    assert "escrituras con acuse de recibo: 960; sin él: 240 (tiempo agotado: 240)" in spanish, spanish
     assert "PASA  escrituras con acuse de recibo perdidas: 0 (objetivo 0)" in spanish
-    assert "写入  960 次已确认，240 次未确认（timeout 240）" in chinese, chinese
+    assert "故障  杀死 1 次、暂停 1 次（" in chinese, chinese  # 、 between the items, no English comma
+    assert "写入  960 次已确认，240 次未确认（超时 240 次）" in chinese, chinese
+    assert "（高于高水位标记 10 次）" in chinese and "故障之后收敛：是，用时 2.2 秒（目标：是）" in chinese, chinese
     for lang, said in (("es", spanish), ("zh", chinese)):
-        assert left_in(lang, said, "timeout", "above hwm", "kill", "pause", "disk full") == [], said
+        assert left_in(lang, said) == [], said
         assert len(said.splitlines()) == len(english)
+        assert ", " not in said if lang == "zh" else True, said
     stuck = localize(said_report(_a_report(tmp_path, converged=False, not_live=["B (killed)"], leader_gaps=[],
-                                           elections_won=0)), "es")
-    assert "NO convergió 2,2 s después" in stuck and "sin funcionar: B (killed)" in stuck, stuck
+                                           elections_won=0, final={"A": {"hwm": 1100}, "C": {"hwm": 1099}})), "es")
+    assert "NO convergió 2,2 s después" in stuck and "sin funcionar: B (muerto)" in stuck, stuck
+    assert "marcas de agua alta A en 1.100 y C en 1.099" in stuck, stuck
+    assert "高水位标记 A 为 1,100、C 为 1,099；未在运行：B（已被杀死）" in localize(said_report(_a_report(
+        tmp_path, not_live=["B (killed)"], final={"A": {"hwm": 1100}, "C": {"hwm": 1099}})), "zh")
+
+
+@pytest.mark.parametrize("changes, one, many", [
+    ({"leader_gaps": [(1.0, 0.75)]}, "leader    killed once: time to a new leader 0.75 s", "killed 1 times"),
+    ({"leader_gaps": [(1.0, 0.75), (3.0, 1.5)]}, "leader    killed 2 times: time to a new leader median 1.12 s",
+     "killed once"),
+    ({"prevotes_started": 1}, "; 1 pre-vote asked first", "1 pre-votes"),
+    ({"prevotes_started": 3}, "; 3 pre-votes asked first", "1 pre-vote "),
+    ({"node_exits": [{"code": 73, "reason": "disk full: ..."}]}, "exits     1 node exited on its own (code 73 ×1; "
+     "disk full 1)", "1 node exits"),
+    ({"node_exits": [{"code": 73, "reason": "disk full: ..."}, {"code": 74, "reason": "fsync failed: ..."}]},
+     "exits     2 node exits on their own (codes 73 ×1, 74 ×1; disk full 1, fsync failed 1)", "exited on its own"),
+    ({"node_exits": []}, "exits     no node exited on its own", "0 node"),
+])
+def test_a_count_of_one_is_said_as_one_in_every_language(tmp_path, changes, one, many):
+    """A count of one has a sentence of its own ("killed once", not "killed 1 times"), in English as in Spanish
+    and Chinese: each variant is translated and none keeps English."""
+    from tests.test_i18n_commands import left_in
+
+    said = said_report(_a_report(tmp_path, **changes))
+    assert one in str(said) and many not in str(said), str(said)
+    for lang in ("es", "zh"):
+        assert left_in(lang, localize(said, lang)) == [], localize(said, lang)
+    if changes.get("leader_gaps") == [(1.0, 0.75)]:
+        assert "líder      una muerte;" in localize(said, "es") and "muertes: 1" not in localize(said, "es")
+
+
+def test_a_faults_target_and_setting_are_said_in_the_language(tmp_path):
+    faults = [checker.Fault(1.0, "kill", "A", leader="A"), checker.Fault(1.2, "delay", "A->B", leader="C",
+                                                                         detail="30 ms"),
+              checker.Fault(1.3, "drop", "*", leader="C", detail="rate 0.12")]
+    said = said_report(_a_report(tmp_path, faults=faults))
+    assert "new leader: kill A, delay A->B 30 ms, drop on every link (loss rate 0.12)" in str(said), str(said)
+    assert "muerte A, retardo A->B (30 ms) y pérdida de mensajes en todos los enlaces (tasa de pérdida 0,12)" in \
+        localize(said, "es")
+    assert "杀死 A、延迟 A->B（30 ms）、所有链路上的消息丢弃（丢弃率 0.12）" in localize(said, "zh")

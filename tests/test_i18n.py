@@ -503,3 +503,32 @@ def test_the_student_guide_is_translated_whole_and_linked_from_the_readme(lang):
 
 def glossary_term(lang: str, english: str) -> str:
     return next(accepted[0] for term, accepted, _ in glossary(lang) if term == english)
+
+
+# ---- the dashboard's feed names every event kind in the page's language ---------------------------------------
+
+
+def test_every_event_kind_has_a_name_in_each_language_and_the_page_gets_them(tmp_path):
+    """The feed's summary of what a frame left out names any kind (node_killed as well as replication_sent) in the
+    page's language: each kind's name is declared once (lab.core.events.COUNTED_AS), translated, and sent with the
+    page's catalogue (window.HWM_I18N.kinds), which text.js reads instead of a table of its own."""
+    import json
+
+    from lab.core.events import COUNTED_AS, KINDS
+    from lab.harness.scenario import simulate
+    from web.app import create_app
+
+    assert set(COUNTED_AS) == set(KINDS)
+    for lang in TRANSLATED:
+        names = i18n.event_names(lang)
+        assert set(names) == set(KINDS)
+        same = [kind for kind, name in names.items() if name == COUNTED_AS[kind]]
+        assert same == [] and len(set(names.values())) == len(names), (lang, same)
+    assert simulate("s1", seed=0, out=tmp_path / "s1").passed
+    app = create_app({"ASYNC_MODE": "threading", "AUTOSTART": False, "TESTING": True,
+                      "REPLAY_DIR": str(tmp_path / "s1")})
+    html = app.test_client().get("/?lang=zh").get_data(as_text=True)
+    page = json.loads(re.search(r"window\.HWM_I18N = (\{.*?\});</script>", html).group(1))
+    assert page["kinds"]["node_killed"] == "被杀死的节点" and page["kinds"]["replication_sent"] == "发出的复制请求"
+    script = (ROOT / "web" / "static" / "text.js").read_text(encoding="utf-8")
+    assert "I18N.kinds" in script and 't("replication requests sent")' not in script

@@ -18,6 +18,7 @@ import threading
 import unicodedata
 from pathlib import Path
 
+from lab.core.events import COUNTED_AS
 from lab.core.reasons import PHRASES, REASONS, WORDS, Reason, Reasons
 
 SOURCE = "en"
@@ -75,6 +76,30 @@ class NodeList(Text):
 
     def __reduce__(self):
         return (type(self), (self.nodes, str(self)))
+
+
+class Listed(Text):
+    """Items (Texts or values) as a list in the reader's language: "kill 2, pause 1" in English; in Spanish the
+    last joined by "y" (Babel's CLDR list); in Chinese by 、, as a list of figures is written."""
+
+    def __new__(cls, items):
+        items = list(items)
+        self = str.__new__(cls, ", ".join(str(item) for item in items))
+        self.msgid, self.args, self.context, self.items = None, {}, None, items
+        return self
+
+    def say(self, lang: str) -> str:
+        said = [str(localize(item, lang)) for item in self.items]
+        if lang == "zh":
+            return "、".join(said)
+        if lang not in LANGUAGES or lang == SOURCE or len(said) < 2:
+            return ", ".join(said)
+        from babel.lists import format_list
+
+        return format_list(said, locale=lang)
+
+    def __reduce__(self):
+        return (type(self), (self.items,))
 
 
 def fill(template: str, args: dict, lang: str) -> str:
@@ -275,6 +300,15 @@ def gettext(lang: str, msgid: str, context: str | None = None) -> str:
     if lang == SOURCE or not lang:
         return msgid
     return catalogue(lang).messages.get((context, msgid), msgid)
+
+
+EVENT = "event"  # the catalogue's context of an event kind's name (lab.core.events.COUNTED_AS)
+
+
+def event_names(lang: str) -> dict[str, str]:
+    """Every event kind's name in `lang` ("replication requests sent"), for the page's feed to count what a frame
+    left out."""
+    return {kind: gettext(lang, name, EVENT) for kind, name in COUNTED_AS.items()}
 
 
 def for_page(lang: str) -> dict[str, str]:

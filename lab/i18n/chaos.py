@@ -1,33 +1,60 @@
 """The nemesis's words (lab.harness.chaos) in the reader's language: its progress while it runs, then its report,
-one whole sentence per line, each figure written as the reader's locale writes numbers."""
+one whole sentence per line (a count of one with a sentence of its own), each figure written as the reader's locale
+writes numbers and each list as it writes lists."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 
+from lab.core.reasons import WORDS
 from lab.harness.chaos import ELECTION_RATIO, Report
-from lab.i18n import Joined, Text, say, word
+from lab.i18n import Joined, Listed, Text, say, word
 
 PASS, FAIL = word("verdict", "PASS"), word("verdict", "FAIL")
 
+FAULTS = {  # a fault by the nemesis's op (lab.harness.nemesis.MOVES, and its own observe and recover)
+    "cut": word("fault", "cut"), "cut_one_way": word("fault", "one-way cut"), "isolate": word("fault", "isolate"),
+    "delay": word("fault", "delay"), "drop": word("fault", "drop"), "kill": word("fault", "kill"),
+    "pause": word("fault", "pause"), "restart_running": word("fault", "restart of a running node"),
+    "disk_full": word("fault", "disk full"), "fsync_fail": word("fault", "fsync fail"),
+    "restart": word("fault", "restart"), "resume": word("fault", "resume"), "heal": word("fault", "heal"),
+    "calm": word("fault", "calm"), "wait": word("fault", "wait"), "observe": word("fault", "observe"),
+    "recover": word("fault", "recover"),
+}
+REFUSALS = {  # a client's refusal by its kind (lab.core.reasons.REFUSALS)
+    "timeout": word("refusal", "timeout"), "not_leader": word("refusal", "not the leader"),
+    "above_hwm": word("refusal", "above the high-water mark"), "no_such_index": word("refusal", "no such index"),
+    "read_refused": word("refusal", "read refused"), "leadership_lost": word("refusal", "leadership lost"),
+    "node_down": word("refusal", "node down"), "unreachable": word("refusal", "unreachable"),
+}
+EXITS = {"disk full": word("exit", "disk full"), "fsync failed": word("exit", "fsync failed")}  # a node's exit
+# by the first words of its reason (lab.ports.disk_faults)
+
 
 def progress(kind: str, **values) -> Text:
-    """What the run says while it runs (lab.harness.chaos.run's `out`)."""
+    """What the run says while it runs (lab.harness.chaos.run's `out`); its counts are figures after their names,
+    so no word follows a count (1 node, 2 nodes)."""
     if kind == "started":
         if values.pop("storage"):
-            return say("nemesis: {nodes} nodes, impl {impl}, fsync {fsync}, seed {seed}: {duration} s of faults "
-                       "every ~{interval} s, {writers} writers, {readers} readers; storage faults too; run "
+            return say("nemesis: nodes {nodes}, impl {impl}, fsync {fsync}, seed {seed}; faults for {duration} s, "
+                       "one every ~{interval} s, storage faults too; writers {writers}, readers {readers}; run "
                        "directory {dir}", **values)
-        return say("nemesis: {nodes} nodes, impl {impl}, fsync {fsync}, seed {seed}: {duration} s of faults every "
-                   "~{interval} s, {writers} writers, {readers} readers; run directory {dir}", **values)
-    return say("  {seconds} s: {faults} faults, {acked} writes acknowledged", **values)
+        return say("nemesis: nodes {nodes}, impl {impl}, fsync {fsync}, seed {seed}; faults for {duration} s, one "
+                   "every ~{interval} s; writers {writers}, readers {readers}; run directory {dir}", **values)
+    return say("  {seconds} s: faults {faults}, writes acknowledged {acked}", **values)
 
 
-def _counts(counter: Counter):
+def _counted(name, count: int) -> Text:
+    """One item of a list of counts: "kill 2" (in Chinese "杀死 2 次")."""
+    return say("{name} {count}", name=name, count=count)
+
+
+def _counts(counter: Counter, names: dict):
     if not counter:
         return say("none")
-    return ", ".join(f"{kind or '?'} {n}" for kind, n in counter.most_common())
+    return Listed(_counted(names.get(kind, kind or "?"), n) for kind, n in counter.most_common())
 
 
 def _seconds(value: float) -> float:
@@ -40,15 +67,16 @@ def report(r: Report) -> Joined:
     faults = [f for f in r.faults if not f.refused]
     kinds = Counter(f.op for f in faults)
     lines = [say("faults    {kinds} ({leader_kills} of the kills and restarts hit the leader; {refused} refused by "
-                 "the supervisor)", kinds=", ".join(f"{op} {n}" for op, n in sorted(kinds.items())),
+                 "the supervisor)", kinds=Listed(_counted(FAULTS.get(op, op), n) for op, n in sorted(kinds.items()))
+                 if kinds else say("none"),
                  leader_kills=sum(f.op in ("kill", "restart") and f.target == f.leader for f in faults),
                  refused=len(r.faults) - len(faults))]
     lines.append(say("writes    {ok} acknowledged, {not_ok} not ({why})", ok=sum(w.ok for w in r.writes),
                      not_ok=sum(not w.ok for w in r.writes), why=_counts(Counter(w.refusal for w in r.writes
-                                                                                 if not w.ok))))
+                                                                                 if not w.ok), REFUSALS)))
     lines.append(say("reads     {ok} served, {not_ok} refused ({why})", ok=sum(x.ok for x in r.reads),
                      not_ok=sum(not x.ok for x in r.reads),
-                     why=_counts(Counter(x.refusal for x in r.reads if not x.ok))))
+                     why=_counts(Counter(x.refusal for x in r.reads if not x.ok), REFUSALS)))
     lines.append(_elections(r))
     lines += _leaders(r)
     lines.append(_exits(r))
@@ -63,6 +91,9 @@ def report(r: Report) -> Joined:
 def _elections(r: Report) -> Text:
     values = dict(started=r.elections_started, won=r.elections_won,
                   ratio=round(r.elections_started / r.elections_won, 1) if r.elections_won else "∞")
+    if r.prevotes_started == 1:
+        return say("elections {started} started, {won} won ({ratio} started per win); 1 pre-vote asked first",
+                   **values)
     if r.prevotes_started:
         return say("elections {started} started, {won} won ({ratio} started per win); {prevotes} pre-votes asked "
                    "first", prevotes=r.prevotes_started, **values)
@@ -75,29 +106,50 @@ def _leaders(r: Report) -> list[Text]:
         return [say("leader    no leader kill with a successor to time ({without} without)",
                     without=r.leader_kills_without_successor)]
     killed_at, gap = max(r.leader_gaps, key=lambda pair: pair[1])
-    meanwhile = [" ".join(filter(None, (f.op, f.target, f.detail))) for f in r.faults
-                 if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
-    return [say("leader    killed {kills} times: time to a new leader median {median} s, max {max} s ({without} "
-                "without a new leader before the end)", kills=len(gaps) + r.leader_kills_without_successor,
-                median=_seconds(statistics.median(gaps)), max=_seconds(max(gaps)),
-                without=r.leader_kills_without_successor),
+    meanwhile = [_fault(f) for f in r.faults if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
+    kills, values = len(gaps) + r.leader_kills_without_successor, dict(
+        median=_seconds(statistics.median(gaps)), max=_seconds(max(gaps)), without=r.leader_kills_without_successor)
+    return [say("leader    killed once: time to a new leader {max} s ({without} without a new leader before the end)",
+                **values) if kills == 1 else
+            say("leader    killed {kills} times: time to a new leader median {median} s, max {max} s ({without} "
+                "without a new leader before the end)", kills=kills, **values),
             say("          the slowest: killed at {at} s; faults from 1 s before to the new leader: {faults}",
-                at=round(killed_at, 1), faults=", ".join(meanwhile) if meanwhile else say("none"))]
+                at=round(killed_at, 1), faults=Listed(meanwhile) if meanwhile else say("none"))]
+
+
+def _fault(f) -> Text:
+    """A fault as the report lists it: its name, its target and what it set ("delay A->B 30 ms")."""
+    name, target = FAULTS.get(f.op, f.op), f.target
+    rate = re.fullmatch(r"rate (\S+)", f.detail or "")
+    detail = say("loss rate {rate}", rate=float(rate.group(1))) if rate else \
+        say("after disk ok") if f.detail == "after disk-ok" else f.detail
+    if target == "*":  # every link
+        return say("{fault} on every link ({detail})", fault=name, detail=detail) if detail else \
+            say("{fault} on every link", fault=name)
+    if target and detail:
+        return say("{fault} {target} {detail}", fault=name, target=target, detail=detail)
+    if target or detail:
+        return say("{fault} {target}", fault=name, target=target or detail)
+    return name
 
 
 def _exits(r: Report) -> Text:
     if not r.node_exits:
-        return say("exits     {count} node exits on their own", count=0)
+        return say("exits     no node exited on its own")
     codes = Counter(e.get("code") for e in r.node_exits)
-    why = Counter(str(e.get("reason") or "?").split(":")[0] for e in r.node_exits)
+    why = _counts(Counter(str(e.get("reason") or "?").split(":")[0] for e in r.node_exits), EXITS)
+    codes = Listed(f"{code} ×{n}" for code, n in sorted(codes.items(), key=lambda pair: str(pair[0])))
+    if len(r.node_exits) == 1:
+        return say("exits     1 node exited on its own (code {codes}; {why})", codes=codes, why=why)
     return say("exits     {count} node exits on their own (codes {codes}; {why})", count=len(r.node_exits),
-               codes=dict(codes), why=_counts(why))
+               codes=codes, why=why)
 
 
 def _final(r: Report) -> Text:
-    values = dict(seconds=round(r.settle_seconds, 1), hwms={node: f["hwm"] for node, f in sorted(r.final.items())})
+    values = dict(seconds=round(r.settle_seconds, 1), hwms=Listed(say("{node} at {hwm}", node=node, hwm=f["hwm"])
+                                                                  for node, f in sorted(r.final.items())))
     if r.not_live:
-        values["not_live"] = ", ".join(r.not_live)
+        values["not_live"] = Listed(_not_live(item) for item in r.not_live)
         return (say("final     converged {seconds} s after the faults stopped; high-water marks {hwms}; not live: "
                     "{not_live}", **values) if r.converged else
                 say("final     NOT converged {seconds} s after the faults stopped; high-water marks {hwms}; not "
@@ -105,6 +157,14 @@ def _final(r: Report) -> Text:
     return (say("final     converged {seconds} s after the faults stopped; high-water marks {hwms}", **values)
             if r.converged else
             say("final     NOT converged {seconds} s after the faults stopped; high-water marks {hwms}", **values))
+
+
+def _not_live(item: str):
+    """A node not running at the end, "B (killed)", with its state said as the lanes say it."""
+    found = re.fullmatch(r"(\S+) \((.+)\)", item)
+    if found is None or found.group(2) not in WORDS["state"]:
+        return item
+    return say("{node} ({state})", node=found.group(1), state=word("state", found.group(2)))
 
 
 def _check(r: Report) -> list:

@@ -4,6 +4,7 @@ Spanish and Chinese catalogues up to date with them (new messages arrive untrans
 Marked messages: `say("...")`, `phrase("...")` and `word(context, "...")` in Python, `t("...")` in
 web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
 reasons declared in lab/core/reasons.py (context "because", keyed by kind: rewording their English changes no key),
+the event kinds' names (lab/core/events.py, context "event"),
 and a counterexample's steps that move a message (lab.i18n.steps.DELIVERIES).
 """
 
@@ -12,8 +13,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from lab.core.events import COUNTED_AS
 from lab.core.reasons import PHRASES, REASONS, WORDS
-from lab.i18n import DOMAIN, LANGUAGES, REASON, SOURCE, po_path
+from lab.i18n import DOMAIN, EVENT, LANGUAGES, REASON, SOURCE, po_path
 from lab.i18n.steps import DELIVERIES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +51,8 @@ def extract():
     for phrases in PHRASES.values():  # a reason's fixed phrases
         for value in phrases:
             catalog.add(value, None, [("lab/core/reasons.py", None)])
+    for name in COUNTED_AS.values():  # each event kind's name, as the dashboard's feed counts it
+        catalog.add(name, None, [("lab/core/events.py", None)], context=EVENT)
     steps = ROOT / "lab" / "i18n" / "steps.py"  # (a location's line is a number: Babel sorts them)
     line = next(k for k, text in enumerate(steps.read_text().splitlines(), 1) if text.startswith("DELIVERIES"))
     for template in DELIVERIES.values():  # a counterexample's step that moves a message: one sentence per kind

@@ -149,3 +149,24 @@ def test_guided_s1_in_the_rooms_language_fits_the_screen_in_large_type(tmp_path,
             expect(pseudo.locator("html")).to_have_attribute("lang", "en")  # it chose its own language
             assert pseudo.evaluate("window.HWM_I18N.lang") == PSEUDO
     assert errors == [], errors
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("es", "muertes de nodos: 3, solicitudes de replicación enviadas: 2 y escrituras fallidas: 1"),
+    ("zh", "被杀死的节点：3、发出的复制请求：2、失败的写入：1"),
+])
+def test_the_feeds_summary_names_any_kind_left_out_in_the_pages_language(lang, expected):
+    """text.js's feedTop names the kinds a frame left out from the page's catalogue, whatever the kind (issue 34:
+    only 13 routine kinds had names; a killed node or a failed write was only counted)."""
+    import json
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[2] / "web" / "static" / "text.js").read_text(encoding="utf-8")
+    page_i18n = {"lang": lang, "messages": i18n.for_page(lang), "kinds": i18n.event_names(lang)}
+    with chromium() as browser:
+        page = browser.new_page()
+        page.set_content(f"<script>window.HWM_I18N = {json.dumps(page_i18n)};</script><script>{script}</script>")
+        said = page.evaluate("window.HWM_TEXT.feedTop({node_killed: 3, replication_sent: 2, write_failed: 1, "
+                             "clocks_held: 0})")
+        page.close()
+    assert said == expected, said

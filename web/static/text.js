@@ -13,19 +13,12 @@
   const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
                    exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
   const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
-  // The routine kinds of event (web/kinds.py: BUSY, BOOKKEEPING and QUIET) by name, for the feed's summary of what a
-  // frame left out; another kind left out is only counted. Keyed by the declarations (window.HWM_KINDS), not spelled.
-  const K = window.HWM_KINDS;
-  const ROUTINE_KINDS = {
-    [K.REPLICATION_SENT]: t("replication requests sent"), [K.REPLICATION_RECEIVED]: t("replication requests received"),
-    [K.FOLLOWER_APPEND]: t("entries appended by followers"), [K.LEADER_APPEND]: t("entries appended by the leader"),
-    [K.MATCH_INDEX_UPDATED]: t("match index updates"), [K.HWM_CHANGED]: t("high-water mark changes"),
-    [K.GENERATION_CHANGED]: t("generation changes"), [K.WRITE_REQUESTED]: t("writes requested"),
-    [K.WRITE_ACKED]: t("writes acknowledged"), [K.CLIENT_WRITE]: t("client writes"),
-    [K.READ_SERVED]: t("reads served"), [K.CLIENT_READ]: t("client reads"), [K.VOTE_GRANTED]: t("votes granted"),
-  };
-  // A list as the page's language writes one (Intl.ListFormat: "a, b y c", "a、b和c").
-  const listOf = (items) => (Intl.ListFormat
+  // Every event kind by name (lab.core.events.COUNTED_AS, in the page's language), for the feed's summary of what a
+  // frame left out.
+  const KIND_NAMES = I18N.kinds || {};
+  // A list as the page's language writes one (Intl.ListFormat: "a, b y c"; in Chinese "a、b、c").
+  // Chinese figures are listed with 、 (its "unit" list has no separator at all: "节点：3发出的…").
+  const listOf = (items) => (I18N.lang === "zh" ? items.join("、") : Intl.ListFormat
     ? new Intl.ListFormat(I18N.lang === "xx" ? "en" : I18N.lang, { type: "unit" }).format(items) : items.join(", "));
 
   window.HWM_TEXT = {
@@ -150,9 +143,9 @@
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
     feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
     feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
-    feedTop: (byType) => listOf(Object.entries(byType).filter(([k]) => k in ROUTINE_KINDS)
+    feedTop: (byType) => listOf(Object.entries(byType).filter(([k]) => k in KIND_NAMES)
       .sort((a, b) => b[1] - a[1]).slice(0, 3)
-      .map(([k, v]) => t("{kind}: {count}", { kind: ROUTINE_KINDS[k], count: num(v) }))),
+      .map(([k, v]) => t("{kind}: {count}", { kind: KIND_NAMES[k], count: num(v) }))),
 
     // answers and toasts
     wrote: (p, i, g, n) => t("Wrote “{payload}” at index {index} (generation {generation}) via {node}: acknowledged, the high-water mark covers it.",
