@@ -248,3 +248,59 @@ def test_a_bad_number_is_refused_in_the_language_without_a_python_type_name(lang
         run(capsys, monkeypatch, *argv, "--lang", lang)
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and expected in err and left_in(lang, err.splitlines()[-1], "hwm-lab") == [], err
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("en", "hwm-lab simulate: no scenario 'nosuch'; available: d1, f8, k1, k2, l1, n4, s1 and s2"),
+    ("es", "hwm-lab simulate: no hay ningún escenario 'nosuch'; los disponibles son: d1, f8, k1, k2, l1, n4, s1 y s2"),
+    ("zh", "hwm-lab simulate：没有场景 'nosuch'；可用的有：d1、f8、k1、k2、l1、n4、s1 和 s2"),
+])
+def test_a_commands_error_and_its_list_are_written_as_the_language_writes_them(lang, expected, capsys, monkeypatch):
+    """The program's name is followed by the language's colon (full-width in Chinese, as argparse's errors there),
+    and a list by the language's separators, never English commas in Chinese."""
+    code, out = run(capsys, monkeypatch, "simulate", "nosuch", "--lang", lang)
+    assert code == 2 and out.strip() == expected, out
+    code, out = run(capsys, monkeypatch, "status", "--dir", "no-such-dir", "--lang", lang)
+    assert code != 0 and out.startswith("hwm-lab：" if lang == "zh" else "hwm-lab: "), out
+
+
+@pytest.mark.parametrize("lang", ["es", "zh"])
+def test_a_replays_lines_chain_no_colons(lang, counterexample, capsys, monkeypatch):
+    """A replay of a counterexample says why it stopped in one sentence: not 'interrumpido: paso 10: se rompió la
+    regla hwm-majority: el líder ...' nor '已中止：第 10 步：违反了规则 hwm-majority：...'."""
+    code, out = run(capsys, monkeypatch, "simulate", "--script", str(counterexample), "--lang", lang)
+    colons = {line: line.count(":") + line.count("：") for line in out.splitlines()}
+    assert code == 1 and colons and all(n <= 2 for n in colons.values()), colons
+    stopped = [line.strip() for line in out.splitlines() if line.strip().startswith(("interrumpido", "已中止"))]
+    assert stopped == [{"es": "interrumpido — en el paso 10 se rompió la regla hwm-majority: el líder B subió su "
+                              "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en B y D: 2 "
+                              "nodos de 4 (la mayoría es de 3)",
+                        "zh": "已中止，第 10 步违反了规则 hwm-majority：领导者 B 在世代 1 把高水位标记提高到 1，但只有 B 和 D "
+                              "持有索引 1，即 4 个节点中的 2 个，而多数是 3 个"}[lang]], out
+
+
+def test_every_skeletons_hint_is_a_sentence_of_the_catalogue():
+    """The hints exercises/*.py raise (NotImplementedError) are the table lab.student.skeletons says them by: an
+    unwritten exercise's check prints its hint in the reader's language."""
+    import ast
+    from pathlib import Path
+
+    from lab.student.skeletons import HINTS
+
+    raised = [node.exc.args[0].value for path in sorted((Path(__file__).parent.parent / "exercises").glob("*.py"))
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
+              and getattr(node.exc.func, "id", "") == "NotImplementedError" and node.exc.args]
+    assert len(raised) >= 7 and set(raised) == set(HINTS), set(raised) ^ set(HINTS)
+    for lang in ("es", "zh"):
+        assert all(localize(HINTS[text], lang) != text for text in raised)
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("es", "todavía sin implementar: ejercicio 1 — devuelve el mayor índice que tienen al menos "
+           "len(match_indexes) // 2 + 1 nodos"),
+    ("zh", "尚未实现：练习 1 要返回至少被 len(match_indexes) // 2 + 1 个节点持有的最大索引"),
+])
+def test_an_unwritten_exercises_check_says_its_hint_in_the_language(lang, expected, capsys, monkeypatch):
+    code, out = run(capsys, monkeypatch, "exercise", "check", "1", "--impl", "exercises", "--lang", lang)
+    assert code != 0 and expected in out and left_in(lang, out, "hwm-lab") == [], out

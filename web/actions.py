@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lab.core.reasons import NODE_DOWN, UNREACHABLE, because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
-from lab.i18n import Text, say
+from lab.i18n import Listed, Text, say
 from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
 from lab.processes.client import ControlClient, ControlError
 from lab.i18n.scenarios import command_text
@@ -55,7 +55,7 @@ def node_arg(dash, args: dict, key: str = "node", optional: bool = False) -> str
     if value not in ids:
         if ids:
             raise ValueError(say("no node {node} in this cluster (nodes: {nodes})", node=repr(value),
-                                 nodes=", ".join(ids)))
+                                 nodes=Listed(ids)))
         raise ValueError(say("no node {node} in this cluster (nodes: none)", node=repr(value)))
     return value
 
@@ -136,11 +136,11 @@ def settings(dash, client: ControlClient, args: dict) -> dict:
     body = {}
     if args.get("fsync") is not None:
         if args["fsync"] not in FSYNC_POLICIES:
-            raise ValueError(say("fsync is one of {values}", values=", ".join(FSYNC_POLICIES)))
+            raise ValueError(say("fsync is one of {values}", values=Listed(FSYNC_POLICIES)))
         body["fsync"] = args["fsync"]
     if args.get("truncation") is not None:
         if args["truncation"] not in TRUNCATION_STRATEGIES:
-            raise ValueError(say("truncation is one of {values}", values=", ".join(TRUNCATION_STRATEGIES)))
+            raise ValueError(say("truncation is one of {values}", values=Listed(TRUNCATION_STRATEGIES)))
         body["truncation"] = args["truncation"]
     if args.get("delay_ms") is not None:
         delay = int(args["delay_ms"])

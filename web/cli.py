@@ -37,7 +37,7 @@ def write_html(trace_dir: str, out: str, lang: str | None = None) -> int:
     """`hwm-lab replay DIR --html FILE`: the replay as one file (web.onefile); no server, no eventlet. What it says,
     in `lang` (--lang), else the environment's language."""
     from lab import i18n
-    from lab.i18n import localize, say
+    from lab.i18n import complaint, localize, say
     from lab.ports.trace import TraceError
     from web.onefile import write
 
@@ -45,11 +45,11 @@ def write_html(trace_dir: str, out: str, lang: str | None = None) -> int:
     try:
         built = write(trace_dir, out)
     except TraceError as exc:
-        print(f"hwm-lab replay: {localize(exc.args[0] if exc.args else str(exc), lang)}", file=sys.stderr)
+        print(complaint("hwm-lab replay", exc.args[0] if exc.args else str(exc), lang), file=sys.stderr)
         return 2
     except OSError as exc:
-        print("hwm-lab replay: " + localize(say("cannot write {path}: {error}", path=out,
-                                                error=exc.strerror or str(exc)), lang), file=sys.stderr)
+        print(complaint("hwm-lab replay", say("cannot write {path}: {error}", path=out,
+                                       error=exc.strerror or str(exc)), lang), file=sys.stderr)
         return 1
     size = say("{kb} KB", kb=round(built.size / 1024)) if built.size < 1024 * 1024 else \
         say("{mb} MB", mb=round(built.size / 1024 / 1024, 1))  # (1.4 MB; in Spanish 1,4 MB)

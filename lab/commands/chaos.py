@@ -8,7 +8,7 @@ import sys
 
 from lab.commands.options import lang_of, lang_option
 from lab.harness import chaos
-from lab.i18n import localize, say
+from lab.i18n import complaint, localize, say
 from lab.i18n.chaos import progress, report
 from lab.processes.errors import SupervisorError
 
@@ -29,6 +29,6 @@ def run(args) -> int:
                                                                      flush=True),
                              show=lambda found: print(localize(report(found), lang)))
     except SupervisorError as exc:
-        print(f"hwm-lab chaos: {localize(exc.args[0] if exc.args else say('the cluster could not start'), lang)}",
+        print(complaint("hwm-lab chaos", exc.args[0] if exc.args else say("the cluster could not start"), lang),
               file=sys.stderr)
         return 4

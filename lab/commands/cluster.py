@@ -29,7 +29,7 @@ from lab.processes.supervisor import SupervisorError
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.realdriver import run_real
-from lab.i18n import Joined, columns, localize, say, word
+from lab.i18n import Joined, Listed, columns, complaint, localize, say, word
 from lab.i18n.scenarios import title as scenario_title
 from lab.i18n.verdicts import summary
 
@@ -237,7 +237,7 @@ def _fail(args, message, code: int, **extra) -> int:
     if getattr(args, "json", False):
         print(json.dumps({"ok": False, "error": message, "exit_code": code, **extra}))  # JSON keeps the English
     else:
-        print(f"hwm-lab: {localize(message, lang_of(args))}", file=sys.stderr)
+        print(complaint("hwm-lab", message, lang_of(args)), file=sys.stderr)
     return code
 
 
@@ -375,7 +375,7 @@ def cmd_down(args) -> int:
     (Path(args.dir) / "cluster.json").unlink(missing_ok=True)
     data = {"ok": True, "dir": args.dir, "stopped": pids, "killed": killed}
     text = (say("cluster stopped; data and traces are kept in {dir} (killed stragglers: {pids})", dir=args.dir,
-                pids=", ".join(map(str, killed))) if killed
+                pids=Listed(map(str, killed))) if killed
             else say("cluster stopped; data and traces are kept in {dir}", dir=args.dir))
     return _print(args, data, text)
 
@@ -411,7 +411,7 @@ def cmd_status(args) -> int:
                  "{ms} ms", **values) if state["leader"] else
              say("cluster in {dir} (control {url}); no leader; fsync {fsync}; truncation {truncation}; delay {ms} ms",
                  **values), table,
-             say("cut links: {links}", links=", ".join(cuts)) if cuts else say("cut links: none")]
+             say("cut links: {links}", links=Listed(cuts)) if cuts else say("cut links: none")]
     lines += [_exited(n) for n in state["nodes"] if n["state"] == "exited"]
     if state.get("trace_unwritable"):  # a full disk: the supervisor goes on, keeping what it cannot write in memory
         lines.append(say("warning: {what}", what=state["trace_unwritable"]))

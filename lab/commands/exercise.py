@@ -11,7 +11,7 @@ from lab import i18n
 from lab.commands.options import limit_option
 from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
-from lab.i18n import localize
+from lab.i18n import complaint, localize
 from lab.core.reasons import because
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, last_verdict, package_dir, run_check
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
@@ -90,7 +90,7 @@ def cmd_list(args) -> int:
     try:
         impl = load_impl(args.impl)
     except ImplError as exc:
-        print(f"hwm-lab exercise list: {localize(_said(exc), lang)}", file=sys.stderr)
+        print(complaint("hwm-lab exercise list", _said(exc), lang), file=sys.stderr)
         return 2
     rows = []
     for ex in EXERCISES:
@@ -147,7 +147,7 @@ def cmd_check(args) -> int:
                            progress=progress, limit=args.limit)
     except (ValueError, ImplError) as exc:
         progress.clear()
-        print(f"hwm-lab exercise check: {localize(_said(exc), lang)}", file=sys.stderr)
+        print(complaint("hwm-lab exercise check", _said(exc), lang), file=sys.stderr)
         return 2
     finally:
         progress.clear()
@@ -169,7 +169,7 @@ def cmd_submit(args) -> int:
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)
     except (NothingToSubmit, ImplError) as exc:
         progress.clear()
-        print(f"hwm-lab submit: {localize(_said(exc), lang)}", file=sys.stderr)
+        print(complaint("hwm-lab submit", _said(exc), lang), file=sys.stderr)
         return 2
     finally:
         progress.clear()

@@ -13,7 +13,7 @@ from lab.core.events import FOLLOWER_APPEND
 from lab.core.impl import EXERCISE_OF, ImplError, student_functions
 from lab.core.impl import load as load_impl
 from lab.grade.rules import CHECK_IDS
-from lab.i18n import localize, say
+from lab.i18n import Listed, complaint, localize, say
 
 CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario")]
 
@@ -122,7 +122,7 @@ def run(args) -> int:
         if unsearchable is not None:
             raise ValueError(unsearchable)
     except (ValueError, ImplError) as exc:
-        print(f"hwm-lab explore: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
+        print(complaint("hwm-lab explore", exc.args[0] if exc.args else exc, lang), file=sys.stderr)
         return EXIT_USAGE
 
     def progress(f) -> None:
@@ -162,16 +162,16 @@ def run(args) -> int:
     else:
         print(localize(result.explain(), lang))
         print(localize(say("Written: {files}. Replay it with: hwm-lab simulate --script {script}",
-                           files=", ".join(result.files), script=result.files[0]), lang))
+                           files=Listed(result.files), script=result.files[0]), lang))
         if twice and twice[0] is not None:
             print(localize(twice[0], lang))
     if result.found is None and targets and not set(targets) & f.called:
         before = sorted({g for t in targets for g in REACHED_THROUGH.get(t, ())} & set(missing))
         said = (say("Your {functions} never ran in the runs searched: they are called only after {before}, not "
-                    "written yet: write those first.", functions=", ".join(targets), before=_named(before))
+                    "written yet: write those first.", functions=Listed(targets), before=_named(before))
                 if before else say("Your {functions} never ran in the runs searched: give the search more time "
-                                   "(--budget).", functions=", ".join(targets)))
-        print("hwm-lab explore: " + localize(said, lang), file=sys.stderr)
+                                   "(--budget).", functions=Listed(targets)))
+        print(complaint("hwm-lab explore", said, lang), file=sys.stderr)
         return EXIT_USAGE if before else EXIT_NONE
     return EXIT_NONE if result.found is None else EXIT_FOUND
 
@@ -182,7 +182,7 @@ def _unsearchable(targets, missing: dict, exercise: int | None):
         mine = [f for f in targets if f in missing]
         if mine:
             return say("exercise {number} cannot run yet: {functions} -- {why}", number=exercise,
-                       functions=", ".join(mine), why=missing[mine[0]])
+                       functions=Listed(mine), why=missing[mine[0]])
         return None
     if targets and all(f in missing for f in targets):
         return say("no function of yours can run yet (not written yet, or its file does not import): write one "

@@ -11,7 +11,7 @@ from lab.core.impl import ImplError
 from lab.harness.commands import ScenarioError
 from lab.harness.scenario import simulate
 from lab.harness.script import available
-from lab.i18n import localize, say
+from lab.i18n import complaint, localize, say
 from lab.i18n.verdicts import summary
 
 
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     lang = lang_of(args)
     if bool(args.scenario) == bool(args.script):
-        print("hwm-lab simulate: " + localize(say("name a scenario or give --script FILE (one of them)"), lang),
+        print(complaint("hwm-lab simulate", say("name a scenario or give --script FILE (one of them)"), lang),
               file=sys.stderr)
         return 2
     try:
@@ -50,7 +50,7 @@ def run(args) -> int:
                            impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit,
                            pace=args.pace)
     except (ScenarioError, ImplError, ValueError) as exc:
-        print(f"hwm-lab simulate: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
+        print(complaint("hwm-lab simulate", exc.args[0] if exc.args else exc, lang), file=sys.stderr)
         return 2
     if args.json:
         violation = verdict.violation.as_dict() if verdict.violation is not None else None

@@ -113,7 +113,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         else:
             if head not in COMMANDS and head not in WALK_KINDS:
                 raise ScenarioError(Reason(reasons.SCRIPT_UNKNOWN, script=name, line=number, command=repr(head),
-                                           known=", ".join(sorted(COMMANDS))))
+                                           known=sorted(COMMANDS)))
             if head == "ask":  # a question's words are checked as the script is read, not when the step runs
                 parse_ask(Command(number, words))
             current[1].append(Command(number, words))
@@ -135,5 +135,5 @@ def load(name_or_path: str) -> Scenario:
     if not path.suffix:
         path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
     if not path.exists():
-        raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=", ".join(available())))
+        raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=list(available())))
     return parse(path.read_text(encoding="utf-8"), path.stem)

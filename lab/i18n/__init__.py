@@ -140,6 +140,12 @@ class Joined(Text):
         return (type(self), (self.parts, self.sep))
 
 
+def complaint(prog: str, text, lang: str) -> str:
+    """A command's error line, "hwm-lab simulate: ...": the program's name, then `text` in `lang`, after the colon
+    that language writes (full-width in Chinese, as argparse's own errors are said there)."""
+    return f"{prog}{'：' if lang == 'zh' else ': '}{localize(text, lang)}"
+
+
 def say(msgid: str, /, **args) -> Text:
     """A sentence of the catalogue (`say` marks it for extraction): English now, any language later."""
     return Text(msgid, args)

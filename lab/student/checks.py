@@ -28,6 +28,7 @@ from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
 from lab.student.faults import fault_text, scenario_fault_text
 from lab.student.runs import SEGMENTS
+from lab.student.skeletons import hint
 from lab.core.events import FOLLOWER_APPEND
 from lab.core.reasons import ABOVE_HWM, Reason
 
@@ -501,7 +502,7 @@ def check_rules(ex: Exercise, impl: Impl, limit: float = DEFAULT_LIMIT) -> tuple
             problem = rule.check(impl)
             started = True
         except NotStarted as exc:
-            results.append(RuleResult(rule.text, False, say("not implemented yet: {hint}", hint=str(exc)), function,
+            results.append(RuleResult(rule.text, False, say("not implemented yet: {hint}", hint=hint(str(exc))), function,
                                       unwritten=True))
             continue
         except Exception as exc:  # a student's code may raise anything: report it, do not crash

@@ -16,7 +16,7 @@ from lab.core.impl import EXERCISE_OF, FUNCTIONS, Impl, student_functions
 from lab.core.replica import Log
 from lab.harness import scenario as scenario_module
 from lab.harness.script import load as load_script
-from lab.i18n import Joined, Text, say
+from lab.i18n import Joined, Listed, Text, say
 from lab.i18n import scenarios as scenario_words
 from lab.i18n.scenarios import command_text
 from lab.student.faults import fault_text, scenario_fault_text
@@ -79,7 +79,7 @@ def exercises_text(numbers) -> Text:
     numbers = sorted(numbers)
     if len(numbers) == 1:
         return say("your exercise {number}", number=numbers[0])
-    return say("your exercises {numbers}", numbers=", ".join(map(str, numbers)))
+    return say("your exercises {numbers}", numbers=Listed(map(str, numbers)))
 
 
 def waits_for(needs, missing: dict[str, str]) -> list[int]:
