@@ -305,3 +305,14 @@ def test_every_skeletons_hint_is_a_sentence_of_the_catalogue():
 def test_an_unwritten_exercises_check_says_its_hint_in_the_language(lang, expected, capsys, monkeypatch):
     code, out = run(capsys, monkeypatch, "exercise", "check", "1", "--impl", "exercises", "--lang", lang)
     assert code != 0 and expected in out and left_in(lang, out, "hwm-lab") == [], out
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("es", "'generation', 'high-water-mark' y 'leader-epoch'"),
+    ("zh", "'generation'、'high-water-mark'、'leader-epoch'"),
+])
+def test_a_bad_choice_lists_the_choices_as_the_language_lists(lang, expected, capsys, monkeypatch):
+    with pytest.raises(SystemExit) as stopped:
+        run(capsys, monkeypatch, "simulate", "s1", "--truncation", "nope", "--lang", lang)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and expected in err and "'generation', 'high" not in err.replace(expected, ""), err

@@ -61,6 +61,14 @@ class Parser(argparse.ArgumentParser):
                 raise argparse.ArgumentError(action, argparse._(NUMBERS[action.type]) % {"value": arg_string})
         return super()._get_value(action, arg_string)
 
+    def _check_value(self, action, value):
+        """argparse lists the choices with English commas; the reader's language lists them its own way."""
+        if action.choices is not None and value not in action.choices and self.lang != i18n.SOURCE:
+            choices = i18n.localize(i18n.Listed(map(repr, action.choices)), self.lang)
+            raise argparse.ArgumentError(action, argparse._("invalid choice: %(value)r (choose from %(choices)s)")
+                                         % {"value": value, "choices": choices})
+        return super()._check_value(action, value)
+
 
 FULL_WIDTH = {"zh"}  # languages whose punctuation after a heading is full-width ("选项：")
 
