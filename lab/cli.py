@@ -28,6 +28,7 @@ INSTRUCTOR_MODULES = ("lab.student.handout", "lab.grade.cli")
 def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     """Every command's parser; its help said in `lang`."""
     from lab.commands.options import parser_class
+    from lab.i18n import LANGUAGES
 
     parser = parser_class(lang)(
         prog="hwm-lab",
@@ -35,6 +36,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hwm-lab {_version()}",
                         help="show program's version number and exit")
+    parser.add_argument("--lang", choices=list(LANGUAGES), default=None, dest="lang_first", help=argparse.SUPPRESS)
+    # (`hwm-lab --lang zh simulate s1`: the language before the command is the command's language too)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     students = not has_reference()
     for name in COMMAND_MODULES:
@@ -66,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     with argparse_speaks(lang):
         parser = build_parser(lang)
         args = parser.parse_args(argv)
+    if getattr(args, "lang", None) is None and args.lang_first:
+        args.lang = args.lang_first
     if not getattr(args, "func", None):
         with argparse_speaks(lang):
             parser.print_help()

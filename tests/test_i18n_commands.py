@@ -316,3 +316,10 @@ def test_a_bad_choice_lists_the_choices_as_the_language_lists(lang, expected, ca
         run(capsys, monkeypatch, "simulate", "s1", "--truncation", "nope", "--lang", lang)
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and expected in err and "'generation', 'high" not in err.replace(expected, ""), err
+
+
+def test_the_language_before_the_command_is_the_commands_language(capsys, monkeypatch):
+    """`hwm-lab --lang zh simulate s1`, as a student may type it, speaks Chinese as `simulate s1 --lang zh` does."""
+    first = run(capsys, monkeypatch, "--lang", "zh", "simulate", "s1")
+    assert first == run(capsys, monkeypatch, "simulate", "s1", "--lang", "zh") and "通过" in first[1], first
+    assert run(capsys, monkeypatch, "--lang", "zh", "simulate", "s1", "--lang", "es")[1].startswith("s1 (generation)")
