@@ -309,7 +309,7 @@ def test_an_unwritten_exercises_check_says_its_hint_in_the_language(lang, expect
 
 @pytest.mark.parametrize("lang, expected", [
     ("es", "'generation', 'high-water-mark' y 'leader-epoch'"),
-    ("zh", "'generation'、'high-water-mark'、'leader-epoch'"),
+    ("zh", "无效的取值：'nope'（可选的值：'generation'、'high-water-mark'、'leader-epoch'）"),
 ])
 def test_a_bad_choice_lists_the_choices_as_the_language_lists(lang, expected, capsys, monkeypatch):
     with pytest.raises(SystemExit) as stopped:

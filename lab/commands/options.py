@@ -16,12 +16,13 @@ HELP = "help"  # the catalogue's context of a command's help, description and ep
 ARGPARSE = "argparse"  # the context of argparse's own words; it looks each up through its module's `_`
 NUMBERS = {  # argparse's type error for a number, said by what it wanted rather than by the type's name
     int: "invalid int value: %(value)r", float: "invalid float value: %(value)r"}
+CHOICE = "invalid choice: %(value)r (choose from %(choices)s)"
 LIMIT_ERROR = "write the limit as seconds from 0.01 to 600, not %(value)r"
 ARGPARSE_WORDS = (  # those a student meets: the help's headings, and the usage errors
     "usage: ", "positional arguments", "options", "show this help message and exit",
     "%(prog)s: error: %(message)s\n",
     "the following arguments are required: %s", "unrecognized arguments: %s",
-    "invalid choice: %(value)r (choose from %(choices)s)", "argument %(argument_name)s: %(message)s",
+    CHOICE, "argument %(argument_name)s: %(message)s",
     "expected one argument", "expected at most one argument", "expected at least one argument",
     "invalid %(type)s value: %(value)r", "ambiguous option: %(option)s could match %(matches)s",
     "not allowed with argument %s", "one of the arguments %s is required",
@@ -65,8 +66,7 @@ class Parser(argparse.ArgumentParser):
         """argparse lists the choices with English commas; the reader's language lists them its own way."""
         if action.choices is not None and value not in action.choices and self.lang != i18n.SOURCE:
             choices = i18n.localize(i18n.Listed(map(repr, action.choices)), self.lang)
-            raise argparse.ArgumentError(action, argparse._("invalid choice: %(value)r (choose from %(choices)s)")
-                                         % {"value": value, "choices": choices})
+            raise argparse.ArgumentError(action, argparse._(CHOICE) % {"value": value, "choices": choices})
         return super()._check_value(action, value)
 
 
