@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND, WRITE_ACKED  # noqa: E402
 from lab.ports import codec  # noqa: E402
 from lab.processes.client import NodeClient  # noqa: E402
 from lab.core.messages import ClientWrite  # noqa: E402
@@ -114,17 +115,17 @@ def latency_split(run_dir: Path, start_time: float, leader: str, sent: dict) -> 
         node = path.stem.removeprefix("events-")
         with open(path, encoding="utf-8") as f:
             for line in f:
-                if '"leader_append"' in line or '"follower_append"' in line or '"write_acked"' in line:
+                if any(f'"{kind}"' in line for kind in (LEADER_APPEND, FOLLOWER_APPEND, WRITE_ACKED)):
                     event = json.loads(line)
-                    if event.get("index") in sent and (event["type"] == "follower_append") == (node != leader):
+                    if event.get("index") in sent and (event["type"] == FOLLOWER_APPEND) == (node != leader):
                         events.setdefault(event["index"], {}).setdefault(event["type"], []).append(event["time"])
     legs = [[], [], [], []]
     for index, (wall_sent, wall_answered) in sent.items():
         times = events.get(index, {})
-        if not all(kind in times for kind in ("leader_append", "follower_append", "write_acked")):
+        if not all(kind in times for kind in (LEADER_APPEND, FOLLOWER_APPEND, WRITE_ACKED)):
             continue
-        marks = [wall_sent - start_time, min(times["leader_append"]), min(times["follower_append"]),
-                 min(times["write_acked"]), wall_answered - start_time]
+        marks = [wall_sent - start_time, min(times[LEADER_APPEND]), min(times[FOLLOWER_APPEND]),
+                 min(times[WRITE_ACKED]), wall_answered - start_time]
         for leg in range(4):
             legs[leg].append(marks[leg + 1] - marks[leg])
     return [statistics.median(leg) if leg else float("nan") for leg in legs]

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from lab.core.interface import FUNCTIONS  # noqa: E402
 from lab.core.messages import ReplicationRequest  # noqa: E402
 from lab.explore.search import Config, Figures, bfs, measured, search, walk  # noqa: E402
 from lab.explore.shrink import shrink  # noqa: E402
@@ -57,8 +58,7 @@ def floor(n: int = 3, count: int = 20000) -> tuple[float, float]:
 
 # Every function named as a student's: the reference's answers, each call judged by its exercise's rule
 # (lab/core/judges.py), as a student's code is in a search; against the reference alone, the judges' cost.
-JUDGED = "solutions:" + ",".join(("high_water_mark", "on_replication_response", "follower_append", "check_read",
-                                  "plan_truncation", "leader_epoch_end", "epoch_truncation_point"))
+JUDGED = "solutions:" + ",".join(FUNCTIONS)
 
 
 def bfs_rate(n: int, memory: int, impl: str = "solutions", jobs: int = 1) -> tuple[float, float, int, int, int]:

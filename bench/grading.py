@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.grade import styles, synth  # noqa: E402
+from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND  # noqa: E402
 from lab.grade.rules import CHECK_IDS  # noqa: E402
 
 BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect", "read-strict", "wal-keeps")
@@ -226,7 +227,7 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
     for e in everything:
         if e["type"] == "hwm_changed":
             v["committed-never-change"] += sum(1 for c in e["committed"] if _entry(c)[2] != first[_entry(c)[0]][0])
-        elif e["type"] in ("leader_append", "follower_append"):
+        elif e["type"] in (LEADER_APPEND, FOLLOWER_APPEND):
             i = e["index"]
             if i in first and e["digest"] != first[i][0] and e["gen"] >= committed_gen[i]:
                 v["committed-never-change"] += 1
@@ -577,6 +578,7 @@ def call_cost(calls: int = 2000) -> dict:
     import socket
     import threading
 
+    from lab.core import interface
     from lab.core.guard import guarded
     from lab.core.impl import load
     from lab.core.messages import Entry
@@ -593,12 +595,13 @@ def call_cost(calls: int = 2000) -> dict:
         threading.Thread(target=lambda: [None for _ in iter(lambda: students.step(theirs), False)],
                          daemon=True).start()
         log = Log([Entry(i, 1 + i // 4, f"e{i}") for i in range(1, 11)])
-        cases = {"high_water_mark": ("exercises/high_water_mark.py", lambda f, k: f([10, 9, k % 10])),
-                 "follower_append": ("exercises/follower.py", lambda f, k: f(log, 8, 3, (Entry(9, 3, "e9"),)))}
+        cases = {interface.HIGH_WATER_MARK: lambda f, k: f([10, 9, k % 10]),
+                 interface.FOLLOWER_APPEND: lambda f, k: f(log, 8, 3, (Entry(9, 3, "e9"),))}
         reference = guarded(load("solutions"))
         figures = {}
-        for name, (module, call) in cases.items():
-            student = proxy.Student(proxy.Control(ours), module, [name], 1.0)
+        files = {name: ex.path for ex in interface.EXERCISES for name in ex.names}
+        for name, call in cases.items():
+            student = proxy.Student(proxy.Control(ours), files[name], [name], 1.0)
             student.start()
             across = student.function(name)
             call(across, 0)

@@ -10,16 +10,10 @@ Each file is imported only when one of its functions is first asked for, so that
 
 import importlib
 
-# Each function, and the file of this package that holds it.
-_MODULES = {
-    "high_water_mark": "high_water_mark",
-    "on_replication_response": "leader",
-    "follower_append": "follower",
-    "check_read": "reads",
-    "plan_truncation": "wal_truncation",
-    "leader_epoch_end": "leader_epoch",
-    "epoch_truncation_point": "leader_epoch",
-}
+from lab.core.interface import EXERCISES
+
+# Each function, and the file of this package that holds it (lab/core/interface.py's table).
+_MODULES = {name: exercise.file for exercise in EXERCISES for name in exercise.names}
 
 __all__ = list(_MODULES)
 

@@ -4,6 +4,7 @@ HWM_SPY_DIR/<function>.<pid> (a file per process, so node processes count too, e
 import os
 
 import solutions
+from lab.core.interface import FUNCTIONS
 
 
 def _spy(name):
@@ -20,13 +21,7 @@ def _spy(name):
     return spy
 
 
-high_water_mark = _spy("high_water_mark")
-on_replication_response = _spy("on_replication_response")
-follower_append = _spy("follower_append")
-check_read = _spy("check_read")
-plan_truncation = _spy("plan_truncation")
-leader_epoch_end = _spy("leader_epoch_end")
-epoch_truncation_point = _spy("epoch_truncation_point")
+globals().update({name: _spy(name) for name in FUNCTIONS})  # every function of lab/core/interface.py's table
 
 
 def calls(where) -> dict[str, int]:

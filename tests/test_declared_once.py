@@ -1,5 +1,6 @@
 """The lab's and the dashboard's Python sources name an event kind only through its constant in lab/core/events.py,
-and read trace lines only through the trace format's one parser (lab.ports.trace.parse_line)."""
+an exercise's function only through lab/core/interface.py's table, and read trace lines only through the trace
+format's one parser (lab.ports.trace.parse_line)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import re
 from pathlib import Path
 
 from lab.core.events import KINDS
+from lab.core.interface import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(p for folder in ("lab", "web") for p in (ROOT / folder).rglob("*.py"))
 DECLARATIONS = ROOT / "lab" / "core" / "events.py"
+TABLE = ROOT / "lab" / "core" / "interface.py"  # the exercises' table
 
 
 def _field_access(node: ast.AST, parent: ast.AST | None) -> bool:
@@ -55,8 +58,11 @@ def test_the_walker_finds_a_kind_spelled_out():
 
 
 def test_each_event_kind_is_spelled_in_one_module():
+    # A follower's append is traced under the name of the function it ran (follower_append): the exercises' table
+    # spells that name as the function's, not as the event's.
     offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
-                for line, kind in kind_literals(path.read_text(encoding="utf-8"))]
+                for line, kind in kind_literals(path.read_text(encoding="utf-8"))
+                if not (path == TABLE and kind in FUNCTIONS)]
     assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
 
 
@@ -81,6 +87,99 @@ def test_no_kind_is_quoted_inside_a_query_or_a_line_the_lab_writes_by_hand():
     offences = [f"{path.relative_to(ROOT)}:{line}: {kind!r}" for path in SOURCES if path != DECLARATIONS
                 for line, kind in quoted_kinds(path.read_text(encoding="utf-8"))]
     assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
+
+# ---- each exercise's functions named in one table ----------------------------------------------------------------
+
+# Everything that lists the exercises or their functions: the lab, the dashboard, the stubs and the answers, the
+# benchmarks, and the tests' own stand-ins for an implementation.
+EXERCISE_SOURCES = sorted([p for folder in ("lab", "web", "exercises", "solutions", "bench")
+                           for p in (ROOT / folder).rglob("*.py")] + [ROOT / "tests" / "spy_impl.py",
+                                                                      ROOT / "tests" / "conftest.py"])
+
+# A function's name that is also another thing's, in these modules: not a list of the exercises.
+ALSO_ANOTHER_THING = {
+    ("lab/ports/codec.py", "high_water_mark"): "the wire's field: a replication request and a read's answer carry "
+                                               "the serving node's mark",
+    ("bench/fuzz.py", "high_water_mark"): "the wire's field, in the messages the fuzzer sends",
+    ("lab/ports/state.py", "high_water_mark"): "the file a node keeps its mark in",
+    ("lab/core/replica.py", "high_water_mark"): "the replica's Ready field (its __slots__)",
+    ("lab/core/events.py", "follower_append"): "the event kind a follower's append is traced as",
+}
+
+
+def _reads_a_field(node: ast.AST, parent: ast.AST | None) -> bool:
+    """A record's field read by name (`answer["high_water_mark"]`, `answer.get("high_water_mark")`)."""
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return True
+    return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+            and parent.func.attr in ("get", "pop", "setdefault") and bool(parent.args) and parent.args[0] is node)
+
+
+def function_literals(source: str) -> set[str]:
+    """The exercise functions a module quotes as string constants (a field read by name aside)."""
+    tree = ast.parse(source)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in FUNCTIONS
+            and not _reads_a_field(node, parents.get(node))}
+
+
+def quoting_modules(paths) -> dict[str, list[str]]:
+    """Each exercise function -> the modules that quote its name (the other things of that name aside)."""
+    found: dict[str, list[str]] = {name: [] for name in FUNCTIONS}
+    for path in paths:
+        where = path.relative_to(ROOT).as_posix()
+        for name in function_literals(path.read_text(encoding="utf-8")):
+            if (where, name) not in ALSO_ANOTHER_THING:
+                found[name].append(where)
+    return found
+
+
+def test_the_walker_finds_a_quoted_function():
+    """The check below could fail: a table keyed by names, a tuple of names and a comparison are found; a field read
+    by name and a sentence that mentions a function are not."""
+    source = ('PROBES = {"check_read": 1}\nJUDGED = ("plan_truncation", "leader_epoch_end")\n'
+              'if f == "high_water_mark": pass\nhwm = answer["follower_append"] + answer.get("epoch_truncation_point")\n'
+              'say("on_replication_response (exercise 2)")\n')
+    assert function_literals(source) == {"check_read", "plan_truncation", "leader_epoch_end", "high_water_mark"}
+
+
+def test_each_exercise_function_is_quoted_in_at_most_two_modules():
+    """Adding a function is adding a row to lab/core/interface.py's table (the stub and the answer define it by
+    name): everything that lists the functions derives the list from the table (issue #38). On the code before the
+    table, high_water_mark was quoted in 13 of these modules, follower_append in 8."""
+    found = quoting_modules(EXERCISE_SOURCES)
+    assert len(EXERCISE_SOURCES) > 60 and set(found) == set(FUNCTIONS)
+    assert {name: where for name, where in found.items() if len(where) > 2} == {}, \
+        "name the function through lab/core/interface.py (its constant, or its row of EXERCISES)"
+    assert all(TABLE.relative_to(ROOT).as_posix() in where for where in found.values())
+
+
+def test_the_table_says_what_the_stubs_and_the_answers_declare():
+    """Each row's file holds its functions, with the parameters the table says, in exercises/ and in solutions/;
+    each function's return annotation names one of the types the guard accepts."""
+    import importlib
+    import inspect
+
+    from lab.core.interface import EXERCISES
+
+    for ex in EXERCISES:
+        for package in ("exercises", "solutions"):
+            module = importlib.import_module(f"{package}.{ex.file}")
+            for f in ex.functions:
+                signature = inspect.signature(getattr(module, f.name))
+                assert ", ".join(signature.parameters) == f.parameters, (package, f.name)
+                said = str(signature.return_annotation).replace("typing.", "")
+                assert all(t.__name__.replace("NoneType", "None") in said for t in f.returns), (package, f.name, said)
+
+
+def test_each_table_keyed_by_function_has_every_function():
+    """Per-function data lives beside its use, keyed by the table's names: a new row without its entries fails here."""
+    from lab.core.judges import JUDGES
+    from lab.sim.reach import INPUTS
+    from lab.student.runs import PROBES
+
+    for table in (JUDGES, INPUTS, PROBES):
+        assert list(table) == list(FUNCTIONS)
 
 
 # ---- one parser of trace lines -------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import os
 import pytest
 
 from lab.core.guard import Fault
-from lab.core.impl import EXERCISE_OF, load
+from lab.core.impl import load
+from lab.core.interface import EXERCISE_OF
 from lab.core.judges import Call
 from lab.core.reasons import Reason
 from lab.harness.scenario import simulate

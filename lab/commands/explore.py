@@ -9,8 +9,10 @@ from pathlib import Path
 
 from lab import i18n
 from lab.core.config import TRUNCATION_STRATEGIES
-from lab.core.events import FOLLOWER_APPEND
-from lab.core.impl import EXERCISE_OF, ImplError, student_functions
+from lab.core.impl import ImplError, student_functions
+from lab.core.interface import (
+    EPOCH_TRUNCATION_POINT, EXERCISE_OF, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END, ON_REPLICATION_RESPONSE,
+    PLAN_TRUNCATION)
 from lab.core.impl import load as load_impl
 from lab.grade.rules import CHECK_IDS
 from lab.i18n import Listed, complaint, localize, say
@@ -83,10 +85,10 @@ def playable(trace_dir: str, out: str) -> str:
 
 
 # The functions a run must go through before it calls each one (a follower answers before the leader counts).
-REACHED_THROUGH = {"high_water_mark": ("on_replication_response", FOLLOWER_APPEND),
-                   "on_replication_response": (FOLLOWER_APPEND,), "plan_truncation": (FOLLOWER_APPEND,),
-                   "leader_epoch_end": (FOLLOWER_APPEND,),
-                   "epoch_truncation_point": (FOLLOWER_APPEND, "leader_epoch_end")}
+REACHED_THROUGH = {HIGH_WATER_MARK: (ON_REPLICATION_RESPONSE, FOLLOWER_APPEND),
+                   ON_REPLICATION_RESPONSE: (FOLLOWER_APPEND,), PLAN_TRUNCATION: (FOLLOWER_APPEND,),
+                   LEADER_EPOCH_END: (FOLLOWER_APPEND,),
+                   EPOCH_TRUNCATION_POINT: (FOLLOWER_APPEND, LEADER_EPOCH_END)}
 
 
 def _named(functions) -> i18n.Joined:

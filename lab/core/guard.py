@@ -17,24 +17,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from lab.core.impl import FUNCTIONS, Impl
-from lab.core.interface import AppendResult, TruncationPlan
+from lab.core.interface import FUNCTIONS
 
 DEFAULT_LIMIT = 1.0  # seconds a single call of a student's function may take
 _INPUT_CHARS = 160  # a shown input longer than this is shortened
 _LAB_DIR = str(Path(__file__).resolve().parents[1])  # lab/: its frames are the lab's, not the student's
 _STDLIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
-# What each function must return, as (accepted types, how the docstring names it).
-RETURNS: dict[str, tuple[tuple[type, ...], str]] = {
-    "high_water_mark": ((int,), "int"),
-    "on_replication_response": ((int,), "int"),
-    "follower_append": ((AppendResult,), "AppendResult"),
-    "check_read": ((str, type(None)), "str or None"),
-    "plan_truncation": ((TruncationPlan,), "TruncationPlan"),
-    "leader_epoch_end": ((int,), "int"),
-    "epoch_truncation_point": ((int, type(None)), "int or None"),
-}
+# What each function must return, as (accepted types, how the docstring names it): lab.core.interface's table.
+RETURNS: dict[str, tuple[tuple[type, ...], str]] = {f.name: (f.returns, f.returns_said) for f in FUNCTIONS.values()}
 
 # The kinds of fault, as `StudentFault.kind`.
 RAISED, TIMEOUT, WRONG_TYPE, IMPORT = "raised", "timeout", "wrong type", "import"
@@ -245,11 +236,11 @@ def guard_function(name: str, fn: Callable, limit: float = DEFAULT_LIMIT) -> Cal
     return call
 
 
-def guarded(impl: Impl, limit: float = DEFAULT_LIMIT) -> Impl:
-    """The same implementation with every function guarded (the reference answers too: they are cheap to guard
-    and a lab bug should be reported as clearly as a student's). An implementation guarded already keeps its
-    guard and its limit: whoever guarded it first set the policy (the grader's sandbox does, with the rubric's
-    limit and a watch on every fault; the simulator and the checks it then runs must not strip them)."""
+def guarded(impl, limit: float = DEFAULT_LIMIT):
+    """The same implementation (a lab.core.impl.Impl) with every function guarded (the reference answers too: they
+    are cheap to guard and a lab bug should be reported as clearly as a student's). An implementation guarded
+    already keeps its guard and its limit: whoever guarded it first set the policy (the grader's sandbox does, with
+    the rubric's limit and a watch on every fault; the simulator and the checks it then runs must not strip them)."""
     if getattr(impl.high_water_mark, "guard_limit", None) is not None:
         return impl
     return replace(impl, **{f: guard_function(f, _unguarded(getattr(impl, f)), limit) for f in FUNCTIONS})

@@ -4,31 +4,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import make_dataclass
 from typing import Callable
-from lab.core.events import FOLLOWER_APPEND
 
-FUNCTIONS = (
-    "high_water_mark",
-    "on_replication_response",
-    FOLLOWER_APPEND,
-    "check_read",
-    "plan_truncation",
-    "leader_epoch_end",
-    "epoch_truncation_point",
-)
+from lab.core.interface import FUNCTIONS
 
-
-@dataclass(frozen=True, slots=True)
-class Impl:
-    name: str
-    high_water_mark: Callable
-    on_replication_response: Callable
-    follower_append: Callable
-    check_read: Callable
-    plan_truncation: Callable
-    leader_epoch_end: Callable
-    epoch_truncation_point: Callable
+# One implementation: its name and one field per function of lab.core.interface's table, so that the replica and
+# the simulator call `impl.high_water_mark(...)` as a plain attribute (a slot: as fast as a dataclass's field).
+Impl = make_dataclass("Impl", [("name", str), *((f, Callable) for f in FUNCTIONS)], frozen=True, slots=True)
+Impl.__module__ = __name__
 
 
 class ImplError(Exception):
@@ -49,22 +33,17 @@ def has_reference() -> bool:
         return False
 
 
-# Each function's exercise (lab/core/interface.py's table).
-EXERCISE_OF = {"high_water_mark": 1, "on_replication_response": 2, FOLLOWER_APPEND: 3, "check_read": 4,
-               "plan_truncation": 5, "leader_epoch_end": 6, "epoch_truncation_point": 6}
-
-
 def student_functions(name: str) -> tuple[str, ...]:
     """The functions that `name` takes from a student's code: `MODULE:f1,f2` those named (the rest is the
     reference's), `solutions` none; in a handout (no reference) every function."""
     if not has_reference():
-        return FUNCTIONS
+        return tuple(FUNCTIONS)
     if name == REFERENCE:
         return ()
     if ":" in name:
         wanted = name.split(":", 1)[1].split(",")
         return tuple(f for f in FUNCTIONS if f in wanted)
-    return FUNCTIONS
+    return tuple(FUNCTIONS)
 
 
 def load(name: str = "solutions") -> Impl:

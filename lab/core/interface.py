@@ -1,17 +1,9 @@
-"""The small interface between the lab and the pieces students write (`exercises/`, answered in `solutions/`).
+"""The small interface between the lab and the pieces students write (`exercises/`, answered in `solutions/`),
+and the one table of those pieces (EXERCISES, at the end): everything else that lists them is derived from it.
 
 The replica, the write-ahead log and the simulator call these functions through an `Impl` (see `lab.core.impl`),
 never a module directly, so `--impl solutions`, `--impl exercises` or any module with the same names can be
 plugged in. Each function is pure: it decides, the caller applies.
-
-| exercise | function | called by |
-|---|---|---|
-| 1 | `high_water_mark(match_indexes) -> int` | the leader, handed to exercise 2 on every acknowledgement |
-| 2 | `on_replication_response(match_index, follower, acknowledged, current_hwm, generation, generation_at, high_water_mark) -> int` | the leader, on every successful replication response; exercise 1's function is handed in |
-| 3 | `follower_append(log, prev_index, prev_generation, entries) -> AppendResult` | a follower, on every replication request |
-| 4 | `check_read(index, high_water_mark) -> str or None` | every node, on every client read |
-| 5 | `plan_truncation(segments, index) -> TruncationPlan` | the write-ahead log's `truncate_from` |
-| 6 | `leader_epoch_end(log, of_generation) -> int`, `epoch_truncation_point(log, end_index) -> int or None` | leader and restarted follower, `leader-epoch` strategy |
 """
 
 from __future__ import annotations
@@ -21,7 +13,8 @@ from typing import Protocol, Sequence
 
 from lab.core.messages import Entry
 
-__all__ = ["Entry", "LogView", "AppendResult", "SegmentInfo", "TruncationPlan"]
+__all__ = ["Entry", "LogView", "AppendResult", "SegmentInfo", "TruncationPlan", "Function", "Exercise", "EXERCISES",
+           "FUNCTIONS", "EXERCISE_OF"]
 
 
 class LogView(Protocol):
@@ -77,3 +70,77 @@ class TruncationPlan:
     cut_path: str | None = None
     cut_offset: int = 0
 
+
+
+# ---- the exercises: one table ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """One function a student writes: its name (the attribute of an Impl), its parameters, what it must return
+    (the accepted types, and how its docstring names them) and who calls it."""
+
+    name: str
+    parameters: str
+    returns: tuple[type, ...]
+    returns_said: str
+    called_by: str
+
+    @property
+    def signature(self) -> str:
+        return f"{self.name}({self.parameters}) -> {self.returns_said}"
+
+
+@dataclass(frozen=True, slots=True)
+class Exercise:
+    """One exercise: its number (also the rubric's key, `[exercises.N]`), the file of `exercises/` and of
+    `solutions/` that holds it (`file`.py), and its functions."""
+
+    number: int
+    file: str
+    functions: tuple[Function, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.functions)
+
+    @property
+    def path(self) -> str:
+        """The student's file, from the repository's root."""
+        return f"exercises/{self.file}.py"
+
+
+# Each function's name, for the code that keys something by one function (a judge, a sample call, a reach).
+HIGH_WATER_MARK = "high_water_mark"
+ON_REPLICATION_RESPONSE = "on_replication_response"
+FOLLOWER_APPEND = "follower_append"
+CHECK_READ = "check_read"
+PLAN_TRUNCATION = "plan_truncation"
+LEADER_EPOCH_END = "leader_epoch_end"
+EPOCH_TRUNCATION_POINT = "epoch_truncation_point"
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise(1, "high_water_mark", (
+        Function(HIGH_WATER_MARK, "match_indexes", (int,), "int",
+                 "the leader, handed to exercise 2 on every acknowledgement"),)),
+    Exercise(2, "leader", (
+        Function(ON_REPLICATION_RESPONSE, "match_index, follower, acknowledged, current_hwm, generation, "
+                 "generation_at, high_water_mark", (int,), "int",
+                 "the leader, on every successful replication response; exercise 1's function is handed in"),)),
+    Exercise(3, "follower", (
+        Function(FOLLOWER_APPEND, "log, prev_index, prev_generation, entries", (AppendResult,), "AppendResult",
+                 "a follower, on every replication request"),)),
+    Exercise(4, "reads", (
+        Function(CHECK_READ, "index, high_water_mark", (str, type(None)), "str or None",
+                 "every node, on every client read"),)),
+    Exercise(5, "wal_truncation", (
+        Function(PLAN_TRUNCATION, "segments, index", (TruncationPlan,), "TruncationPlan",
+                 "the write-ahead log's `truncate_from`"),)),
+    Exercise(6, "leader_epoch", (
+        Function(LEADER_EPOCH_END, "log, of_generation", (int,), "int",
+                 "the leader, asked by a restarted follower (`leader-epoch` strategy)"),
+        Function(EPOCH_TRUNCATION_POINT, "log, end_index", (int, type(None)), "int or None",
+                 "a restarted follower, with the leader's answer (`leader-epoch` strategy)"))),
+)
+
+FUNCTIONS: dict[str, Function] = {f.name: f for ex in EXERCISES for f in ex.functions}  # in the table's order
+EXERCISE_OF: dict[str, int] = {f.name: ex.number for ex in EXERCISES for f in ex.functions}

@@ -5,13 +5,15 @@ the index returned and the next one); it never computes the answer to compare wi
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from lab.core import reasons
-from lab.core.events import FOLLOWER_APPEND
 from lab.core.guard import describe, describe_call
 from lab.core.impl import Impl
 from lab.core.reasons import Reason
+from lab.core.interface import (
+    CHECK_READ, EPOCH_TRUNCATION_POINT, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END, ON_REPLICATION_RESPONSE,
+    PLAN_TRUNCATION)
 
 
 def _holders(values, index: int) -> int:
@@ -195,34 +197,32 @@ def epoch_cut(log_end: int, end_index: int, cut) -> Reason | None:
 # ---- one call -------------------------------------------------------------------------------------------------
 
 
+# What a judge needs from before the call: the arguments a function may change in place (others: none).
+_SAVED = {HIGH_WATER_MARK: lambda args: list(args[0]), ON_REPLICATION_RESPONSE: lambda args: dict(args[0])}
+
+# Each function's judge, keyed by lab.core.interface's table: (args, result, saved) -> the rule broken, or None.
+JUDGES: dict[str, Callable[[tuple, Any, Any], Reason | None]] = {
+    HIGH_WATER_MARK: lambda args, result, saved: high_water_mark(saved, result) or unchanged(saved, list(args[0])),
+    ON_REPLICATION_RESPONSE: lambda args, result, saved: on_replication_response(
+        saved, dict(args[0]), *args[1:6], result),  # (args[6], exercise 1's function, is not judged here)
+    FOLLOWER_APPEND: lambda args, result, saved: follower_append(*args, result),
+    CHECK_READ: lambda args, result, saved: check_read(*args, result),
+    PLAN_TRUNCATION: lambda args, result, saved: plan_truncation(*args, result),
+    LEADER_EPOCH_END: lambda args, result, saved: leader_epoch_end(*args, result),
+    EPOCH_TRUNCATION_POINT: lambda args, result, saved: epoch_truncation_point(*args, result),
+}
+
+
 def before(function: str, args: tuple):
     """What the judge needs from before the call: the arguments a function may change in place."""
-    if function == "high_water_mark":
-        return list(args[0])
-    if function == "on_replication_response":
-        return dict(args[0])
-    return None
+    save = _SAVED.get(function)
+    return save(args) if save else None
 
 
 def judge(function: str, args: tuple, result, saved) -> Reason | None:
     """The call `function(*args)` that returned `result` (`saved`: `before(function, args)`), judged by its rule."""
-    if function == "high_water_mark":
-        return high_water_mark(saved, result) or unchanged(saved, list(args[0]))
-    if function == "on_replication_response":
-        match_index, follower, acknowledged, current_hwm, generation, generation_at, _ = args
-        return on_replication_response(saved, dict(match_index), follower, acknowledged, current_hwm, generation,
-                                       generation_at, result)
-    if function == FOLLOWER_APPEND:
-        return follower_append(*args, result)
-    if function == "check_read":
-        return check_read(*args, result)
-    if function == "plan_truncation":
-        return plan_truncation(*args, result)
-    if function == "leader_epoch_end":
-        return leader_epoch_end(*args, result)
-    if function == "epoch_truncation_point":
-        return epoch_truncation_point(*args, result)
-    return None
+    rule = JUDGES.get(function)
+    return rule(args, result, saved) if rule else None
 
 
 class Call(NamedTuple):
@@ -260,7 +260,7 @@ def judged(impl: Impl, functions, on_call: Callable[[Call], None]) -> Impl:
     def wrap(name, fn):
         def call(*args):
             saved = before(name, args)
-            if name == "on_replication_response":
+            if name == ON_REPLICATION_RESPONSE:
                 handed[0] = None
             try:
                 result = fn(*args)
@@ -268,9 +268,9 @@ def judged(impl: Impl, functions, on_call: Callable[[Call], None]) -> Impl:
                 on_call(Call(name, args, saved, unwritten=True))
                 raise
             heard = Call(name, args, saved, result, judge(name, args, result, saved))
-            if name == "high_water_mark" and heard.why is not None:
+            if name == HIGH_WATER_MARK and heard.why is not None:
                 handed[0] = heard
-            elif name == "on_replication_response":
+            elif name == ON_REPLICATION_RESPONSE:
                 heard = heard._replace(used=handed[0])
             on_call(heard)
             return result

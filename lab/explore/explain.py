@@ -8,7 +8,9 @@ from lab.core.monitor import Violation
 from lab.sim.world import STUDENT_CALL_BROKEN, STUDENT_FAULT
 from lab.i18n import Joined, Text, say
 from lab.i18n.steps import step_words
-from lab.core.events import FOLLOWER_APPEND
+from lab.core.interface import (
+    CHECK_READ, EPOCH_TRUNCATION_POINT, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END, ON_REPLICATION_RESPONSE,
+    PLAN_TRUNCATION)
 
 TITLES = {
     "hwm-majority": say("The HWM never exceeds what a majority held"),
@@ -29,13 +31,13 @@ TITLES = {
 
 # The functions whose wrong answer can break each rule, the likeliest first.
 SUSPECTS = {
-    "hwm-majority": (FOLLOWER_APPEND, "on_replication_response", "high_water_mark"),
-    "read-above-hwm": ("check_read",),
-    "read-gate-strict": ("check_read",),
-    "truncation-safe": (FOLLOWER_APPEND, "epoch_truncation_point", "leader_epoch_end"),
-    "wal-truncation": ("plan_truncation",),
-    "epoch-end": ("leader_epoch_end",),
-    "epoch-truncation": ("epoch_truncation_point", "leader_epoch_end"),
+    "hwm-majority": (FOLLOWER_APPEND, ON_REPLICATION_RESPONSE, HIGH_WATER_MARK),
+    "read-above-hwm": (CHECK_READ,),
+    "read-gate-strict": (CHECK_READ,),
+    "truncation-safe": (FOLLOWER_APPEND, EPOCH_TRUNCATION_POINT, LEADER_EPOCH_END),
+    "wal-truncation": (PLAN_TRUNCATION,),
+    "epoch-end": (LEADER_EPOCH_END,),
+    "epoch-truncation": (EPOCH_TRUNCATION_POINT, LEADER_EPOCH_END),
 }
 
 

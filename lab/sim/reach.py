@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import sys
 
+from lab.core.interface import (
+    CHECK_READ, EPOCH_TRUNCATION_POINT, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END, ON_REPLICATION_RESPONSE,
+    PLAN_TRUNCATION)
+
 
 def _log_end(log) -> int:
     return log.log_end
@@ -17,17 +21,17 @@ def _segments_end(segments) -> int:
 # What each function's inputs are measured by: (name, value from the call's arguments). The names are the keys of
 # `--json`; lab/explore/coverage.py words each in the reader's language.
 INPUTS = {
-    "high_water_mark": (("nodes", lambda a: len(a[0])), ("spread", lambda a: max(a[0], default=0) - min(a[0], default=0))),
-    "on_replication_response": (("acknowledged_minus_mark", lambda a: a[2] - a[3]), ("generation", lambda a: a[4])),
-    "follower_append": (("log_end", lambda a: _log_end(a[0])), ("prev_minus_log_end", lambda a: a[1] - _log_end(a[0])),
-                        ("entries", lambda a: len(a[3])), ("generation", lambda a: a[2])),
-    "check_read": (("index_minus_mark", lambda a: a[0] - a[1]), ("mark", lambda a: a[1])),
-    "plan_truncation": (("segments", lambda a: len(a[0])),
-                        ("segments_from_index", lambda a: sum(1 for s in a[0] if s.first_index >= a[1])),
-                        ("index_minus_log_end", lambda a: a[1] - _segments_end(a[0]))),
-    "leader_epoch_end": (("log_end", lambda a: _log_end(a[0])), ("generation", lambda a: a[1])),
-    "epoch_truncation_point": (("log_end", lambda a: _log_end(a[0])),
-                               ("end_minus_log_end", lambda a: a[1] - _log_end(a[0]))),
+    HIGH_WATER_MARK: (("nodes", lambda a: len(a[0])), ("spread", lambda a: max(a[0], default=0) - min(a[0], default=0))),
+    ON_REPLICATION_RESPONSE: (("acknowledged_minus_mark", lambda a: a[2] - a[3]), ("generation", lambda a: a[4])),
+    FOLLOWER_APPEND: (("log_end", lambda a: _log_end(a[0])), ("prev_minus_log_end", lambda a: a[1] - _log_end(a[0])),
+                      ("entries", lambda a: len(a[3])), ("generation", lambda a: a[2])),
+    CHECK_READ: (("index_minus_mark", lambda a: a[0] - a[1]), ("mark", lambda a: a[1])),
+    PLAN_TRUNCATION: (("segments", lambda a: len(a[0])),
+                      ("segments_from_index", lambda a: sum(1 for s in a[0] if s.first_index >= a[1])),
+                      ("index_minus_log_end", lambda a: a[1] - _segments_end(a[0]))),
+    LEADER_EPOCH_END: (("log_end", lambda a: _log_end(a[0])), ("generation", lambda a: a[1])),
+    EPOCH_TRUNCATION_POINT: (("log_end", lambda a: _log_end(a[0])),
+                             ("end_minus_log_end", lambda a: a[1] - _log_end(a[0]))),
 }
 
 

@@ -22,14 +22,16 @@ from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, StudentFault, answers
 from lab.core.impl import Impl, has_reference, student_functions
 from lab.i18n import Joined, Text, localize, say, word
 from lab.core.impl import load as load_impl
-from lab.core.interface import AppendResult
+from lab.core.interface import EXERCISES as TABLE
+from lab.core.interface import (
+    AppendResult, CHECK_READ, EPOCH_TRUNCATION_POINT, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END,
+    ON_REPLICATION_RESPONSE, PLAN_TRUNCATION)
 from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
 from lab.student.faults import fault_text, scenario_fault_text
 from lab.student.runs import SEGMENTS
 from lab.student.skeletons import hint
-from lab.core.events import FOLLOWER_APPEND
 from lab.core.reasons import ABOVE_HWM, Reason
 
 
@@ -46,13 +48,26 @@ class Rule:
 
 @dataclass(frozen=True)
 class Exercise:
+    """One exercise's checks; its file and functions are those of its row in lab.core.interface.EXERCISES."""
+
     number: int
     title: str
-    module: str
     read: str
     rules: tuple[Rule, ...]
     scenarios: tuple[tuple[str, str], ...] = ()  # (scenario, truncation strategy)
-    functions: tuple[str, ...] = ()  # what the student writes; the rest of a checked cluster runs `solutions`
+
+    @property
+    def module(self) -> str:
+        """The student's file, as `exercises/leader.py`."""
+        return _ROWS[self.number].path
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """What the student writes; the rest of a checked cluster runs `solutions`."""
+        return _ROWS[self.number].names
+
+
+_ROWS = {row.number: row for row in TABLE}
 
 
 @dataclass
@@ -198,7 +213,7 @@ def _hwm_rule(sizes):
             for match, got in zip(cases, answers(impl.high_water_mark, [(list(match),) for match in cases])):
                 why = judges.high_water_mark(match, got)
                 if why is not None:
-                    return judges.Call("high_water_mark", (list(match),), None, got, why).sentence()
+                    return judges.Call(HIGH_WATER_MARK, (list(match),), None, got, why).sentence()
         except NotImplementedError as exc:
             raise NotStarted(str(exc)) from exc
         return None
@@ -268,7 +283,7 @@ def _handed_majority(impl: Impl, table: list, majority: int, uses: list, unjudge
             uses.append(say("exercise 2 uses your exercise 1, which failed: {fault}", fault=fault_text(exc.fault)))
         if why is not None:
             uses.append(say("exercise 2 uses your exercise 1, which broke its rule: {call}", call=judges.Call(
-                "high_water_mark", (values,), None, got, why).sentence()))
+                HIGH_WATER_MARK, (values,), None, got, why).sentence()))
         if got is not None and why is None:
             return got
         return _instead(values, table, majority, got, unjudged)
@@ -390,15 +405,15 @@ def _epoch_cut_case(log_end, end_index, want):
 
 
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise(1, say("the high-water mark from the match indexes"), "exercises/high_water_mark.py",
+    Exercise(1, say("the high-water mark from the match indexes"),
              say("scenario N4: lab/sim/scenarios/n4.txt (docs/scenarios.md); the article's computeHighwaterMark"), (
                  Rule(say("the HWM is the largest index a majority (n // 2 + 1) holds: odd cluster sizes"),
                       _hwm_rule((1, 3, 5))),
                  Rule(say("the HWM is the largest index a majority (n // 2 + 1) holds: even cluster sizes (N4)"),
                       _hwm_rule((2, 4, 6))),
                  Rule(say("computing the HWM does not modify the match indexes"), _hwm_does_not_mutate),
-             ), (("n4", "generation"),), ("high_water_mark",)),
-    Exercise(2, say("the leader's handling of a replication response"), "exercises/leader.py",
+             ), (("n4", "generation"),)),
+    Exercise(2, say("the leader's handling of a replication response"),
              say("scenarios S1 and F8: lab/sim/scenarios/s1.txt, f8.txt (docs/scenarios.md); Raft's figure 8"), (
                  Rule(say("a match index never decreases (late or duplicated responses)"),
                       _leader_case({"A": 3, "B": 3, "C": 0}, "B", 1, 3, 1, [1, 1, 1], 3, want_match=3, majority=3)),
@@ -414,8 +429,8 @@ EXERCISES: tuple[Exercise, ...] = (
                       _leader_case({"A": 3, "B": 1, "C": 1}, "B", 1, 3, 1, [1, 1, 1], 3, majority=1)),
                  Rule(say("the majority is counted over the whole cluster, even-sized too"),
                       _leader_case({"A": 7, "B": 0, "C": 5, "D": 3}, "B", 7, 3, 1, [1] * 7, 5, majority=5)),
-             ), (("s1", "generation"), ("f8", "generation")), ("on_replication_response",)),
-    Exercise(3, say("the follower's handling of a replication request"), "exercises/follower.py",
+             ), (("s1", "generation"), ("f8", "generation"))),
+    Exercise(3, say("the follower's handling of a replication request"),
              say("scenarios S1 and K2: lab/sim/scenarios/s1.txt, k2.txt; the article's 'Log Truncation'"), (
                  Rule(say("refuse when prev_index is beyond the log, and retry from the log end + 1 at most"),
                       _follower_case([1], 3, 1, [_e(4, 1)], lambda r: "" if not r.success and
@@ -442,16 +457,16 @@ EXERCISES: tuple[Exercise, ...] = (
                  Rule(say("an empty request (heartbeat) after a matching entry is accepted"),
                       _follower_case([1], 1, 1, [], lambda r: "" if r.success and r.match_index == 1
                                      else say("expected success with match_index 1"))),
-             ), (("s1", "generation"), ("k2", "generation")), (FOLLOWER_APPEND,)),
-    Exercise(4, say("read gating"), "exercises/reads.py",
+             ), (("s1", "generation"), ("k2", "generation"))),
+    Exercise(4, say("read gating"),
              say("scenario S1, step 3: lab/sim/scenarios/s1.txt; the article's readEntry"), (
         Rule(say("serve entries at or below the HWM"), lambda impl: _read_case(3, 3, None)(impl) or
              _read_case(1, 3, None)(impl)),
         Rule(say("refuse above the HWM, naming the index and the HWM"),
              _read_case(4, 3, str(Reason(ABOVE_HWM, index=4, hwm=3)))),  # the lab's own sentence
         Rule(say("refuse an index below 1"), _read_case(0, 3, "not available")),
-    ), (("s1", "generation"),), ("check_read",)),
-    Exercise(5, say("write-ahead log truncation across segments"), "exercises/wal_truncation.py",
+    ), (("s1", "generation"),)),
+    Exercise(5, say("write-ahead log truncation across segments"),
              say("scenario S2: lab/sim/scenarios/s2.txt; lab/ports/wal.py; the article's WALSegment.truncate"), (
                  Rule(say("cut the segment that holds the index at that entry's offset, delete every later segment"),
                       _plan_case(2, ["seg-4", "seg-6"], ("seg-1", 30))),
@@ -459,21 +474,21 @@ EXERCISES: tuple[Exercise, ...] = (
                       _plan_case(4, ["seg-6"], ("seg-4", 0))),
                  Rule(say("segments before the index are kept"), _plan_case(5, ["seg-6"], ("seg-4", 30))),
                  Rule(say("reopening the log after truncation shows the same entries"), _wal_round_trip),
-             ), (("s2", "generation"),), ("plan_truncation",)),
-    Exercise(6, say("restart recovery with leader epochs (KIP-101)"), "exercises/leader_epoch.py",
+             ), (("s2", "generation"),)),
+    Exercise(6, say("restart recovery with leader epochs (KIP-101)"),
              say("scenarios K1, K2: lab/sim/scenarios/k1.txt, k2.txt (try --truncation high-water-mark); KIP-101"), (
                  Rule(say("the leader answers the last index of a generation <= the one asked"),
                       lambda impl: _epoch_end_case([1, 1, 2, 2, 4], 2, 4)(impl)
                       or _epoch_end_case([1, 1, 2, 2, 4], 3, 4)(impl)
-                      or _epoch_end_case([1, 1, 2, 2, 4], 4, 5)(impl), "leader_epoch_end"),
+                      or _epoch_end_case([1, 1, 2, 2, 4], 4, 5)(impl), LEADER_EPOCH_END),
                  Rule(say("a generation older than the whole log ends at 0"),
-                      _epoch_end_case([2, 2], 1, 0), "leader_epoch_end"),
+                      _epoch_end_case([2, 2], 1, 0), LEADER_EPOCH_END),
                  Rule(say("the follower truncates what it holds after the leader's end"),
-                      _epoch_cut_case(5, 3, 4), "epoch_truncation_point"),
+                      _epoch_cut_case(5, 3, 4), EPOCH_TRUNCATION_POINT),
                  Rule(say("the follower keeps everything when the leader's end is at or past its log end"),
                       lambda impl: _epoch_cut_case(5, 5, None)(impl) or _epoch_cut_case(5, 7, None)(impl),
-                      "epoch_truncation_point"),
-             ), (("k1", "leader-epoch"), ("k2", "leader-epoch")), ("leader_epoch_end", "epoch_truncation_point")),
+                      EPOCH_TRUNCATION_POINT),
+             ), (("k1", "leader-epoch"), ("k2", "leader-epoch"))),
 )
 
 

@@ -9,10 +9,11 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from lab.core.events import FOLLOWER_APPEND
 from lab.core.guard import IMPORT, StudentFault, fault_of, guarded
-from lab.core.interface import SegmentInfo
-from lab.core.impl import EXERCISE_OF, FUNCTIONS, Impl, student_functions
+from lab.core.interface import (
+    CHECK_READ, EPOCH_TRUNCATION_POINT, EXERCISE_OF, FOLLOWER_APPEND, FUNCTIONS, HIGH_WATER_MARK, LEADER_EPOCH_END,
+    ON_REPLICATION_RESPONSE, PLAN_TRUNCATION, SegmentInfo)
+from lab.core.impl import Impl, student_functions
 from lab.core.replica import Log
 from lab.harness import scenario as scenario_module
 from lab.harness.script import load as load_script
@@ -47,13 +48,13 @@ PASSED, FAILED, WAITS, ELSEWHERE = "passed", "failed", "waits", "elsewhere"  # a
 # A call of each function that any written one answers at once: a function that raises NotImplementedError here
 # is not written yet.
 PROBES = {
-    "high_water_mark": lambda: ([0],),
-    "on_replication_response": lambda: ({"A": 0}, "A", 0, 0, 1, lambda i: 0, lambda match: 0),
+    HIGH_WATER_MARK: lambda: ([0],),
+    ON_REPLICATION_RESPONSE: lambda: ({"A": 0}, "A", 0, 0, 1, lambda i: 0, lambda match: 0),
     FOLLOWER_APPEND: lambda: (Log(), 0, 0, ()),
-    "check_read": lambda: (1, 1),
-    "plan_truncation": lambda: (list(SEGMENTS), 2),
-    "leader_epoch_end": lambda: (Log(), 1),
-    "epoch_truncation_point": lambda: (Log(), 0),
+    CHECK_READ: lambda: (1, 1),
+    PLAN_TRUNCATION: lambda: (list(SEGMENTS), 2),
+    LEADER_EPOCH_END: lambda: (Log(), 1),
+    EPOCH_TRUNCATION_POINT: lambda: (Log(), 0),
 }
 
 
