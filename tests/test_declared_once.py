@@ -175,6 +175,15 @@ def test_the_table_says_what_the_stubs_and_the_answers_declare():
                 assert all(t.__name__.replace("NoneType", "None") in said for t in f.returns), (package, f.name, said)
 
 
+def test_each_row_of_the_table_has_its_checks():
+    """`hwm-lab exercise check N` checks exactly the table's exercises, in its order."""
+    from lab.core.interface import EXERCISES
+    from lab.student.checks import EXERCISES as CHECKS
+
+    assert [ex.number for ex in CHECKS] == [ex.number for ex in EXERCISES]
+    assert [(ex.module, ex.functions) for ex in CHECKS] == [(ex.path, ex.names) for ex in EXERCISES]
+
+
 def test_each_table_keyed_by_function_has_every_function():
     """Per-function data lives beside its use, keyed by the table's names: a new row without its entries fails here."""
     from lab.core.judges import JUDGES

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from lab.core.interface import EXERCISES
+
 from tests.handoututil import ALL, ROOT, in_handout, made_handout, python_in_handout, variant
 
 # Exercise 1 as the article writes it: right for odd cluster sizes only.
@@ -137,14 +139,14 @@ def test_another_exercises_fault_in_a_run_is_that_exercises_and_comes_after_this
 def test_one_verdict_per_exercise_in_check_list_the_students_tests_and_submit(made, tmp_path):
     folder = variant(made, tmp_path, **{**EVERYTHING, "high_water_mark": ARTICLE})
     listing = json.loads(hwm(folder, "exercise", "list", "--json").stdout)
-    assert [row["status"] for row in listing] == ["failing"] + ["passing"] * 5
+    assert [row["status"] for row in listing] == ["failing"] + ["passing"] * (len(EXERCISES) - 1)
     tests = in_handout(folder, "pytest", "--impl", "exercises", "-q", "-p", "no:cacheprovider", timeout=600)
     failed = re.findall(r"^FAILED (\S+)", tests.stdout, re.M)
     assert failed == ["tests/test_exercises.py::test_exercise_keeps_every_rule[exercise1]"], tests.stdout[-3000:]
     submitted = hwm(folder, "submit", "--student", "s1", "--json", timeout=600)
     assert submitted.returncode == 1, submitted.stderr
     table = json.loads(submitted.stdout)["table"]
-    assert [row["verdict"] for row in table] == ["failing"] + ["passing"] * 5
+    assert [row["verdict"] for row in table] == ["failing"] + ["passing"] * (len(EXERCISES) - 1)
 
 
 # ---- the explorer -------------------------------------------------------------------------------------------
