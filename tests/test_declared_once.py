@@ -88,6 +88,7 @@ def test_no_kind_is_quoted_inside_a_query_or_a_line_the_lab_writes_by_hand():
                 for line, kind in quoted_kinds(path.read_text(encoding="utf-8"))]
     assert offences == [], "use the constants of lab/core/events.py:\n" + "\n".join(offences)
 
+
 # ---- each exercise's functions named in one table ----------------------------------------------------------------
 
 # Everything that lists the exercises or their functions: the lab, the dashboard, the stubs and the answers, the
