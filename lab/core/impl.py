@@ -73,7 +73,9 @@ def load(name: str = "solutions") -> Impl:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and name.startswith(exc.name):
-            raise ImplError(f"cannot import implementation {name!r}: {exc}") from exc
+            from lab.core.reasons import NO_MODULE, Reason
+
+            raise ImplError(Reason(NO_MODULE, name=repr(name), module=repr(exc.name))) from exc
         from lab.core.guard import import_fault
 
         raise ImplError(import_fault(name, exc).sentence()) from exc

@@ -102,6 +102,10 @@ TRUNCATION_BELOW_HWM = _reason("truncation_below_hwm", "truncating from index {i
                                                        "below this node's high-water mark {hwm}")
 MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond this leader's log end {end}")
 # what a scenario's expectation found
+NO_MODULE = _reason("no_module", "cannot import implementation {name}: there is no module named {module}")
+NO_ANSWER_WITHIN = _reason("no_answer_within", "timeout: no answer within {seconds}s")
+NOT_WRITTEN_YET = _reason("not_written_yet", "no answer: node {node} stopped because {function} is not written yet "
+                                             "(it raises NotImplementedError)")
 NODE_SAYS = _reason("node_says", "{node}: {answer}")
 SERVED = _reason("served", "served {payload}")
 

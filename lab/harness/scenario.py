@@ -78,7 +78,15 @@ class SimDriver:
             return None
         self._run_until(lambda: request in self.cluster.answers, timeout)
         return self.cluster.answers.get(request) or Answer(request=request, ok=False, refusal=TIMEOUT,
-                                                           error=f"timeout: no answer within {timeout}s")
+                                                           error=self._no_answer(timeout))
+
+    def _no_answer(self, timeout: float) -> Reason:
+        """Why a write got no answer: a node stopped by an exercise not written yet, else the time ran out."""
+        unwritten = getattr(self.cluster, "stopped_unwritten", {})
+        if unwritten:
+            node, function = next(iter(unwritten.items()))
+            return Reason(reasons.NOT_WRITTEN_YET, node=node, function=function)
+        return Reason(reasons.NO_ANSWER_WITHIN, seconds=f"{timeout:g}")
 
     def read(self, index, node):
         return self.cluster.read(index, node)

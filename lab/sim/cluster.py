@@ -113,6 +113,8 @@ class SimCluster:
         self.states = {n: "killed" for n in self.names}
         self.exit_reasons: dict[str, str] = {}
         self.faults: dict[str, dict] = {}  # node -> the fault of the student's code that stopped it
+        self.stopped_unwritten: dict[str, str] = {}  # node -> the function not written yet (NotImplementedError)
+        # that stopped it
         self.step = 0  # the scenario's step under way (1-based; 0 before the first), for a fault's report
         self.boots = {n: 0 for n in self.names}
         self.now = 0
@@ -200,6 +202,8 @@ class SimCluster:
             self.exit_reasons[name] = reason
             self._held[name].clear()
             extra = {}
+            if isinstance(exc, NotImplementedError):  # an exercise not started: the scenario says so, not "timeout"
+                self.stopped_unwritten.setdefault(name, _raising_function(exc))
             if fault:
                 extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
                 self.faults.setdefault(name, extra["fault"])
@@ -456,3 +460,11 @@ class SimCluster:
         if self.trace_dir:
             self.meta.update(extra_meta or {})
             write_meta(self.trace_dir, **self.meta)
+
+
+def _raising_function(exc: BaseException) -> str:
+    """The name of the function that raised `exc`: its traceback's last frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_name if tb is not None else type(exc).__name__
