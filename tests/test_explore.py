@@ -348,7 +348,7 @@ def test_nothing_found_says_what_was_searched_and_the_json_holds_it(tmp_path, mo
     # a read at or below the mark is served by line 9: it ran exactly when the coverage says such a read was made
     assert 6 in read["never_run"] and (9 in read["never_run"]) == (low > 0)
     code, out, _ = cli(*args, "--lang", "es")
-    assert "Your check_read" not in out and "Tu check_read fue llamada" in out
+    assert "Your check_read" not in out and "Tu check_read se llamó" in out
 
 
 def test_a_check_read_that_loops_below_the_mark_is_found(tmp_path, monkeypatch):

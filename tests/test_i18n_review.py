@@ -38,3 +38,37 @@ def test_a_write_stopped_by_an_exercise_not_written_says_so_not_timeout(tmp_path
     for lang in TRANSLATED:
         said = i18n.localize(verdict.aborted, lang)
         assert "not written" not in said and "on_replication_response" in said
+
+
+def test_the_searchs_choices_are_named_counted_and_listed_as_the_reader_writes_them():
+    from lab.explore.coverage import CHOICES, sentences
+    from lab.sim.choices import WALK_KINDS
+    from lab.sim.reach import Reach
+
+    assert set(CHOICES) == WALK_KINDS
+    reach = Reach()
+    reach.choices = {"campaign": 11654, "cut": 3}
+    (es,), (zh,) = ([i18n.localize(s, lang) for s in sentences(reach)] for lang in TRANSLATED)
+    assert es == "Decisiones exploradas, por tipo: candidatura: 11.654 y corte: 3."
+    assert zh == "已搜索的各类选择：发起竞选 11,654 次、切断 3 次。"
+    for kind in WALK_KINDS:  # every kind has its word in each language
+        for lang in TRANSLATED:
+            assert i18n.gettext(lang, kind, "choice") != kind or lang == "es" and kind == "heartbeat"
+
+
+@pytest.mark.parametrize("lang, expected", [("en", "match indexes of 3 nodes"), ("es", "índices de coincidencia de 3 nodos"),
+                                            ("zh", "3 个节点的匹配索引")])
+def test_a_range_whose_ends_are_equal_says_one_value(lang, expected):
+    from lab.explore.coverage import RANGES, SINGLE, _range
+
+    assert set(SINGLE) == set(RANGES)
+    assert i18n.localize(_range("nodes", 3, 3), lang) == expected
+
+
+def test_the_coverage_says_the_high_water_mark_never_the_mark_alone():
+    from lab.explore.coverage import RANGES, SINGLE, _range
+
+    for name in RANGES:
+        for low, high in ((1, 2), (1, 1)):
+            es, zh = (i18n.localize(_range(name, low, high), lang) for lang in TRANSLATED)
+            assert "la marca" not in es and "marcas" not in es and ("标记" not in zh or "高水位标记" in zh), (es, zh)

@@ -3,8 +3,17 @@ with the range of its inputs, and the lines of its body that never ran (lab.sim.
 
 from __future__ import annotations
 
-from lab.i18n import Joined, Text, say
+from lab.i18n import Joined, Listed, Text, say, word
 from lab.sim.reach import Reach
+
+# The search's choices (lab.sim.choices.WALK_KINDS), each named in the reader's language.
+CHOICES = {
+    "deliver": word("choice", "deliver"), "drop": word("choice", "drop"), "duplicate": word("choice", "duplicate"),
+    "campaign": word("choice", "campaign"), "heartbeat": word("choice", "heartbeat"), "write": word("choice", "write"),
+    "read": word("choice", "read"), "kill": word("choice", "kill"), "restart": word("choice", "restart"),
+    "pause": word("choice", "pause"), "resume": word("choice", "resume"), "cut": word("choice", "cut"),
+    "heal": word("choice", "heal"),
+}
 
 # Each input's range, said whole (the names are lab.sim.reach.INPUTS's).
 RANGES = {
@@ -26,6 +35,22 @@ RANGES = {
     "end_minus_log_end": lambda lo, hi: say("the leader's end {low} to {high} from the log's end", low=lo, high=hi),
 }
 
+SINGLE = {  # the same, when the search saw one value only
+    "nodes": lambda v: say("match indexes of {value} nodes", value=v),
+    "spread": lambda v: say("the highest match index {value} above the lowest", value=v),
+    "acknowledged_minus_mark": lambda v: say("the index acknowledged {value} from the mark", value=v),
+    "generation": lambda v: say("generation {value}", value=v),
+    "log_end": lambda v: say("logs of {value} entries", value=v),
+    "prev_minus_log_end": lambda v: say("the previous index {value} from the log's end", value=v),
+    "entries": lambda v: say("{value} entries sent", value=v),
+    "index_minus_mark": lambda v: say("the index read {value} from the mark", value=v),
+    "mark": lambda v: say("mark {value}", value=v),
+    "segments": lambda v: say("logs of {value} segments", value=v),
+    "segments_from_index": lambda v: say("{value} segments wholly at or after the cut", value=v),
+    "index_minus_log_end": lambda v: say("the cut {value} from the log's end", value=v),
+    "end_minus_log_end": lambda v: say("the leader's end {value} from the log's end", value=v),
+}
+
 
 def _signed(n: int) -> str:
     return f"{n:+d}" if n else "0"
@@ -34,6 +59,8 @@ def _signed(n: int) -> str:
 def _range(name: str, low: int, high: int) -> Text:
     signed = name.endswith(("_minus_mark", "_minus_log_end"))
     shown = (_signed(low), _signed(high)) if signed else (low, high)  # counts: said as the reader's language writes them
+    if low == high:  # one value, said once: "match indexes of 3 nodes"
+        return SINGLE[name](shown[0])
     return RANGES[name](*shown)
 
 
@@ -42,7 +69,8 @@ def sentences(reach: Reach) -> list[Text]:
     lines of its body that never ran."""
     out = []
     if reach.choices:
-        made = ", ".join(f"{kind} {count}" for kind, count in sorted(reach.choices.items()))
+        made = Listed(say("{name} {count}", name=CHOICES.get(kind, kind), count=count)
+                      for kind, count in sorted(reach.choices.items()))
         out.append(say("Searched: the choices made, by kind: {counts}.", counts=made))
     for function in sorted(set(reach.calls) | set(reach.code)):
         calls = reach.calls.get(function, 0)
