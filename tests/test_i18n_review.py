@@ -72,3 +72,27 @@ def test_the_coverage_says_the_high_water_mark_never_the_mark_alone():
         for low, high in ((1, 2), (1, 1)):
             es, zh = (i18n.localize(_range(name, low, high), lang) for lang in TRANSLATED)
             assert "la marca" not in es and "marcas" not in es and ("标记" not in zh or "高水位标记" in zh), (es, zh)
+
+
+PROGRESS = "explore: {states} states, {distinct} distinct, depth {depth}, {rate} states/s, {seconds} s"
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("es", "explore: 3.072 estados (1.405 distintos), profundidad 3, 512 por segundo, 6 s"),
+    ("zh", "explore：4,608 个状态（其中 1,967 个不同），深度 3，每秒 512 个状态，6 秒")])
+def test_the_progress_line_reads_as_one_sentence(lang, expected):
+    states = 3072 if lang == "es" else 4608
+    distinct = 1405 if lang == "es" else 1967
+    said = i18n.localize(i18n.say(PROGRESS, states=states, distinct=distinct, depth=3, rate=512, seconds=6), lang)
+    assert said == expected
+
+
+def test_a_counterexample_opens_with_a_sentence_not_a_capital_after_a_colon():
+    from lab.core.monitor import Violation
+    from lab.explore.explain import TITLES, explanation
+
+    violation = Violation(check=next(iter(TITLES)), node="A", index=1, detail="d")
+    for count, opening in ((2, "Se llega en 2 pasos:"), (1, "Se llega en un solo paso:")):
+        said = i18n.localize(explanation(violation, [i18n.say("B starts")] * count, [], students=False), "es")
+        first, second = said.split("\n")[:2]
+        assert first.startswith("Se rompió una regla. ") and second == opening, said

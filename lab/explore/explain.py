@@ -81,7 +81,8 @@ def explanation(v: Violation, steps: list[Text], calls: list[dict], *, show: int
     """The whole story: the rule, the steps (numbered), the rule broken at the last one, the call to blame.
     `students`: whether any function of the run is a student's (else the reference answers broke the rule)."""
     lines: list = [say("Rule broken: {title}", title=TITLES.get(v.check, v.check))]
-    lines.append(say("The {count} steps that lead there:", count=len(steps)))
+    lines.append(say("The one step that leads there:") if len(steps) == 1  # (so {steps} is never 1)
+                 else say("The {steps} steps that lead there:", steps=len(steps)))
     for number, text in enumerate(steps[-show:], start=max(1, len(steps) - show + 1)):
         lines.append(Joined([f"  {number}. ", text], ""))
     lines.append(say("After step {step}: {what}.", step=len(steps), what=rule_words(v)))
