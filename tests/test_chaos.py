@@ -203,7 +203,7 @@ def test_the_report_is_said_in_the_readers_language_with_its_numbers(tmp_path):
     assert "escrituras con acuse de recibo: 960; sin él: 240 (tiempo agotado: 240)" in spanish, spanish
     assert "PASA  escrituras con acuse de recibo perdidas: 0 (objetivo 0)" in spanish
     assert "故障  杀死 1 次、暂停 1 次（" in chinese, chinese  # 、 between the items, no English comma
-    assert "写入  960 次已确认，240 次未确认（超时 240 次）" in chinese, chinese
+    assert "写入  已确认 960 次，未确认 240 次（超时 240 次）" in chinese, chinese
     assert "（高于高水位标记 10 次）" in chinese and "故障之后收敛：是，用时 2.2 秒（目标：是）" in chinese, chinese
     for lang, said in (("es", spanish), ("zh", chinese)):
         assert left_in(lang, said) == [], said

@@ -96,3 +96,27 @@ def test_a_counterexample_opens_with_a_sentence_not_a_capital_after_a_colon():
         said = i18n.localize(explanation(violation, [i18n.say("B starts")] * count, [], students=False), "es")
         first, second = said.split("\n")[:2]
         assert first.startswith("Se rompió una regla. ") and second == opening, said
+
+
+@pytest.mark.parametrize("without, lang, expected", [
+    (0, "es", "líder      no se mató a ningún líder, así que no hay tiempo de relevo que medir"),
+    (0, "zh", "领导者  没有领导者被杀，所以没有可测量的换届时间"),
+    (2, "es", "así que no hay tiempo de relevo que medir"),
+    (2, "zh", "（2 次），所以没有可测量的换届时间")])
+def test_the_chaos_report_says_why_there_is_no_time_to_a_new_leader_in_plain_words(tmp_path, without, lang,
+                                                                                   expected):
+    from lab.i18n.chaos import report
+    from tests.test_chaos import _a_report
+
+    said = i18n.localize(report(_a_report(tmp_path, leader_gaps=[], leader_kills_without_successor=without)), lang)
+    line = next(line for line in said.splitlines() if line.startswith(("líder", "领导者")))
+    assert expected in line and "cronometrar" not in line and "可计时" not in line, line
+
+
+def test_the_chaos_reports_counts_come_after_their_words_in_chinese(tmp_path):
+    from lab.i18n.chaos import report
+    from tests.test_chaos import _a_report
+
+    said = i18n.localize(report(_a_report(tmp_path)), "zh").splitlines()
+    assert said[1] == "写入  已确认 960 次，未确认 240 次（超时 240 次）", said[1]
+    assert said[2].startswith("读取  已响应 30 次，被拒绝 10 次"), said[2]

@@ -103,8 +103,10 @@ def _elections(r: Report) -> Text:
 def _leaders(r: Report) -> list[Text]:
     gaps = [gap for _, gap in r.leader_gaps]
     if not gaps:
-        return [say("leader    no leader kill with a successor to time ({without} without)",
-                    without=r.leader_kills_without_successor)]
+        if not r.leader_kills_without_successor:
+            return [say("leader    no leader was killed, so there is no time to a new leader to measure")]
+        return [say("leader    no new leader before the end after a leader was killed ({without} times), so there "
+                    "is no time to a new leader to measure", without=r.leader_kills_without_successor)]
     killed_at, gap = max(r.leader_gaps, key=lambda pair: pair[1])
     meanwhile = [_fault(f) for f in r.faults if killed_at - 1.0 <= f.time <= killed_at + gap and not f.refused]
     kills, values = len(gaps) + r.leader_kills_without_successor, dict(
