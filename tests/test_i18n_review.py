@@ -120,3 +120,24 @@ def test_the_chaos_reports_counts_come_after_their_words_in_chinese(tmp_path):
     said = i18n.localize(report(_a_report(tmp_path)), "zh").splitlines()
     assert said[1] == "写入  已确认 960 次，未确认 240 次（超时 240 次）", said[1]
     assert said[2].startswith("读取  已响应 30 次，被拒绝 10 次"), said[2]
+
+
+def test_chaos_help_in_chinese_has_no_space_after_a_full_width_comma_and_says_timeout(capsys):
+    from lab import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["chaos", "--help", "--lang", "zh"])
+    out = capsys.readouterr().out
+    assert "， " not in out and "每次写入的超时秒数" in out, out
+
+
+@pytest.mark.parametrize("lang, term, stray", [("es", "la némesis", "el némesis"), ("zh", "故障注入器", "捣乱者"),
+                                               ("es", "calificador", "corrector"), ("zh", "评分器", "评分程序")])
+def test_the_glossary_rules_the_terms_the_review_settled(lang, term, stray):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    glossary = (root / "docs" / lang / "glossary.md").read_text(encoding="utf-8")
+    guide = (root / "docs" / lang / "student-guide.md").read_text(encoding="utf-8")
+    row = next(line for line in glossary.splitlines() if line.startswith("|") and term.split()[-1] in line)
+    assert stray in row.split("|")[4] and stray not in guide
