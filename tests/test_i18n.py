@@ -423,7 +423,7 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
     assert "high_water_mark([0, 1]) devolvió 1: solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)" in out
-    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "roto: se espera HWM 5 en A y B" in out
+    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "no se cumple: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment

@@ -141,3 +141,13 @@ def test_the_glossary_rules_the_terms_the_review_settled(lang, term, stray):
     guide = (root / "docs" / lang / "student-guide.md").read_text(encoding="utf-8")
     row = next(line for line in glossary.splitlines() if line.startswith("|") and term.split()[-1] in line)
     assert stray in row.split("|")[4] and stray not in guide
+
+
+@pytest.mark.parametrize("lang, passed, failed, rule_broken, not_met", [
+    ("es", "PASA", "FALLA", "ROTA", "no se cumple"), ("zh", "通过", "未通过", "不成立", "未满足")])
+def test_a_check_report_has_one_word_per_meaning(lang, passed, failed, rule_broken, not_met):
+    say = lambda context, msgid: i18n.gettext(lang, msgid, context)  # noqa: E731
+    assert say("mark", "ok") == say("verdict", "PASS") == say(None, "PASSING") == passed
+    assert say("mark", "FAIL") == say("verdict", "FAIL") == say(None, "FAILING") == failed
+    assert say("mark", "BROKEN") == rule_broken
+    assert say(None, "broken: {name}").startswith(not_met) and say(None, "broken: {name} -- {detail}").startswith(not_met)
