@@ -164,7 +164,7 @@ WORST = [  # (what the lab says, Spanish, Chinese)
      "A borró el índice 4 (generación 1), por conflicto", "A 删除了索引 4（世代 1），原因：冲突"),
     (i18n.say("explore: {states} states, {distinct} distinct, depth {depth}, {rate} states/s, {seconds} s",
               states=23181, distinct=9120, depth=12, rate=4630, seconds=5),
-     "explore: estados: 23.181, distintos: 9.120, profundidad 12, estados/s: 4.630, 5 s", None),
+     "explore: 23.181 estados (9.120 distintos), profundidad 12, 4.630 por segundo, 5 s", None),
     (i18n.node_list(["3", "4"]), "3 y 4", "3 和 4"),
     (Reason(reasons.RULE_REFUSED_AT_OR_BELOW, node="C", index=1, hwm=1),
      "C rechazó el índice 1, en su marca de agua alta 1 o por debajo", "C 拒绝了索引 1，而该索引不高于它的高水位标记 1"),

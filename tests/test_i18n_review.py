@@ -151,3 +151,12 @@ def test_a_check_report_has_one_word_per_meaning(lang, passed, failed, rule_brok
     assert say("mark", "FAIL") == say("verdict", "FAIL") == say(None, "FAILING") == failed
     assert say("mark", "BROKEN") == rule_broken
     assert say(None, "broken: {name}").startswith(not_met) and say(None, "broken: {name} -- {detail}").startswith(not_met)
+
+
+def test_the_stiff_chinese_the_review_found_reads_naturally():
+    said = i18n.localize(i18n.say("--nodes takes cluster sizes from 1 to 7, separated by commas, not {text}",
+                                  text="9"), "zh")
+    assert said == "--nodes 需要用逗号分隔的集群大小（1 到 7），你给的是 9"
+    none = i18n.gettext("zh", "no function of yours can run yet (not written yet, or its file does not import): write "
+                              "one exercise, check it with hwm-lab exercise check N, then search it with --exercise N")
+    assert none.startswith("你的函数都还不能运行")
