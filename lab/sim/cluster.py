@@ -113,8 +113,7 @@ class SimCluster:
         self.states = {n: "killed" for n in self.names}
         self.exit_reasons: dict[str, str] = {}
         self.faults: dict[str, dict] = {}  # node -> the fault of the student's code that stopped it
-        self.stopped_unwritten: dict[str, str] = {}  # node -> the function not written yet (NotImplementedError)
-        # that stopped it
+        self.stopped_unwritten: dict[str, str] = {}  # node -> the unwritten function it stopped on
         self.step = 0  # the scenario's step under way (1-based; 0 before the first), for a fault's report
         self.boots = {n: 0 for n in self.names}
         self.now = 0
