@@ -53,9 +53,13 @@ def levels(search, config, frontier: list, seen: set, bounds, first: int, depth:
                 if found is not None:  # the first run, in the one-process order, that broke a rule
                     done, violation, _ = search.run(config, found)
                     return search.Found(config, done, violation, "bfs")
-            for (_, conn), left in zip(workers, pending):
-                while _message(conn, tick, search)[0] != "end":
-                    pass
+            for (_, conn), left in zip(workers, pending):  # every state of the level was read: nothing is left
+                message = _message(conn, tick, search)
+                while message[0] == "states" and not left and not message[1]:
+                    message = _message(conn, tick, search)
+                if left or message[0] != "end":
+                    raise RuntimeError(f"a worker of the breadth-first search sent more states than its level held "
+                                       f"({len(left)} left, then {message[0]})")
             figures.depth = max(figures.depth, level)
             if not kept or level == depth:
                 return None
