@@ -453,3 +453,42 @@ def test_walks_also_run_with_a_segment_file_per_entry_and_the_script_says_so(tmp
     assert f"segment-bytes {result.found.config.segment_bytes}" in text
     verdict = simulate(str(tmp_path / "counterexample.txt"))
     assert verdict.violation is not None and verdict.violation.detail == result.found.violation.detail
+
+
+def test_logs_part_when_a_node_holds_two_entries_another_contradicts():
+    from lab.explore.search import parted
+
+    world = Config(3).world()
+    for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest"), ("deliver", "B->A", "VoteResponse"),
+                  ("write", "v1", "to", "A", "nowait")):
+        world.apply(words)
+    assert not parted(world)  # A is ahead; nobody holds another entry at index 1
+    world.apply(("write", "v2", "to", "A", "nowait"))
+    world.apply(("campaign", "B"))
+    world.apply(("deliver", "B->C", "VoteRequest"))
+    world.apply(("deliver", "C->B", "VoteResponse"))
+    world.apply(("write", "v3", "to", "B", "nowait"))
+    assert [e.generation for e in world.replicas["A"].log] == [1, 1]
+    assert [e.generation for e in world.replicas["B"].log] == [2]
+    assert parted(world)  # A's two entries against B's one of another generation
+
+
+def test_later_walks_lean_toward_parted_logs_and_find_a_truncation_that_keeps_later_segments(tmp_path, monkeypatch):
+    import sys
+
+    from lab.commands.explore import target
+    from lab.explore import search as module
+    from tests.studentcode import StudentCode
+    from tests.test_mistakes import MISTAKES
+
+    mistake = next(m for m in MISTAKES if m.id == "keeps-later-segments")
+    code = StudentCode(tmp_path, name="keeps_later_segments")
+    code.edit(mistake.file, mistake.old, mistake.new)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    impl, strategy = target(code.name, mistake.exercise)
+    config = Config(3, strategy, impl)
+    found, figures = search([config], budget=120, seed=2, bfs_states=0, max_walks=300)
+    assert found is not None and found.violation.check == "wal-truncation", figures.walks
+    monkeypatch.setattr(module, "PARTED_AFTER", sys.maxsize)  # every walk as the first ones: not found as soon
+    again, figures = search([config], budget=120, seed=2, bfs_states=0, max_walks=300)
+    assert again is None and figures.walks == 300

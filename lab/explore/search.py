@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from lab.core.events import TRUNCATED
 from lab.core.monitor import Violation
 from lab.explore import parallel
 from lab.sim.reach import Reach
@@ -244,10 +245,35 @@ def signature(world: World) -> tuple:
     return tuple(out)
 
 
-def walk(config: Config, rng: random.Random, length: int, figures: Figures, prefix=(), corpus=None) -> Found | None:
+def parted(world: World) -> bool:
+    """Whether one node holds at least two entries that another node's log contradicts (a different entry at the
+    first index where they part): the runs from which a truncation across WAL segments is one restart away."""
+    logs = []
+    for name in world.names:
+        replica = world.replicas[name]
+        entries = replica.log._entries if replica is not None else list(world.logs[name].entries())
+        logs.append([e.generation for e in entries])
+    for a in logs:
+        for b in logs:
+            common = 0
+            for x, y in zip(a, b):
+                if x != y:
+                    break
+                common += 1
+            if len(a) - common >= 2 and len(b) > common:
+                return True
+    return False
+
+
+def walk(config: Config, rng: random.Random, length: int, figures: Figures, prefix=(), corpus=None,
+         tilt: dict | None = None) -> Found | None:
     """A random walk, from the start or from the end of `prefix` (a run that reached a new kind of state);
-    each new kind of state it reaches joins `corpus` (signature -> run), as coverage-guided fuzzers keep inputs."""
+    each new kind of state it reaches joins `corpus` (signature -> run), as coverage-guided fuzzers keep inputs.
+    `tilt` sets some kinds' weights (and allows them)."""
     bounds, weights = swarm(rng)
+    if tilt:
+        bounds = replace(bounds, kinds=bounds.kinds | set(tilt))
+        weights = {**weights, **tilt}
     world = config.world(reach=figures.reach)
     try:
         return _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights)
@@ -259,6 +285,7 @@ def walk(config: Config, rng: random.Random, length: int, figures: Figures, pref
 
 def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) -> Found | None:
     path = []
+    scanned = 0  # world.events read for cuts of several entries
     for words in prefix:
         if world.apply(words) is not None:
             path.append(words)
@@ -287,11 +314,19 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
             if mark not in corpus:
                 corpus[mark] = len(corpus)
                 corpus.setdefault("runs", []).append(tuple(path))
+                if parted(world):
+                    corpus.setdefault("parted", []).append(tuple(path))
+                if any(e["type"] == TRUNCATED and len(e["removed"]) >= 2 for e in world.events[scanned:]):
+                    corpus.setdefault("cut", []).append(tuple(path))
+                scanned = len(world.events)
     figures.depth = max(figures.depth, len(path))
     return None
 
 
 CORPUS = 20_000  # kinds of state kept per cluster to start walks from
+PARTED_AFTER = 40  # walks made as they come before half of the rest start from runs whose logs have parted (a
+# truncation of several entries, across segments, needs such logs; the first walks stay as they were, so what the
+# grader's short searches and the quick findings find does not change)
 
 
 def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: int = 6, bfs_states: int | None = None,
@@ -341,11 +376,13 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
             rng = random.Random(f"{seed}-walk-{number}")
             number += 1
             figures.walks += 1
-            prefix = ()
+            prefix, tilt = (), None
             runs = corpus.get("runs")
             if runs and rng.random() < 0.75:
                 prefix = runs[rng.randrange(len(runs))]
-            found = walk(config, rng, walk_length, figures, prefix, corpus)
+            if number > PARTED_AFTER:
+                prefix, tilt = _tilted(corpus, rng, prefix)
+            found = walk(config, rng, walk_length, figures, prefix, corpus, tilt)
             if found:
                 return _done(found, figures, start)
             tick()
@@ -357,6 +394,27 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
         if collecting:
             gc.enable()
     return _done(None, figures, start)
+
+
+# The tilts of the later walks: slow deliveries (writes pile up on a leader before they reach the others, and
+# logs part), and restarts (a node whose log has parted or was cut is restarted from its WAL).
+SLOW = {"deliver": 3.0, "write": 4.0, "drop": 2.0}
+RESTARTS = {"kill": 4.0, "restart": 4.0}
+
+
+def _tilted(corpus: dict, rng: random.Random, prefix: tuple) -> tuple[tuple, dict | None]:
+    """Where a walk after the first PARTED_AFTER starts, and how it leans: a quarter from runs whose logs have
+    parted (half of them killing and restarting nodes), a sixth from runs where a log was just cut by several
+    entries (killing and restarting nodes), a fifth with slow deliveries; the rest as the first walks."""
+    cut, parted_runs = corpus.get("cut"), corpus.get("parted")
+    r = rng.random()
+    if r < 0.25 and parted_runs:
+        return parted_runs[rng.randrange(len(parted_runs))], RESTARTS if r < 0.125 else None
+    if r < 0.4 and cut:
+        return cut[rng.randrange(len(cut))], RESTARTS
+    if r < 0.6:
+        return prefix, SLOW
+    return prefix, None
 
 
 SMALL_SEGMENTS = 20  # bytes: one entry per segment file, so that a short log already spans several
