@@ -178,7 +178,7 @@ def _catalogue_text(lang: str) -> str:
 
 @pytest.mark.parametrize("lang, stray", [
     ("es", "procesos nodo"), ("es", "fines de log"), ("es", "para una traza que mirar"), ("es", "Se rompió una regla"),
-    ("es", "(añadido, índice de coincidencia"), ("es", "agreg"), ("es", "por cada elección ganada"), ("es", "generación <= la pedida"),
+    ("es", "(añadido, índice de coincidencia"), ("zh", "违反的规则：{title}"), ("es", "agreg"), ("es", "por cada elección ganada"), ("es", "generación <= la pedida"),
     ("es", "interrumpido —"), ("es", '"ROTA"'), ("es", "violaci"), ("es", "regla rota"), ("es", "rompe"),
     ("es", "rompió"), ("es", "standalone local"), ("es", "docstring"), ("es", "el offset"),
     ("zh", "同一个种子，同一次运行，逐字节相同"), ("zh", "领导者的末尾"), ("zh", "带着原因停止"), ("zh", "换届"),
@@ -229,4 +229,21 @@ def test_chinese_help_never_starts_a_line_with_a_closing_mark_nor_cuts_a_word():
         lines = wrapped(text, width, "zh")
         assert "".join(lines).replace(" ", "") == text.replace(" ", "")
         assert not [line for line in lines[1:] if line[0] in "，。、：；）"], (width, lines)
+        assert not [line for line in lines[:-1] if line[-1] == "（"], (width, lines)
         assert all("counterexample.txt" in line or "counterex" not in line for line in lines), lines
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_a_commands_name_is_never_translated_and_a_raw_epilog_is_filled_to_the_width(capsys, monkeypatch, lang):
+    from lab import cli
+    from lab.i18n import columns
+
+    monkeypatch.setenv("COLUMNS", "80")  # (argparse's width: the terminal's)    from lab.i18n import columns
+
+    with pytest.raises(SystemExit):
+        cli.main(["--help", "--lang", lang])
+    assert "\n    scenario " in capsys.readouterr().out  # (`scenario` is a metavar elsewhere: its word is 场景)
+    with pytest.raises(SystemExit):
+        cli.main(["status", "--help", "--lang", lang])
+    out = capsys.readouterr().out
+    assert max(columns(line) for line in out.splitlines()) <= 80, out

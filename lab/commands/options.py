@@ -47,12 +47,15 @@ class Parser(argparse.ArgumentParser):
         # lines are cut at spaces only (argparse would cut disk-full at its hyphen), and where a language is
         # written without spaces, by the columns they take
         formatter._split_lines = lambda text, width: wrapped(text, width, lang)
-        if type(formatter)._fill_text is argparse.HelpFormatter._fill_text:  # (a raw description keeps its lines)
-            formatter._fill_text = lambda text, width, indent: "\n".join(
-                indent + line for line in wrapped(text, width - len(indent), lang))
+        # a description is filled to the width; a raw one keeps its paragraphs and indented lines, but a
+        # translation does not break where the English did, so its paragraphs are filled too
+        filled = wrapped if type(formatter)._fill_text is argparse.HelpFormatter._fill_text else paragraphs
+        formatter._fill_text = lambda text, width, indent: "\n".join(
+            indent + line for line in filled(text, width - len(indent), lang))
         named = formatter._metavar_formatter  # placeholders in the reader's words: `hwm-lab exercise ACCIÓN`
-        formatter._metavar_formatter = lambda action, default: lambda size: tuple(
-            placeholder(name, lang) for name in named(action, default)(size))
+        formatter._metavar_formatter = lambda action, default: named(action, default) if isinstance(
+            action, argparse._SubParsersAction._ChoicesPseudoAction) else lambda size: tuple(  # (a command's
+            placeholder(name, lang) for name in named(action, default)(size))  # own name is typed as it is)
         if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
             formatter._Section = _FullWidthSection
         return formatter
@@ -122,15 +125,31 @@ def wrapped(text: str, width: int, lang: str) -> list[str]:
                 carried.insert(0, line.pop())
                 if carried[0] not in NO_LINE_START:
                     break
+            while len(line) > 1 and line[-1] in NO_LINE_END:  # nor does an opening mark end one
+                carried.insert(0, line.pop())
             lines.append("".join(line).rstrip())
-            line = [t for t in carried if t.strip() or not t]
+            line = [t for t in carried if t.strip()]
         if token.isspace() and not line:
             continue
         line.append(token)
     return lines + ["".join(line).rstrip()] if "".join(line).strip() else lines
 
 
-NO_LINE_START = set("，。、：；！？）」』】》〉,.:;!?)")  # (Chinese typesetting's kinsoku: what closes stays on its line)
+def paragraphs(text: str, width: int, lang: str) -> list[str]:
+    """A raw text's lines: each paragraph (lines up to a blank or an indented line) filled to `width`."""
+    lines, paragraph = [], []
+    for line in text.splitlines() + [""]:
+        if line.strip() and not line[0].isspace():
+            paragraph.append(line)
+            continue
+        lines += wrapped(" ".join(paragraph), width, lang) if paragraph else []
+        paragraph = []
+        lines.append(line.rstrip())
+    return lines[:-1]
+
+
+NO_LINE_START = set("，。、：；！？）」』】》〉”,.:;!?)")  # (Chinese typesetting's kinsoku: what closes stays on its
+NO_LINE_END = set("（「『【《〈“(")  # line, what opens goes down with what it opens)
 
 
 def parser_class(lang: str) -> type[Parser]:
