@@ -56,6 +56,8 @@ class Parser(argparse.ArgumentParser):
         formatter._metavar_formatter = lambda action, default: named(action, default) if isinstance(
             action, argparse._SubParsersAction._ChoicesPseudoAction) else lambda size: tuple(  # (a command's
             placeholder(name, lang) for name in named(action, default)(size))  # own name is typed as it is)
+        if lang in i18n.UNSPACED:  # argparse pads an option to the help's column by its length, not its width
+            formatter._format_action = aligned(formatter._format_action)
         if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
             formatter._Section = _FullWidthSection
         return formatter
@@ -107,6 +109,21 @@ class _FullWidthSection(argparse.HelpFormatter._Section):
         if self.heading is None or self.heading is argparse.SUPPRESS:
             return said
         return said.replace(f"{self.heading}:\n", f"{self.heading}：\n", 1)
+
+
+def aligned(format_action):
+    """argparse's line of an option with its help starting in the help's column when the option's placeholder is
+    written in wide characters (`--seed 种子`: 11 characters, 13 columns)."""
+    def said(action):
+        first, newline, rest = format_action(action).partition("\n")
+        found = re.match(r"(\s*\S+(?: \S+)*)( {2,})(\S.*)$", first)
+        if found:
+            option, gap, help_text = found.groups()
+            wider = i18n.columns(option) - len(option)
+            if wider and len(gap) - wider >= 2:
+                first = option + " " * (len(gap) - wider) + help_text
+        return first + newline + rest
+    return said
 
 
 def wrapped(text: str, width: int, lang: str) -> list[str]:
