@@ -37,7 +37,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hwm-lab {_version()}",
                         help="show program's version number and exit")
     parser.add_argument("--lang", choices=list(LANGUAGES), default=None, dest="lang_first", help=argparse.SUPPRESS)
-    # (`hwm-lab --lang zh simulate s1`: the language before the command is the command's language too)
+    # (main lifts a known `--lang X` from anywhere on the line; this one refuses an unknown language with the choices)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     students = not has_reference()
     for name in COMMAND_MODULES:
@@ -63,14 +63,16 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lab.commands.options import argparse_speaks, language_of
+    from lab.commands.options import argparse_speaks, language_of, lifted_lang
 
-    lang = language_of(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    lang = language_of(argv)
+    given, argv = lifted_lang(argv)  # `--lang es` anywhere: before the command, after it, between its words
     with argparse_speaks(lang):
         parser = build_parser(lang)
         args = parser.parse_args(argv)
-    if getattr(args, "lang", None) is None and args.lang_first:
-        args.lang = args.lang_first
+    if given:
+        args.lang = given
     if not getattr(args, "func", None):
         with argparse_speaks(lang):
             parser.print_help()

@@ -419,15 +419,15 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert spanish.returncode == 1, spanish.stderr
     out = spanish.stdout
     assert "Ejercicio 1: la marca de agua alta a partir de los índices de coincidencia" in out and "-- FALLA" in out
-    assert "[ROTA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
+    assert "[INCUMPLIDA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
     assert "high_water_mark([0, 1]) devolvió 1: solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)" in out
-    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "no se cumple: se espera HWM 5 en A y B" in out
+    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "regla incumplida: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment
-    assert "[不成立] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1（多数是 2 个）" \
+    assert "[未通过] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1（多数是 2 个）" \
         in chinese.stdout
     english = check({"LANG": "C.UTF-8"})
     assert "[BROKEN] high_water_mark: the HWM is the largest index" in english.stdout

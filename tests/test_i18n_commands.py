@@ -158,7 +158,7 @@ WORST = [  # (what the lab says, Spanish, Chinese)
     (Reason(reasons.ABOVE_HWM, index=4, hwm=3),
      "no disponible: el índice 4 está por encima de la marca de agua alta 3", "不可用：索引 4 高于高水位标记 3"),
     (Reason(reasons.ACKED_WRITES, count=1),
-     "1 escritura con acuse de recibo, y todos los nodos en marcha la tienen", "1 次写入已确认，每个运行中的节点都持有"),
+     "1 escritura con acuse de recibo, y todos los nodos en marcha la tienen", "1 次写入已确认，每个运行中的节点都持有这次写入"),
     (Reason(reasons.REMOVED_ENTRIES, node="A", entries=Reason(reasons.ENTRY_AT, index=4, generation=1),
             reason="conflict"),
      "A borró el índice 4 (generación 1), por conflicto", "A 删除了索引 4（世代 1），原因：冲突"),
@@ -272,8 +272,8 @@ def test_a_replays_lines_chain_no_colons(lang, counterexample, capsys, monkeypat
     code, out = run(capsys, monkeypatch, "simulate", "--script", str(counterexample), "--lang", lang)
     colons = {line: line.count(":") + line.count("：") for line in out.splitlines()}
     assert code == 1 and colons and all(n <= 2 for n in colons.values()), colons
-    stopped = [line.strip() for line in out.splitlines() if line.strip().startswith(("interrumpido", "已中止"))]
-    assert stopped == [{"es": "interrumpido — en el paso 10 se rompió la regla hwm-majority: el líder B subió su "
+    stopped = [line.strip() for line in out.splitlines() if line.strip().startswith(("ejecución interrumpida", "已中止"))]
+    assert stopped == [{"es": "ejecución interrumpida — en el paso 10 se incumplió la regla hwm-majority: el líder B subió su "
                               "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en B y D: 2 "
                               "nodos de 4 (la mayoría es de 3)",
                         "zh": "已中止，第 10 步违反了规则 hwm-majority：领导者 B 在世代 1 把高水位标记提高到 1，但只有 B 和 D "

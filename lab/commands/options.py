@@ -9,6 +9,7 @@ import re
 import textwrap
 
 from lab import i18n
+from lab.i18n import word
 from lab.core.guard import DEFAULT_LIMIT
 
 HELP = "help"  # the catalogue's context of a command's help, description and epilog (lab.i18n.extract reads them
@@ -46,9 +47,17 @@ class Parser(argparse.ArgumentParser):
         # lines are cut at spaces only (argparse would cut disk-full at its hyphen), and where a language is
         # written without spaces, by the columns they take
         formatter._split_lines = lambda text, width: wrapped(text, width, lang)
-        if type(formatter)._fill_text is argparse.HelpFormatter._fill_text:  # (a raw description keeps its lines)
-            formatter._fill_text = lambda text, width, indent: "\n".join(
-                indent + line for line in wrapped(text, width - len(indent), lang))
+        # a description is filled to the width; a raw one keeps its paragraphs and indented lines, but a
+        # translation does not break where the English did, so its paragraphs are filled too
+        filled = wrapped if type(formatter)._fill_text is argparse.HelpFormatter._fill_text else paragraphs
+        formatter._fill_text = lambda text, width, indent: "\n".join(
+            indent + line for line in filled(text, width - len(indent), lang))
+        named = formatter._metavar_formatter  # placeholders in the reader's words: `hwm-lab exercise ACCIÓN`
+        formatter._metavar_formatter = lambda action, default: named(action, default) if isinstance(
+            action, argparse._SubParsersAction._ChoicesPseudoAction) else lambda size: tuple(  # (a command's
+            placeholder(name, lang) for name in named(action, default)(size))  # own name is typed as it is)
+        if lang in i18n.UNSPACED:  # argparse pads an option to the help's column by its length, not its width
+            formatter._format_action = aligned(formatter._format_action)
         if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
             formatter._Section = _FullWidthSection
         return formatter
@@ -70,6 +79,27 @@ class Parser(argparse.ArgumentParser):
         return super()._check_value(action, value)
 
 
+METAVAR = "metavar"  # the catalogue's context of an argument's placeholder in usage lines and errors
+METAVARS = (  # (node names A and B, units and code's words stay as they are)
+    word("metavar", "COMMAND"), word("metavar", "ACTION"), word("metavar", "BUDGET"), word("metavar", "CHECK"),
+    word("metavar", "CONTROL_TOKEN"), word("metavar", "CONTROL_URL"), word("metavar", "CORES"),
+    word("metavar", "DIR"), word("metavar", "DURATION"), word("metavar", "EXERCISE"), word("metavar", "FILE"),
+    word("metavar", "FRAME_HZ"), word("metavar", "ID"), word("metavar", "IMPL"), word("metavar", "INTERVAL"),
+    word("metavar", "LIMIT"), word("metavar", "MAX_DOWN"), word("metavar", "MEMORY"), word("metavar", "NODES"),
+    word("metavar", "OUT"), word("metavar", "PORT"), word("metavar", "READERS"), word("metavar", "SCRIPT"),
+    word("metavar", "SECONDS"), word("metavar", "SEED"), word("metavar", "SETTLE"), word("metavar", "SIZE"),
+    word("metavar", "STUDENT"), word("metavar", "SUBMISSIONS"), word("metavar", "TIMEOUT"),
+    word("metavar", "TOKEN"), word("metavar", "TRUNCATION"), word("metavar", "WRITERS"),
+    word("metavar", "WRITE_TIMEOUT"), word("metavar", "index"), word("metavar", "name"), word("metavar", "number"),
+    word("metavar", "scenario"), word("metavar", "text"),
+)
+
+
+def placeholder(name, lang: str):
+    """An argument's placeholder (COMMAND, text) in `lang`; None (no placeholder) stays None."""
+    return i18n.gettext(lang, name, METAVAR) if isinstance(name, str) else name
+
+
 FULL_WIDTH = {"zh"}  # languages whose punctuation after a heading is full-width ("选项：")
 
 
@@ -81,19 +111,62 @@ class _FullWidthSection(argparse.HelpFormatter._Section):
         return said.replace(f"{self.heading}:\n", f"{self.heading}：\n", 1)
 
 
+def aligned(format_action):
+    """argparse's line of an option with its help starting in the help's column when the option's placeholder is
+    written in wide characters (`--seed 种子`: 11 characters, 13 columns)."""
+    def said(action):
+        first, newline, rest = format_action(action).partition("\n")
+        found = re.match(r"(\s*\S+(?: \S+)*)( {2,})(\S.*)$", first)
+        if found:
+            option, gap, help_text = found.groups()
+            wider = i18n.columns(option) - len(option)
+            if wider and len(gap) - wider >= 2:
+                first = option + " " * (len(gap) - wider) + help_text
+        return first + newline + rest
+    return said
+
+
 def wrapped(text: str, width: int, lang: str) -> list[str]:
     """`text` cut into lines of at most `width` columns: at a space, or in a language written without spaces
     between two of its characters; never inside a word (argparse's textwrap cuts acked-in-final-logs at its
     hyphens)."""
     if lang not in i18n.UNSPACED:
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
-    lines, line = [], ""
+    lines, line = [], []
     for token in re.findall(r"[\u2e80-\uffef]|[^\s\u2e80-\uffef]+|\s+", " ".join(text.split())):
-        if line and not token.isspace() and i18n.columns(line + token) > width:
-            lines.append(line.rstrip())
-            line = ""
-        line += "" if token.isspace() and not line else token
-    return lines + [line.rstrip()] if line.strip() else lines
+        closes = token[0] in NO_LINE_START
+        if line and not token.isspace() and i18n.columns("".join(line) + token) > width and (
+                not closes or len(line) > 1):  # (a closing mark after a word as wide as the line stays beside it)
+            carried = []  # a closing mark never starts a line: the character before it goes down with it
+            while closes and len(line) > 1 and (carried or not line[-1].isspace()):
+                carried.insert(0, line.pop())
+                if carried[0] not in NO_LINE_START:
+                    break
+            while len(line) > 1 and line[-1] in NO_LINE_END:  # nor does an opening mark end one
+                carried.insert(0, line.pop())
+            lines.append("".join(line).rstrip())
+            line = [t for t in carried if t.strip()]
+        if token.isspace() and not line:
+            continue
+        line.append(token)
+    return lines + ["".join(line).rstrip()] if "".join(line).strip() else lines
+
+
+def paragraphs(text: str, width: int, lang: str) -> list[str]:
+    """A raw text's lines: each paragraph (lines up to a blank or an indented line) filled to `width`."""
+    lines, paragraph = [], []
+    for line in text.splitlines() + [""]:
+        if line.strip() and not line[0].isspace():
+            paragraph.append(line)
+            continue
+        lines += wrapped(" ".join(paragraph), width, lang) if paragraph else []
+        paragraph = []
+        lines.append(line.rstrip())
+    return lines[:-1]
+
+
+NO_LINE_START = set("，。、：；！？）」』】》〉”,.:;!?)")  # (Chinese typesetting's kinsoku: what closes stays on its
+NO_LINE_END = set("（「『【《〈“(")  # line, what opens goes down with what it opens)
 
 
 def parser_class(lang: str) -> type[Parser]:
@@ -113,13 +186,14 @@ def argparse_speaks(lang: str):
     if lang == i18n.SOURCE:
         yield
         return
-    said, plural = argparse._, argparse.ngettext
+    said, plural, named = argparse._, argparse.ngettext, argparse._get_action_name
     argparse._ = lambda text: i18n.gettext(lang, text, ARGPARSE)
     argparse.ngettext = lambda one, many, n: argparse._(one if n == 1 else many)
+    argparse._get_action_name = lambda action: placeholder(named(action), lang)  # ("argument ACTION: ...")
     try:
         yield
     finally:
-        argparse._, argparse.ngettext = said, plural
+        argparse._, argparse.ngettext, argparse._get_action_name = said, plural, named
 
 
 def language_of(argv: list[str]) -> str:
@@ -130,6 +204,26 @@ def language_of(argv: list[str]) -> str:
         if value in i18n.LANGUAGES:
             return value
     return i18n.from_environment()
+
+
+def lifted_lang(argv: list[str]) -> tuple[str | None, list[str]]:
+    """The language a command line asks for with `--lang X` (or `--lang=X`) wherever it stands, and the command line
+    without it: argparse would refuse it between a command and its action (`hwm-lab exercise --lang es list`). An
+    unknown language stays, for argparse to refuse with its choices; after `--` every word is an argument."""
+    given, rest, k = None, [], 0
+    while k < len(argv):
+        arg = argv[k]
+        if arg == "--":
+            rest += argv[k:]
+            break
+        value = arg.removeprefix("--lang=") if arg.startswith("--lang=") else \
+            argv[k + 1] if arg == "--lang" and k + 1 < len(argv) else None
+        if value in i18n.LANGUAGES:
+            given, k = value, k + (1 if arg.startswith("--lang=") else 2)
+            continue
+        rest.append(arg)
+        k += 1
+    return given, rest
 
 
 lang_option, lang_of = i18n.lang_option, i18n.lang_of  # (declared in lab.i18n, for the handout's command too)
