@@ -542,13 +542,16 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "HWM_LAB_COURSE_SECRET": SECRET}
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(class_dir), "--out", str(out), "--master", master],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "lab.grade", str(class_dir), "--out", str(out), "--master", master],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = [(time.monotonic() - t0, line) for line in proc.stderr]  # each progress line when it came
+    proc.wait()
     wall = time.monotonic() - t0
+    stderr = "".join(line for _, line in said)
     if proc.returncode != 0:
-        sys.stderr.write(proc.stderr[-4000:])
+        sys.stderr.write(stderr[-4000:])
         raise SystemExit(f"the grader failed (exit {proc.returncode})")
-    m = re.search(r"re-executed (\d+) \(submission, exercise\) pairs in the sandbox in ([0-9.]+) s", proc.stderr)
+    m = re.search(r"re-executed (\d+) \(submission, exercise\) pairs in the sandbox in ([0-9.]+) s", stderr)
     with open(out / "reexec.csv", newline="") as f:
         pairs = list(csv.DictReader(f))
     with open(out / "grades.csv", newline="") as f:
@@ -556,10 +559,29 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
     played = sorted(p.stat().st_size for p in (out / "feedback").glob("*-ex*.html"))
     losing = sum(1 for line in grades.splitlines()[1:] for x in line.split(",")[1:7] if x != "10")
     return {"wall_s": wall, "reexec_s": float(m.group(2)) if m else None, "pairs": len(pairs),
+            "phases": phases(said, wall),
             "pair_wall_s": [float(p["wall_seconds"]) for p in pairs],
             "pair_sim_s": [float(p["sim_seconds"]) for p in pairs],
             "statuses": dict(Counter(p["status"] for p in pairs)), "grades": grades,
             "played": played, "exercises_losing": losing}
+
+
+PHASES = (  # the grader's progress line that ends each phase of a re-executing grade, in order
+    ("Spark's start", r"\] read \d+/\d+ submissions"), ("reading the submissions", r"\] read (\d+)/\1 submissions"),
+    ("re-execution", r"\] re-executed "), ("parsing the runs", r"\] parsed "), ("the checks", r"\] checks done"),
+    ("similarity", r"\] similarity: "), ("feedback, reports and the rest", None))
+
+
+def phases(said: list[tuple[float, str]], wall: float) -> dict[str, float]:
+    """Seconds per phase of a grade, from when each phase's last progress line came (the first `read` line ends
+    Spark's start)."""
+    out, begun = {}, 0.0
+    for name, pattern in PHASES:
+        at = wall if pattern is None else next((t for t, line in said if re.search(pattern, line)), None)
+        if at is not None:
+            out[name] = round(at - begun, 1)
+            begun = at
+    return out
 
 
 def page_floor() -> int:
@@ -636,6 +658,9 @@ def bench_reexec(name: str, data: Path, args) -> dict:
               f"child {median(r['pair_wall_s']):.3f} s median ({max(r['pair_wall_s']):.3f} s max), the simulator's "
               f"own time for its runs {median(r['pair_sim_s']):.3f} s median; statuses {r['statuses']}; "
               f"load {load()}", flush=True)
+        rest = sum(v for k, v in r["phases"].items() if k != "re-execution")
+        print("      where the time went: " + ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items())
+              + f"; all but the re-execution {rest:.1f} s (target for the whole {target} s)", flush=True)
         mb, floor = sum(r["played"]) / 2 ** 20, page_floor()
         limit = PLAYABLE_TARGET_MB.get(students)
         verdict = f" (target <= {limit} MB: {'met' if mb <= limit else 'NOT met'})" if limit else ""
