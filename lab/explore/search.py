@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from lab.core.events import TRUNCATED
 from lab.core.monitor import Violation
 from lab.explore import parallel
 from lab.sim.reach import Reach
@@ -285,7 +284,6 @@ def walk(config: Config, rng: random.Random, length: int, figures: Figures, pref
 
 def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) -> Found | None:
     path = []
-    scanned = 0  # world.events read for cuts of several entries
     for words in prefix:
         if world.apply(words) is not None:
             path.append(words)
@@ -316,9 +314,6 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
                 corpus.setdefault("runs", []).append(tuple(path))
                 if parted(world):
                     corpus.setdefault("parted", []).append(tuple(path))
-                if any(e["type"] == TRUNCATED and len(e["removed"]) >= 2 for e in world.events[scanned:]):
-                    corpus.setdefault("cut", []).append(tuple(path))
-                scanned = len(world.events)
     figures.depth = max(figures.depth, len(path))
     return None
 
@@ -397,21 +392,19 @@ def search(configs: list[Config], *, budget: float, seed: int = 0, bfs_depth: in
 
 
 # The tilts of the later walks: slow deliveries (writes pile up on a leader before they reach the others, and
-# logs part), and restarts (a node whose log has parted or was cut is restarted from its WAL).
+# logs part), and restarts (a node whose log has parted is restarted from its WAL).
 SLOW = {"deliver": 3.0, "write": 4.0, "drop": 2.0}
 RESTARTS = {"kill": 4.0, "restart": 4.0}
 
 
 def _tilted(corpus: dict, rng: random.Random, prefix: tuple) -> tuple[tuple, dict | None]:
     """Where a walk after the first PARTED_AFTER starts, and how it leans: a quarter from runs whose logs have
-    parted (half of them killing and restarting nodes), a sixth from runs where a log was just cut by several
-    entries (killing and restarting nodes), a fifth with slow deliveries; the rest as the first walks."""
-    cut, parted_runs = corpus.get("cut"), corpus.get("parted")
+    parted (half of them killing and restarting nodes), some with slow deliveries (a third of the rest, or more when
+    no logs have parted yet); the rest as the first walks."""
+    parted_runs = corpus.get("parted")
     r = rng.random()
     if r < 0.25 and parted_runs:
         return parted_runs[rng.randrange(len(parted_runs))], RESTARTS if r < 0.125 else None
-    if r < 0.4 and cut:
-        return cut[rng.randrange(len(cut))], RESTARTS
     if r < 0.6:
         return prefix, SLOW
     return prefix, None
