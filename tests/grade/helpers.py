@@ -144,3 +144,24 @@ def make_class(root) -> None:
     rewrite_zip(root / "mia.zip", lambda n, d: d + b'{"v":1,"seq":99,"ti' if n.endswith("ex3-l1/events-C.jsonl")
                 else d)
     (root / "README.txt").write_text("not a submission\n")
+
+
+
+def rubric_without_exploring(folder, keep=()) -> str:
+    """The default rubric with `explore = 0` in every exercise but those in `keep`, written into `folder`: for the
+    tests whose point is not the explorer's feedback (its walks cost most of a re-executed pair's time). Scores do
+    not depend on it."""
+    import re
+    from pathlib import Path
+
+    from lab.grade import rubric
+
+    def table(m):
+        return m.group(0) if int(m.group(1)) in keep else m.group(0) + "\nexplore = 0"
+    text = re.sub(r"^\[exercises\.(\d+)\]$", table, rubric.default_text(), flags=re.M)
+    default, parsed = rubric.load(None), rubric.parse(text)
+    assert [e.points for e in parsed.exercises] == [e.points for e in default.exercises]
+    assert [e.explore for e in parsed.exercises] == [e.explore * (e.number in keep) for e in default.exercises]
+    path = Path(folder) / "rubric-no-explore.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)

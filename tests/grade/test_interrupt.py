@@ -14,7 +14,7 @@ import pytest
 from lab.grade import job, outdir, sandbox
 
 from . import styles, synth
-from .helpers import full_runs
+from .helpers import full_runs, rubric_without_exploring
 
 pytestmark = [pytest.mark.spark,
               pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")]
@@ -38,7 +38,10 @@ def graded(spark, tmp_path_factory):
     key.write_text(SECRET)
     for n, student in enumerate(("amy", "ben", "cat")):
         synth.write_submission(subs, student, full_runs(), version=2, files=styles.student_files(n))
-    args = job.build_parser().parse_args([str(subs), "--out", str(root / "out"), "--course-secret", str(key)])
+    # Without the explorer's walks (most of a re-executed pair's time): what is interrupted is the grade's steps.
+    rubric = rubric_without_exploring(root)
+    args = job.build_parser().parse_args([str(subs), "--out", str(root / "out"), "--course-secret", str(key),
+                                          "--rubric", rubric])
     assert job.run(args, spark) == 0
     synth.write_submission(subs, "cat", full_runs(), version=2, files=styles.student_files(11))
     return root
@@ -51,7 +54,8 @@ def interrupt(root: Path, when, timeout: float = 300) -> tuple[int, list[str], l
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "TMPDIR": str(tmp), "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "lab.grade", str(root / "subs"), "--out", str(root / "out"),
-                             "--course-secret", str(root / "course.key"), "--master", "local[2]"], cwd=ROOT,
+                             "--course-secret", str(root / "course.key"), "--master", "local[2]",
+                             "--rubric", str(root / "rubric-no-explore.toml")], cwd=ROOT,
                             env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
     before = []
     try:
@@ -106,7 +110,8 @@ def test_a_failed_grade_leaves_the_previous_grade_and_says_so(graded, spark, mon
         raise RuntimeError("the executors are gone")
     monkeypatch.setattr(reexec, "execute_all", broken)
     args = job.build_parser().parse_args([str(graded / "subs"), "--out", str(out), "--course-secret",
-                                          str(graded / "course.key")])
+                                          str(graded / "course.key"), "--rubric",
+                                          str(graded / "rubric-no-explore.toml")])
     assert job.run(args, spark) == 1
     said = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[grade] ")]
     assert len(said) == 1 and said[0].startswith(

@@ -16,7 +16,7 @@ from lab.grade.submissions import catalog
 from lab.grade import rubric as rubric_module
 from tests.studentcode import StudentCode
 
-from .helpers import rewrite_zip
+from .helpers import rewrite_zip, rubric_without_exploring
 
 pytestmark = [pytest.mark.spark,
               pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")]
@@ -126,7 +126,8 @@ def graded(spark, made, tmp_path_factory, monkeypatch_module):
     honest.mkdir()
     shutil.copy(made["article"], honest / "carl.zip")
     copy_as(made["article"], honest, "vic")
-    honest_out = grade(spark, honest, root / "honest-out")
+    # (scores do not depend on the explorer, whose feedback `first` and `again` show: no walks here)
+    honest_out = grade(spark, honest, root / "honest-out", "--rubric", rubric_without_exploring(made["tmp"]))
     # a re-grade into the first grade's folder: nothing changed, so every result is reused
     return {"first": first, "again": again, "honest": honest_out, "root": root,
             "regrade": grade(spark, subs, root / "out")}
