@@ -7,11 +7,31 @@ a wall of NotImplementedError, or of failures that are another exercise's.
 A test module lists what it needs in EXERCISES_NEEDED (default: every exercise, if it uses `impl`).
 """
 
+import os
+import sys
+
 import pytest
 
 from lab.core.interface import EXERCISES as TABLE
 
 ALL_EXERCISES = tuple(ex.number for ex in TABLE)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One small local Spark session for the whole suite (starting a JVM costs seconds): the grader's tests, and
+    the handout's and the mistakes' grades, which compare with or assert on a grade of the course's repository."""
+    from lab.grade.session import spark_session
+
+    # Executors start Python workers: the same interpreter as the tests.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = spark_session("local[2]", app_name="hwm-lab-grade-tests",
+                            local_dir=str(tmp_path_factory.mktemp("spark-local")))
+    # The tests' traces are tiny: few partitions, and re-planning every stage adaptively costs more than it saves.
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    session.conf.set("spark.sql.adaptive.enabled", "false")
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="session")
