@@ -1,5 +1,5 @@
 """The same job on a real Spark standalone cluster on loopback (a master and one worker started from pyspark's
-own bin/spark-class) gives the same grades as local mode."""
+own bin/spark-class), submitted with spark-submit, gives the same grades as local mode."""
 
 import shutil
 import subprocess
@@ -40,31 +40,15 @@ def small_class(folder: Path) -> Path:
     return folder
 
 
-def test_a_standalone_cluster_gives_the_same_grades_as_local_mode(spark, standalone, tmp_path):
-    from lab.grade import job
-
-    master, env = standalone
-    subs = small_class(tmp_path / "subs")
-
-    local = tmp_path / "local"
-    assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local), "--trust-traces"]), spark) == 0
-
-    remote = tmp_path / "remote"
-    proc = subprocess.run([sys.executable, "-m", "lab.grade", str(subs), "--out", str(remote), "--master", master,
-                           "--trust-traces", "--shuffle-partitions", "2", "--driver-memory", "1g"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "[grade] check 13/13 epoch-truncation" in proc.stderr
-    assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
-    assert (remote / "grades.csv").read_text().splitlines()[1:] == EXPECTED
-
-
-def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
+def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_local_mode(spark, standalone,
+                                                                                           tmp_path):
     # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/job.py SUBMISSIONS --out DIR,
     # from a folder outside the checkout (the job file puts its checkout on the path itself). The executors'
     # Python is `false`, which runs no Python: grading the traces as sent must need none there (docs/grading.md says
-    # so).
+    # so). (`python -m lab.grade --master spark://...` on a cluster: tests/grade/test_reexec_cluster.py.)
     import pyspark
+
+    from lab.grade import job
 
     master, env = standalone
     subs = small_class(tmp_path / "subs")
@@ -81,3 +65,6 @@ def test_spark_submit_runs_the_job_file_on_the_cluster(standalone, tmp_path):
     assert "[grade] check 13/13 epoch-truncation" in proc.stdout + proc.stderr
     assert (out / "grades.csv").read_text().splitlines()[1:] == EXPECTED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "subs"]  # nothing written beside the output
+    local = tmp_path / "local"
+    assert job.run(job.build_parser().parse_args([str(subs), "--out", str(local), "--trust-traces"]), spark) == 0
+    assert (out / "grades.csv").read_text() == (local / "grades.csv").read_text()
