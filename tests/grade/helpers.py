@@ -147,6 +147,9 @@ def make_class(root) -> None:
 
 
 
+NO_EXPLORE = "rubric-no-explore.toml"  # the file rubric_without_exploring writes
+
+
 def rubric_without_exploring(folder, keep=()) -> str:
     """The default rubric with `explore = 0` in every exercise but those in `keep`, written into `folder`: for the
     tests whose point is not the explorer's feedback (its walks cost most of a re-executed pair's time). Scores do
@@ -162,6 +165,6 @@ def rubric_without_exploring(folder, keep=()) -> str:
     default, parsed = rubric.load(None), rubric.parse(text)
     assert [e.points for e in parsed.exercises] == [e.points for e in default.exercises]
     assert [e.explore for e in parsed.exercises] == [e.explore * (e.number in keep) for e in default.exercises]
-    path = Path(folder) / "rubric-no-explore.toml"
+    path = Path(folder) / NO_EXPLORE
     path.write_text(text, encoding="utf-8")
     return str(path)

@@ -14,7 +14,7 @@ import pytest
 from lab.grade import job, outdir, sandbox
 
 from . import styles, synth
-from .helpers import full_runs, rubric_without_exploring
+from .helpers import NO_EXPLORE, full_runs, rubric_without_exploring
 
 pytestmark = [pytest.mark.spark,
               pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")]
@@ -55,7 +55,7 @@ def interrupt(root: Path, when, timeout: float = 300) -> tuple[int, list[str], l
     env = {**os.environ, "TMPDIR": str(tmp), "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "lab.grade", str(root / "subs"), "--out", str(root / "out"),
                              "--course-secret", str(root / "course.key"), "--master", "local[2]",
-                             "--rubric", str(root / "rubric-no-explore.toml")], cwd=ROOT,
+                             "--rubric", str(root / NO_EXPLORE)], cwd=ROOT,
                             env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
     before = []
     try:
@@ -110,8 +110,7 @@ def test_a_failed_grade_leaves_the_previous_grade_and_says_so(graded, spark, mon
         raise RuntimeError("the executors are gone")
     monkeypatch.setattr(reexec, "execute_all", broken)
     args = job.build_parser().parse_args([str(graded / "subs"), "--out", str(out), "--course-secret",
-                                          str(graded / "course.key"), "--rubric",
-                                          str(graded / "rubric-no-explore.toml")])
+                                          str(graded / "course.key"), "--rubric", str(graded / NO_EXPLORE)])
     assert job.run(args, spark) == 1
     said = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[grade] ")]
     assert len(said) == 1 and said[0].startswith(
