@@ -247,3 +247,15 @@ def test_a_commands_name_is_never_translated_and_a_raw_epilog_is_filled_to_the_w
         cli.main(["status", "--help", "--lang", lang])
     out = capsys.readouterr().out
     assert max(columns(line) for line in out.splitlines()) <= 80, out
+
+
+# ---- the reviewer's last lines (4.5 of 5): what still printed English or misled ---------------------------------
+
+@pytest.mark.parametrize("lang, expected", [("en", "hwm-lab simulate: a cluster has 1 to 7 nodes, not 9"),
+                                            ("es", "hwm-lab simulate: un cluster tiene de 1 a 7 nodos, no 9"),
+                                            ("zh", "hwm-lab simulate：一个集群有 1 到 7 个节点，你给的是 9")])
+def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, expected):
+    from lab import cli
+
+    assert cli.main(["--lang", lang, "simulate", "--nodes", "9", "s1"]) == 2
+    assert capsys.readouterr().err.strip() == expected

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lab.core.reasons import CLUSTER_SIZE, Reason
+
 # What `append` promises when it returns (lab/ports/wal.py says how each is kept).
 FSYNC_POLICIES = ("always", "batch", "never")
 
@@ -23,7 +25,7 @@ PRE_VOTE = True
 def node_names(count: int) -> list[str]:
     """The names of a cluster of `count` nodes: A, B, C, ..."""
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_NODES:
-        raise ValueError(f"a cluster has 1 to {MAX_NODES} nodes, not {count!r}")
+        raise ValueError(Reason(CLUSTER_SIZE, most=MAX_NODES, count=count))  # said in the reader's language
     return [chr(ord("A") + i) for i in range(count)]
 
 

@@ -286,6 +286,7 @@ NOT_OUR_TRACE = _reason("not_our_trace", "{path}: not an HWM Lab trace (format {
 TRACE_TOO_NEW = _reason("trace_too_new", "{path}: trace format version {version} is newer than this lab understands "
                                          "({understood}); upgrade hwm-lab")
 WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
+CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
 
 # Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's
 # name); and fields whose values are fixed phrases of the catalogue. Any other value is data, never translated.
