@@ -259,3 +259,19 @@ def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, ex
 
     assert cli.main(["--lang", lang, "simulate", "--nodes", "9", "s1"]) == 2
     assert capsys.readouterr().err.strip() == expected
+
+
+@pytest.mark.parametrize("lang, exact", [("es", "si no, exactamente el texto en inglés 'not available: index I is "
+                                                "above the high-water mark H' (el tablero lo traduce)"),
+                                         ("zh", "否则原样返回英文 'not available: index I is above the high-water mark "
+                                                "H'（仪表盘会翻译它）")])
+def test_exercise_4s_hint_asks_for_the_exact_english_refusal_the_check_wants(lang, exact):
+    from pathlib import Path
+
+    from lab.student.skeletons import HINTS
+
+    (text,) = [t for t in HINTS.values() if t.startswith("exercise 4")]
+    said = i18n.localize(text, lang)
+    assert said.endswith(exact) and "por ejemplo" not in said and "例如" not in said, said
+    guide = (Path(__file__).resolve().parent.parent / "docs" / lang / "student-guide.md").read_text(encoding="utf-8")
+    assert "'not available: index I is above the high-water mark H'`" in guide.split("| 4 `reads.py` |")[1].split("\n")[0]
