@@ -275,3 +275,11 @@ def test_exercise_4s_hint_asks_for_the_exact_english_refusal_the_check_wants(lan
     assert said.endswith(exact) and "por ejemplo" not in said and "例如" not in said, said
     guide = (Path(__file__).resolve().parent.parent / "docs" / lang / "student-guide.md").read_text(encoding="utf-8")
     assert "'not available: index I is above the high-water mark H'`" in guide.split("| 4 `reads.py` |")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize("lang, expected", [("es", "A: [m1, m2, m4]; B: [m1, m3, m4]"),
+                                            ("zh", "A：[m1, m2, m4]；B：[m1, m3, m4]")])
+def test_logs_that_disagree_are_listed_as_the_lab_lists_not_as_python_prints(lang, expected):
+    verdict = simulate("k2", seed=5, truncation="high-water-mark")
+    said = i18n.localize(verdict.failures()[0].detail, lang)
+    assert expected in said and "'m1'" not in said, said

@@ -269,7 +269,7 @@ def expect_logs_agree(run: Run, status: dict, rest: list[str]):
     first = next(iter(logs.values()), [])
     if all(v == first for v in logs.values()):
         return True, ""
-    return False, "; ".join(f"{n}: {[e[2] for e in v]}" for n, v in logs.items())
+    return False, _each_says({n: f"[{', '.join(e[2] for e in v)}]" for n, v in logs.items()}, "; ")
 
 
 def expect_stopped(run: Run, status: dict, rest: list[str]):
