@@ -283,3 +283,21 @@ def test_logs_that_disagree_are_listed_as_the_lab_lists_not_as_python_prints(lan
     verdict = simulate("k2", seed=5, truncation="high-water-mark")
     said = i18n.localize(verdict.failures()[0].detail, lang)
     assert expected in said and "'m1'" not in said, said
+
+
+def test_chinese_joins_the_items_of_a_list_with_the_enumeration_comma():
+    from lab.core.reasons import record_of, said_again
+    from lab.explore.coverage import sentences
+    from lab.sim.reach import Reach
+
+    verdict = simulate("s2")
+    (truncated,) = [o.detail for o in verdict.outcomes if o.name == "expect truncated 4 on A"]
+    zh = i18n.localize(truncated, "zh")
+    assert "索引 4（世代 1）、索引 5（世代 1）" in zh and "），索引" not in zh, zh
+    assert i18n.localize(said_again(record_of(truncated)), "zh") == zh  # a trace's record keeps it a list
+    reach = Reach()
+    reach.calls["check_read"] = 2
+    reach.code["check_read"] = ("exercises/reads.py", frozenset({16, 17, 18, 20}))
+    reach.lines["check_read"] = {16, 18}
+    said = " ".join(i18n.localize(s, "zh") for s in sentences(reach))
+    assert "17、20（在" in said, said

@@ -321,16 +321,17 @@ class Reason(str):
 
 
 class Reasons(str):
-    """Reasons (or plain values) said one after another, joined by `sep`; reads as the English of each."""
+    """Reasons (or plain values) said one after another, joined by `sep`; reads as the English of each. `listed`:
+    they are items of one list ("index 4, index 5"), which Chinese joins with 、, not with the comma of clauses."""
 
-    def __new__(cls, items, sep: str = "; "):
+    def __new__(cls, items, sep: str = "; ", listed: bool = False):
         items = list(items)
         self = super().__new__(cls, sep.join(str(item) for item in items))
-        self.items, self.sep = items, sep
+        self.items, self.sep, self.listed = items, sep, listed
         return self
 
     def __reduce__(self):
-        return (type(self), (self.items, self.sep))
+        return (type(self), (self.items, self.sep, self.listed))
 
 
 def _rebuild(kind: str, values: dict) -> Reason:
@@ -372,7 +373,8 @@ def record_of(value):
     if isinstance(value, Reason):
         return value.as_record()
     if isinstance(value, Reasons):
-        return {"all": [record_of(item) for item in value.items], "sep": value.sep}
+        listed = {"listed": True} if value.listed else {}  # (only when set: older traces' records stay as they were)
+        return {"all": [record_of(item) for item in value.items], "sep": value.sep, **listed}
     return value
 
 
@@ -380,7 +382,7 @@ def said_again(record):
     """The Reason or Reasons a record (record_of) describes; None when it describes none this lab declares."""
     if isinstance(record, dict) and isinstance(record.get("all"), list) and isinstance(record.get("sep"), str):
         return Reasons([said_again(item) or item if isinstance(item, dict) else item for item in record["all"]],
-                       record["sep"])
+                       record["sep"], record.get("listed") is True)
     return reason_from_record(record)
 
 

@@ -83,7 +83,7 @@ def sentences(reach: Reach) -> list[Text]:
         lines = reach.lines_of(function)
         if lines and lines["never_run"]:
             out.append(say("These lines of its body never ran: {lines} (in {file}).",
-                           lines=", ".join(map(str, lines["never_run"])), file=_short(lines["file"])))
+                           lines=Listed(lines["never_run"]), file=_short(lines["file"])))
         elif lines:
             out.append(say("Every line of its body ran."))
     return out

@@ -233,7 +233,8 @@ def expect_truncated(run: Run, status: dict, rest: list[str]):
     if not hits:
         return False, Reason(reasons.NO_TRUNCATION)
     return True, Reasons(Reason(reasons.REMOVED_ENTRIES, node=e["node"], entries=Reasons(
-        (Reason(reasons.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", "), reason=e["reason"])
+        (Reason(reasons.ENTRY_AT, index=i, generation=g) for i, g, _ in e["removed"]), ", ", listed=True),
+        reason=e["reason"])
         for e in hits)
 
 

@@ -169,7 +169,7 @@ def localize(value, lang: str | None):
     if isinstance(value, Reason):
         return say_reason(value, lang)
     if isinstance(value, Reasons):
-        sep = SEPARATORS.get(lang, {}).get(value.sep, value.sep)
+        sep = "、" if lang == "zh" and value.listed else SEPARATORS.get(lang, {}).get(value.sep, value.sep)
         return sep.join(str(localize(item, lang)) for item in value.items)
     return value
 
