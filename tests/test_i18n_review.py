@@ -301,3 +301,18 @@ def test_chinese_joins_the_items_of_a_list_with_the_enumeration_comma():
     reach.lines["check_read"] = {16, 18}
     said = " ".join(i18n.localize(s, "zh") for s in sentences(reach))
     assert "17、20（在" in said, said
+
+
+@pytest.mark.parametrize("lang, argv, expected", [
+    ("es", ["frobnicate"], "argumento ORDEN: valor no válido: 'frobnicate'"),
+    ("zh", ["frobnicate"], "参数“命令”：无效的取值：'frobnicate'"),
+    ("zh", ["exercise", "check", "x"], "参数“编号”：应为整数"),
+    ("zh", ["simulate", "--truncation", "x", "s1"], "参数 --truncation：无效的取值"),  # an option is not quoted
+])
+def test_a_bad_value_is_a_value_and_a_chinese_placeholder_is_quoted(capsys, lang, argv, expected):
+    from lab import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["--lang", lang, *argv])
+    err = capsys.readouterr().err
+    assert expected in err and "opción no válida" not in err, err

@@ -18,6 +18,7 @@ ARGPARSE = "argparse"  # the context of argparse's own words; it looks each up t
 NUMBERS = {  # argparse's type error for a number, said by what it wanted rather than by the type's name
     int: "invalid int value: %(value)r", float: "invalid float value: %(value)r"}
 CHOICE = "invalid choice: %(value)r (choose from %(choices)s)"
+QUOTED_ARGUMENT = re.compile(r"参数 ([^\s\-“][^：]*)：")  # argparse's "argument 编号: ..." said in Chinese
 LIMIT_ERROR = "write the limit as seconds from 0.01 to 600, not %(value)r"
 ARGPARSE_WORDS = (  # those a student meets: the help's headings, and the usage errors
     "usage: ", "positional arguments", "options", "show this help message and exit",
@@ -61,6 +62,13 @@ class Parser(argparse.ArgumentParser):
         if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
             formatter._Section = _FullWidthSection
         return formatter
+
+    def error(self, message):
+        """In Chinese a placeholder an error names is quoted, as a word among words: 参数“编号”：应为整数 (an
+        option, --seed, stands apart as it is)."""
+        if self.lang == "zh":
+            message = QUOTED_ARGUMENT.sub(r"参数“\1”：", message)
+        super().error(message)
 
     def _get_value(self, action, arg_string):
         """argparse's "invalid int value: 'x'" names a Python type; the reader is told the number it wants."""
