@@ -316,3 +316,28 @@ def test_a_bad_value_is_a_value_and_a_chinese_placeholder_is_quoted(capsys, lang
         cli.main(["--lang", lang, *argv])
     err = capsys.readouterr().err
     assert expected in err and "opción no válida" not in err, err
+
+
+def _guide(lang: str) -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parent.parent / "docs" / lang / "student-guide.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang, zip_name, runs, guide_words", [
+    ("es", "submission-ESTUDIANTE.zip", "runs/NOMBRE-real-FECHA", ("TU_ID", "<el repositorio de tu curso>")),
+    ("zh", "submission-学号.zip", "runs/名称-real-时间戳", ("你的学号", "<你的课程仓库>", "--limit 秒数"))])
+def test_placeholders_in_help_and_guides_are_in_the_readers_words(capsys, monkeypatch, lang, zip_name, runs,
+                                                                  guide_words):
+    from lab import cli
+
+    monkeypatch.setenv("COLUMNS", "200")  # (one line each: the words are not cut)
+    for argv, expected in ((["submit", "--help"], zip_name), (["scenario", "run", "--help"], runs)):
+        with pytest.raises(SystemExit):
+            cli.main([*argv, "--lang", lang])
+        out = capsys.readouterr().out
+        assert expected in out and "STUDENT" not in out and "TIMESTAMP" not in out, out
+    guide = _guide(lang)
+    assert all(w in guide for w in guide_words)
+    assert not [w for w in ("YOUR_ID", "your course's repository", "SECONDS", "学生编号") if w in guide]
+    assert "学生编号" not in _catalogue_text("zh")
