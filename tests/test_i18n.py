@@ -466,10 +466,18 @@ def fake():
 # ---- the student guide in each language -------------------------------------------------------------------------
 
 
+PLACEHOLDERS = {  # a command's placeholders in a guide's language, and the English guide's
+    "<el repositorio de tu curso>": "<your course's repository>", "<你的课程仓库>": "<your course's repository>",
+    "TU_ID": "YOUR_ID", "你的学号": "YOUR_ID"}
+
+
 def commands(markdown: str) -> list[str]:
-    """The commands of a guide's code blocks (its example outputs aside), without `--lang`."""
+    """The commands of a guide's code blocks (its example outputs aside), without `--lang`, their placeholders
+    said in English."""
     blocks = re.findall(r"^```\n(.*?)^```", markdown, re.DOTALL | re.MULTILINE)
     lines = [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+    for said, english in PLACEHOLDERS.items():
+        lines = [line.replace(said, english) for line in lines]
     return [re.sub(r" --lang \w+", "", line) for line in lines
             if line.startswith(("git ", "bash ", "source ", "hwm-lab ", "python "))]
 

@@ -262,9 +262,10 @@ def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, ex
 
 
 @pytest.mark.parametrize("lang, exact", [("es", "si no, exactamente el texto en inglés 'not available: index I is "
-                                                "above the high-water mark H' (el tablero lo traduce)"),
+                                                "above the high-water mark H' (el índice I está por encima de la marca de "
+                                                "agua alta H; el tablero lo traduce)"),
                                          ("zh", "否则原样返回英文 'not available: index I is above the high-water mark "
-                                                "H'（仪表盘会翻译它）")])
+                                                "H'（即索引 I 高于高水位标记 H；仪表盘会翻译它）")])
 def test_exercise_4s_hint_asks_for_the_exact_english_refusal_the_check_wants(lang, exact):
     from pathlib import Path
 
@@ -341,3 +342,30 @@ def test_placeholders_in_help_and_guides_are_in_the_readers_words(capsys, monkey
     assert all(w in guide for w in guide_words)
     assert not [w for w in ("YOUR_ID", "your course's repository", "SECONDS", "学生编号") if w in guide]
     assert "学生编号" not in _catalogue_text("zh")
+
+
+@pytest.mark.parametrize("argv", [["chaos"], ["spark-cluster"], ["exercise", "check"], ["read"], ["kill"],
+                                  ["restart"], ["partition"], ["down"], ["submit"], ["simulate"], ["grade"]])
+def test_chinese_help_starts_every_options_help_in_one_column_and_usage_fits_80_columns(capsys, monkeypatch, argv):
+    import re
+
+    from lab import cli
+    from lab.i18n import columns
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        cli.main([*argv, "--help", "--lang", "zh"])
+    out = capsys.readouterr().out
+    usage = out.split("\n\n")[0]
+    assert max(columns(line) for line in usage.splitlines()) <= 80, usage
+    if "--student" in usage:
+        assert "--student 学号" in usage, usage  # a required option keeps its placeholder beside it
+    options = out.split("选项：\n")[1].split("\n\n")[0].splitlines()
+    starts = set()
+    for line in options:
+        found = re.match(r"(\s*\S.*?)( {2,})(\S.*)$", line)
+        if found and found.group(1).lstrip().startswith("-"):  # an option and its help on one line
+            starts.add(columns(found.group(1)) + len(found.group(2)))
+        elif line.strip() and not line.lstrip().startswith("-"):  # a help's next line: in that column too
+            starts.add(columns(line) - columns(line.lstrip()))
+    assert len(starts) == 1, (starts, options)

@@ -59,6 +59,8 @@ class Parser(argparse.ArgumentParser):
             placeholder(name, lang) for name in named(action, default)(size))  # own name is typed as it is)
         if lang in i18n.UNSPACED:  # argparse pads an option to the help's column by its length, not its width
             formatter._format_action = aligned(formatter._format_action)
+            formatter.add_argument = measured(formatter, formatter.add_argument)
+            formatter._format_usage = usage_by_width(formatter, formatter._format_usage)
         if lang in FULL_WIDTH:  # argparse writes a heading's colon itself ("%s:"), after the heading's translation
             formatter._Section = _FullWidthSection
         return formatter
@@ -119,17 +121,62 @@ class _FullWidthSection(argparse.HelpFormatter._Section):
         return said.replace(f"{self.heading}:\n", f"{self.heading}：\n", 1)
 
 
+def measured(formatter, add_argument):
+    """argparse's add_argument, with the page's widest option measured in columns, not characters: the help's
+    column is then where the widest option written in wide characters ends (up to argparse's limit)."""
+    def add(action):
+        add_argument(action)
+        if action.help is not argparse.SUPPRESS:
+            wide = i18n.columns(formatter._format_action_invocation(action)) + formatter._current_indent
+            formatter._action_max_length = max(formatter._action_max_length, wide)
+    return add
+
+
+USAGE_PART = re.compile(r"\(.*?\)+(?=\s|$)|\[.*?\]+(?=\s|$)|\S+")  # (argparse's own: an option with its placeholder)
+
+
+def usage_by_width(formatter, format_usage):
+    """argparse's usage, its lines cut by the columns they take rather than by their characters: the options after
+    the command's name, under its first option; then the positional arguments on a line of their own."""
+    def said(usage, actions, groups, prefix=None):
+        text = format_usage(usage, actions, groups, prefix)
+        prog, body, width = formatter._prog, " ".join(text.split()), formatter._width - formatter._current_indent
+        if usage is not None or prog not in body or i18n.columns(body) <= width:
+            return text
+        head = body[:body.index(prog) + len(prog)]
+        parts = USAGE_PART.findall(body[len(head):])
+        positionals = USAGE_PART.findall(formatter._format_actions_usage(
+            [action for action in actions if not action.option_strings], groups))
+        options = []
+        for part in parts[:len(parts) - len(positionals)]:  # a required option keeps its placeholder: --student 学号
+            options = options[:-1] + [f"{options[-1]} {part}"] if options and part[0] not in "[(-" else options + [part]
+        indent, lines, line = " " * (i18n.columns(head) + 1), [], head
+        for group in (options, parts[len(parts) - len(positionals):]):
+            for part in group:
+                if line not in (head, indent) and i18n.columns(f"{line} {part}") > width:
+                    lines, line = lines + [line], indent + part
+                else:
+                    line = line + part if line == indent else f"{line} {part}"
+            if line not in (head, indent):
+                lines, line = lines + [line], indent
+        return "\n".join(lines) + "\n\n"
+    return said
+
+
 def aligned(format_action):
     """argparse's line of an option with its help starting in the help's column when the option's placeholder is
-    written in wide characters (`--seed 种子`: 11 characters, 13 columns)."""
+    written in wide characters (`--seed 种子`: 11 characters, 13 columns): argparse counts characters, so the help
+    of every option of a page starts in one column by the width they take; an option too wide to leave two spaces
+    before that column has its help on the next line, as argparse does with a long option."""
     def said(action):
         first, newline, rest = format_action(action).partition("\n")
         found = re.match(r"(\s*\S+(?: \S+)*)( {2,})(\S.*)$", first)
         if found:
             option, gap, help_text = found.groups()
-            wider = i18n.columns(option) - len(option)
-            if wider and len(gap) - wider >= 2:
-                first = option + " " * (len(gap) - wider) + help_text
+            column, wide = len(option) + len(gap), i18n.columns(option)
+            if wide != len(option):
+                first = option + " " * (column - wide) + help_text if wide + 2 <= column else (
+                    option + "\n" + " " * column + help_text)
         return first + newline + rest
     return said
 
