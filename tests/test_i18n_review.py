@@ -180,7 +180,8 @@ def _catalogue_text(lang: str) -> str:
     ("es", "procesos nodo"), ("es", "fines de log"), ("es", "para una traza que mirar"), ("es", "Se rompió una regla"),
     ("es", "(añadido, índice de coincidencia"), ("zh", "违反的规则：{title}"), ("es", "agreg"), ("es", "por cada elección ganada"), ("es", "generación <= la pedida"),
     ("es", "interrumpido —"), ("es", '"ROTA"'), ("es", "violaci"), ("es", "regla rota"), ("es", "rompe"),
-    ("es", "rompió"), ("es", "standalone local"), ("es", "docstring"), ("es", "el offset"),
+    ("es", "rompió"), ("es", "standalone local"), ("es", "cadena de documentación"),  # (docstring: the glossary keeps it)
+    ("es", "el offset"),
     ("zh", "同一个种子，同一次运行，逐字节相同"), ("zh", "领导者的末尾"), ("zh", "带着原因停止"), ("zh", "换届"),
     ("zh", "次落在领导者上"), ("zh", "每个运行中的节点都持有\""), ("zh", "节点缺少："), ("zh", "只在本地追加之后就失效"),
     ("zh", "已搜索的各类选择"), ("zh", "同一个运行"), ("zh", "不成立")])
@@ -369,3 +370,32 @@ def test_chinese_help_starts_every_options_help_in_one_column_and_usage_fits_80_
         elif line.strip() and not line.lstrip().startswith("-"):  # a help's next line: in that column too
             starts.add(columns(line) - columns(line.lstrip()))
     assert len(starts) == 1, (starts, options)
+
+
+SPANISH_STRAYS = ("romper", "rompió", "roto", "Agrega", "correr", "avanza de uno al siguiente",
+                  "cadena de documentación", "dañado por en medio", "mayor archivo de eventos",
+                  "después de que fallan dos", "es lo que tiene una mayoría", "segmentos chicos", "puntaje",
+                  "truncó el índice confirmado", "confirmado como generación")
+
+
+def test_the_spanish_wording_the_reader_marked_last_is_gone_from_the_catalogue_and_the_guide():
+    import re
+
+    texts = {"catalogue": _catalogue_text("es"), "guide": _guide("es")}
+    for where, text in texts.items():
+        found = [s for s in SPANISH_STRAYS if re.search(rf"(?<!\w){re.escape(s)}(?!\w)", text)]
+        assert found == [], (where, found)
+    assert "Añade `--real` para ejecutar" in texts["guide"] and "▶ avanza un paso" in texts["guide"]
+    assert "que incumplió su regla en esta" in texts["guide"]  # as the program says it
+    for context, msgid, said in [(None, "Start with the docstring of {module}; read {read}.", "Empieza por el docstring"),
+                                 ("k2 title", "K2 - KIP-101 scenario 2: replicas diverge after two of them fail",
+                                  "después de que fallen dos")]:
+        assert said in i18n.gettext("es", msgid, context), msgid
+    verdict = simulate("k1", truncation="high-water-mark")
+    es = " ".join(i18n.localize(o.detail, "es") for o in verdict.failures())
+    assert "A truncó el índice 2 (generación 1), que ya estaba confirmado" in es, es
+    assert "en el índice 2, confirmado con la generación 1, A tiene ahora una entrada de la generación 2" in es, es
+    from pathlib import Path
+
+    glossary = (Path(__file__).resolve().parent.parent / "docs" / "es" / "glossary.md").read_text(encoding="utf-8")
+    assert "| docstring | docstring | | cadena de documentación |" in glossary  # a kept term, and why
