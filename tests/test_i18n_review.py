@@ -399,3 +399,25 @@ def test_the_spanish_wording_the_reader_marked_last_is_gone_from_the_catalogue_a
 
     glossary = (Path(__file__).resolve().parent.parent / "docs" / "es" / "glossary.md").read_text(encoding="utf-8")
     assert "| docstring | docstring | | cadena de documentación |" in glossary  # a kept term, and why
+
+
+CHINESE_STRAYS = (" -- ", "）-- ", "展示它的步骤", "违反规则的最短一次", "你的代码在其中的状态", "略过了：",
+                  "丢失或复制", "MS 每条消息", "保留 目录/", "写出 目录/", "查看那里每个可选的选择", "（默认：少数）")
+
+
+def test_the_chinese_wording_the_reader_marked_last_is_gone_and_its_rewriting_is_said():
+    texts = {"catalogue": _catalogue_text("zh"), "guide": _guide("zh")}
+    for where, text in texts.items():
+        assert [s for s in CHINESE_STRAYS if s in text] == [], where
+    said = lambda msgid, context=None, **values: i18n.localize(i18n.Text(msgid, values, context), "zh")  # noqa: E731
+    assert said("steps that show it ({count} of {total}):", count=3, total=4) == "说明问题的步骤（共 4 步，列出其中 3 步）："
+    assert said("broken: {name} -- {detail}", name="x", detail="A: 7") == "未满足：x —— A: 7"
+    left = said("Left out: the runs that reach {functions}.", functions=i18n.Listed(
+        [i18n.say("{function} (exercise {number}, not written yet)", function="follower_append", number=3)]))
+    assert left == "略过了会调用 follower_append（练习 3，尚未编写）的运行。"
+    assert "投递、丢失或重复投递每条在途消息" in texts["guide"].replace("\n", "")
+    for msgid, right in [("search the runs of a simulated cluster for the smallest one that breaks a rule",
+                          "找出违反规则的最短运行"),
+                         ("milliseconds per message, e.g. 800 for slow motion; 0 off", "每条消息延迟的毫秒数"),
+                         ("most nodes killed or paused at once (default: a minority)", "不到半数的节点")]:
+        assert right in i18n.gettext("zh", msgid, "help"), msgid

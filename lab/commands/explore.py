@@ -91,10 +91,12 @@ REACHED_THROUGH = {HIGH_WATER_MARK: (ON_REPLICATION_RESPONSE, FOLLOWER_APPEND),
                    EPOCH_TRUNCATION_POINT: (FOLLOWER_APPEND, LEADER_EPOCH_END)}
 
 
-def _named(functions) -> i18n.Joined:
-    """`on_replication_response (exercise 2), follower_append (exercise 3)`, in the reader's language."""
-    return i18n.Joined([say("{function} (exercise {number})", function=f, number=EXERCISE_OF[f])
-                        for f in sorted(functions, key=lambda f: (EXERCISE_OF[f], f))], ", ")
+def _named(functions, unwritten: bool = False) -> i18n.Listed:
+    """`on_replication_response (exercise 2), follower_append (exercise 3)`, in the reader's language; `unwritten`:
+    each says it is not written yet, inside its brackets (Chinese cannot put it after the list)."""
+    return i18n.Listed(say("{function} (exercise {number}, not written yet)", function=f, number=EXERCISE_OF[f])
+                       if unwritten else say("{function} (exercise {number})", function=f, number=EXERCISE_OF[f])
+                       for f in sorted(functions, key=lambda f: (EXERCISE_OF[f], f)))
 
 
 def searched(impl: str, exercise: int | None) -> tuple[tuple[str, ...], dict]:
@@ -155,8 +157,8 @@ def run(args) -> int:
                            distinct=f.distinct, depth=f.depth, walks=f.walks,
                            seconds=round(f.seconds, 1)), lang))
         if f.unwritten:
-            print(localize(say("Left out: the runs that reach {functions}, not written yet.",
-                               functions=_named(f.unwritten)), lang))
+            print(localize(say("Left out: the runs that reach {functions}.", functions=_named(f.unwritten, True)),
+                           lang))
         from lab.explore.coverage import sentences
 
         for sentence in sentences(f.reach):  # what was searched: "nothing found" means nothing only in there
