@@ -421,3 +421,27 @@ def test_the_chinese_wording_the_reader_marked_last_is_gone_and_its_rewriting_is
                          ("milliseconds per message, e.g. 800 for slow motion; 0 off", "每条消息延迟的毫秒数"),
                          ("most nodes killed or paused at once (default: a minority)", "不到半数的节点")]:
         assert right in i18n.gettext("zh", msgid, "help"), msgid
+
+
+@pytest.mark.parametrize("lang, title, step", [("en", "# Counterexample: ", 'step "1. B starts an election'),
+                                               ("es", "# Contraejemplo: ", 'step "1. B inicia'),
+                                               ("zh", "# 反例：", 'step "1. B 为世代 1 发起选举"')])
+def test_a_counterexample_script_speaks_the_readers_language_and_replays_the_same(lang, title, step):
+    from types import SimpleNamespace
+
+    from lab.explore.counterexample import script
+    from lab.explore.explain import narrate
+    from lab.harness.script import parse
+    from lab.sim.world import World
+
+    world, choices = World(3), [("campaign", "B")]
+    assert world.apply(choices[0]) is not None
+    steps = [narrate(choices[0], world)]
+    found = SimpleNamespace(config=SimpleNamespace(nodes=3, truncation="generation", segment_bytes=40, rules=None),
+                            violation=SimpleNamespace(check="hwm-majority", title="x"), search="walk", choices=choices)
+    text = script(found, steps, seed=0, impl="solutions", lang=lang)
+    assert text.startswith(title) and step in text, text
+    english = parse(script(found, steps, seed=0, impl="solutions"), "ce")
+    said = parse(text, "ce")
+    assert [s.commands for s in said.steps] == [s.commands for s in english.steps]  # the same run
+    assert said.steps[0].text == text.split('step "')[1].split('"')[0]  # its words kept as text

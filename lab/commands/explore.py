@@ -138,7 +138,7 @@ def run(args) -> int:
 
     result = explore(impl, sizes=sizes, truncation=args.truncation or strategy, budget=args.budget,
                      seed=args.seed, out=args.out, limit=args.limit, progress=progress, shown_impl=impl,
-                     rules=args.rule, bfs_memory=args.memory * 2**20, jobs=args.jobs)
+                     rules=args.rule, bfs_memory=args.memory * 2**20, jobs=args.jobs, lang=lang)
     if result.found is not None and result.files:
         result.files.append(playable(result.files[1], args.out))
     twice = None
