@@ -445,3 +445,18 @@ def test_a_counterexample_script_speaks_the_readers_language_and_replays_the_sam
     said = parse(text, "ce")
     assert [s.commands for s in said.steps] == [s.commands for s in english.steps]  # the same run
     assert said.steps[0].text == text.split('step "')[1].split('"')[0]  # its words kept as text
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("es", "el cluster no pudo arrancar: {dir} guarda una ejecución de los nodos A,B,C, no A,B,C,D,E: empieza de cero"),
+    ("zh", "集群无法启动：{dir} 中保存的是节点 A,B,C 的运行，不是 A,B,C,D,E：请从头开始")])
+def test_up_says_why_its_cluster_could_not_start_in_the_readers_language(capsys, tmp_path, lang, expected):
+    import json
+
+    from lab import cli
+
+    (tmp_path / "trace.json").write_text(json.dumps({"nodes": ["A", "B", "C"]}))  # a run of 3 nodes is there
+    assert cli.main(["--lang", lang, "up", "--dir", str(tmp_path), "--nodes", "5", "--timeout", "20"]) == 4
+    err = capsys.readouterr().err  # (the daemon exited at once: no node was started)
+    assert expected.format(dir=tmp_path) in err and "holds a run" not in err, err
+    assert "holds a run of nodes A,B,C, not A,B,C,D,E" in (tmp_path / "supervisor.log").read_text()  # its log: English

@@ -272,6 +272,7 @@ def cmd_up(args) -> int:
             pass  # a stale file: that supervisor is gone
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "cluster.json").unlink(missing_ok=True)
+    (run_dir / daemon.START_ERROR).unlink(missing_ok=True)  # (a previous start's)
     options = {"nodes": args.nodes, "impl": args.impl, "fsync": args.fsync, "truncation": args.truncation,
                "delay_ms": args.delay_ms, "seed": args.seed, "host": args.host, "fresh": args.fresh,
                "pre_vote": not args.no_pre_vote, "limit": args.limit}
@@ -285,8 +286,8 @@ def cmd_up(args) -> int:
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise CommandError(say("the cluster could not start: {log}", log=_log_tail(log_path, log_start)),
-                               START_FAILED)
+            why = daemon.start_error(run_dir) or _log_tail(log_path, log_start)
+            raise CommandError(say("the cluster could not start: {log}", log=why), START_FAILED)
         info = cluster_info(run_dir)
         if info and info.get("pid") == proc.pid:
             try:

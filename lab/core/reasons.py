@@ -287,6 +287,11 @@ TRACE_TOO_NEW = _reason("trace_too_new", "{path}: trace format version {version}
                                          "({understood}); upgrade hwm-lab")
 WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
 CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
+# why `hwm-lab up` could not start its cluster
+OTHER_NODES_RUN = _reason("other_nodes_run", "{dir} holds a run of nodes {held}, not {wanted}: start fresh (--fresh "
+                                             "wipes it) or choose another directory")
+EXITED_STARTING = _reason("exited_starting", "node {node} exited with code {code} while starting: {log}")
+NOT_LISTENING = _reason("not_listening", "node {node} was not listening within {seconds} s: {log}")
 
 # Fields whose values are words of the lab, said in the room's language (the catalogue's context is the field's
 # name); and fields whose values are fixed phrases of the catalogue. Any other value is data, never translated.

@@ -16,13 +16,37 @@ import time
 from pathlib import Path
 
 from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
+from lab.core.reasons import record_of, said_again
 from lab.processes.errors import SupervisorError
 from lab.processes.supervisor import Supervisor
 
 log = logging.getLogger("lab.processes.supervisor")
 
 LOG_FILE = "supervisor.log"  # in the run directory: what the daemon says, appended to across runs
+START_ERROR = "start-error.json"  # in the run directory: why the daemon could not start, as a reason's record
 _REPO_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _keep_start_error(run_dir: Path, exc: Exception) -> None:
+    """Why the start failed, as a reason's record, for the command that launched the daemon to say in its reader's
+    language (the log keeps the English); written aside, then put in place."""
+    record = record_of(exc.args[0]) if exc.args else None
+    if not isinstance(record, dict):
+        return
+    aside = run_dir / f".{START_ERROR}.{os.getpid()}.tmp"
+    try:
+        aside.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(aside, run_dir / START_ERROR)
+    except OSError:
+        aside.unlink(missing_ok=True)
+
+
+def start_error(run_dir: str | os.PathLike):
+    """The reason the daemon kept for a failed start (`_keep_start_error`), or None."""
+    try:
+        return said_again(json.loads((Path(run_dir) / START_ERROR).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
 
 
 def launch(run_dir: str | os.PathLike, options: dict, *, python: str = sys.executable, parent_pid: int | None = None,
@@ -80,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         supervisor = Supervisor(args.dir, **settings).start()
     except (SupervisorError, TypeError) as exc:
         print(f"supervisor: {exc}", file=sys.stderr)
+        _keep_start_error(Path(args.dir), exc)
         return 1
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: threading.Thread(target=supervisor.stop, daemon=True).start())

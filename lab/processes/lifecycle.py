@@ -74,9 +74,8 @@ class Lifecycle:
         previous = read_json(meta_path)
         if previous:
             if list(previous.get("nodes", [])) != self.names:
-                raise SupervisorError(f"{self.run_dir} holds a run of nodes {','.join(previous.get('nodes', []))}, "
-                                      f"not {','.join(self.names)}: start fresh (--fresh wipes it) or choose "
-                                      f"another directory")
+                raise SupervisorError(Reason(reasons.OTHER_NODES_RUN, dir=str(self.run_dir),
+                                             held=",".join(previous.get("nodes", [])), wanted=",".join(self.names)))
             self.start_time = parse_time(previous.get("started")) or time.time()
         else:
             self.start_time = time.time()
@@ -251,14 +250,14 @@ class Lifecycle:
                 node.state, node.exit_code = "exited", code
                 node.exit_reason = exit_reason(node.data_dir, code)
                 self.cluster_event(NODE_EXITED, target=node.id, code=code, reason=node.exit_reason)
-                raise SupervisorError(f"node {node.id} exited with code {code} while starting: "
-                                      f"{tail(node.data_dir / 'node.log')}")
+                raise SupervisorError(Reason(reasons.EXITED_STARTING, node=node.id, code=code,
+                                             log=tail(node.data_dir / "node.log")))
             if time.monotonic() > deadline:
                 node.proc.kill()
                 node.proc.wait()
                 node.state = "exited"
-                raise SupervisorError(f"node {node.id} was not listening within {READY_SECONDS:g}s: "
-                                      f"{tail(node.data_dir / 'node.log')}")
+                raise SupervisorError(Reason(reasons.NOT_LISTENING, node=node.id, seconds=READY_SECONDS,
+                                             log=tail(node.data_dir / "node.log")))
             time.sleep(0.01)
 
     def _node(self, name: str) -> NodeProc:
