@@ -102,6 +102,18 @@ def finish(spark, storage, args, failure: BaseException | None = None) -> None:
         print(f"grade: {why}; {args.out} is as it was before{log}", file=sys.stderr, flush=True)
 
 
+def interruption(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C behind a failure, if there is one: py4j, interrupted inside a call to the JVM, tries to cancel the
+    call, and when it cannot it raises its own error while handling the KeyboardInterrupt."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def keep_traceback(exc: BaseException, args) -> BaseException:
     """A failed job's traceback, written into this grade's Spark log (kept beside DIR by `finish`)."""
     import traceback

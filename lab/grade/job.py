@@ -149,7 +149,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Exception) as exc:  # Ctrl-C or a failed job: said in one line (edges.finish)
-        failure = edges.keep_traceback(exc, args)
+        failure = edges.keep_traceback(edges.interruption(exc) or exc, args)
     finally:
         edges.finish(spark if own else None, storage, args, failure)
     return edges.INTERRUPTED if isinstance(failure, KeyboardInterrupt) else 1

@@ -117,3 +117,25 @@ def test_a_failed_grade_leaves_the_previous_grade_and_says_so(graded, spark, mon
         f"grade: failed (RuntimeError: the executors are gone); {out} is as it was before (this grade's log: ")
     assert "Traceback" in (out / outdir.INTERRUPTED_LOG).read_text()  # kept for the instructor, not printed
     assert {k: v for k, v in files_of(out).items() if k != outdir.INTERRUPTED_LOG} == previous
+
+
+def test_a_ctrl_c_that_py4j_turns_into_its_own_error_is_still_an_interruption():
+    from lab.grade import edges
+
+    class Py4JLike(Exception):
+        pass
+
+    def call_into_the_jvm():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:  # py4j cancels the call, and raises its own error when it cannot
+            raise Py4JLike("Gateway must be connected to send cancel cmd.")
+
+    with pytest.raises(Py4JLike) as caught:
+        call_into_the_jvm()
+    assert isinstance(edges.interruption(caught.value), KeyboardInterrupt)
+    assert edges.interruption(RuntimeError("the executors are gone")) is None
+    try:
+        raise RuntimeError("a failure") from ValueError("its cause")
+    except RuntimeError as exc:
+        assert edges.interruption(exc) is None
