@@ -178,7 +178,6 @@ SCRIPT_BEFORE_STEP = _reason("script_before_step", "{script} line {line}: {comma
 SCRIPT_UNKNOWN = _reason("script_unknown", "{script} line {line}: unknown command {command} (known: {known})")
 SCRIPT_NO_STEPS = _reason("script_no_steps", "{script}: no steps")
 NO_NODE_NAMED = _reason("no_node_named", "no node {node}")
-NO_NODE_IN_CLUSTER = _reason("no_node_in_cluster", "no node {node} in this cluster (nodes: {nodes})")
 LINE_CUT_FORM = _reason("line_cut_form", "line {line}: write a cut as A->B (one way) or A<->B (both ways)")
 LINE_UNKNOWN_WAIT = _reason("line_unknown_wait", "line {line}: unknown wait {what}")
 LINE_ASK_FORM = _reason("line_ask_form", "line {line}: write a question as `ask hwm on A`, `ask entries on A`, "
