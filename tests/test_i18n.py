@@ -392,7 +392,7 @@ def test_each_page_gets_the_feed_and_the_refusals_in_its_language(fake):
     assert refused["es"]["error"].startswith("no disponible: el índice 9")
     assert refused["zh"]["error"].startswith("不可用：索引 9")
     nobody = pages["zh"].emit("control", {"action": "kill", "args": {"node": "Q"}}, callback=True)
-    assert nobody["error"] == "这个集群中没有节点 'Q'（节点：A、B、C）"
+    assert nobody["error"] == "这个集群中没有节点 'Q'（节点：A、B 和 C）"  # the simulator's reason, its list as theirs
     for client in pages.values():
         client.disconnect()
     dashboard.stop()

@@ -262,6 +262,39 @@ def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, ex
     assert capsys.readouterr().err.strip() == expected
 
 
+@pytest.mark.parametrize("command", ["write v1 to Q", "kill Q", "cut A->Q", "isolate Q", "wait leader Q"])
+@pytest.mark.parametrize("lang, expected", [("en", "hwm-lab simulate: no node 'Q' in this cluster (nodes: A, B and C)"),
+                                            ("es", "hwm-lab simulate: no hay ningún nodo 'Q' en este cluster (nodos: A, "
+                                                   "B y C)"),
+                                            ("zh", "hwm-lab simulate：这个集群中没有节点 'Q'（节点：A、B 和 C）")])
+def test_a_script_that_names_no_node_of_its_cluster_is_refused_in_the_readers_language(capsys, tmp_path, command,
+                                                                                          lang, expected):
+    from lab import cli
+
+    script = tmp_path / "unknown-node.txt"
+    script.write_text(f'nodes 3\nstep "one"\n  {command}\n', encoding="utf-8")
+    assert cli.main(["--lang", lang, "simulate", "--script", str(script)]) == 2  # no traceback: a clear error
+    assert capsys.readouterr().err.strip() == expected
+
+
+@pytest.mark.parametrize("lang, expected", [("en", "no node 'Q' in this cluster (nodes: none)"),
+                                            ("es", "no hay ningún nodo 'Q' en este cluster (nodos: ninguno)"),
+                                            ("zh", "这个集群中没有节点 'Q'（节点：无）")])
+def test_the_dashboard_refuses_an_unknown_node_by_the_same_reason_even_before_it_knows_any(lang, expected):
+    """The dashboard's node check says the simulator's reason; with no node known yet, its variant for none."""
+    from types import SimpleNamespace
+
+    from lab.core import reasons
+    from web.actions import node_arg
+
+    for ids, kind in ((["A", "B"], reasons.NO_NODE_IN_CLUSTER), ([], reasons.NONE[reasons.NO_NODE_IN_CLUSTER])):
+        with pytest.raises(ValueError) as refused:
+            node_arg(SimpleNamespace(node_ids=lambda: ids), {"node": "Q"})
+        reason = refused.value.args[0]
+        assert reason.kind == kind and reasons.reason_from_record(reason.as_record()) == reason
+    assert i18n.localize(reason, lang) == expected
+
+
 @pytest.mark.parametrize("lang, exact", [("es", "si no, exactamente el texto en inglés 'not available: index I is "
                                                 "above the high-water mark H' (el índice I está por encima de la marca de "
                                                 "agua alta H; el tablero lo traduce)"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.core.reasons import NODE_DOWN, UNREACHABLE, because
+from lab.core.reasons import NO_NODE_IN_CLUSTER, NODE_DOWN, UNREACHABLE, Reason, because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Listed, Text, say
 from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
@@ -52,11 +52,8 @@ def node_arg(dash, args: dict, key: str = "node", optional: bool = False) -> str
     if value in (None, "", "auto", "leader") and optional:
         return None
     ids = dash.node_ids()
-    if value not in ids:
-        if ids:
-            raise ValueError(say("no node {node} in this cluster (nodes: {nodes})", node=repr(value),
-                                 nodes=Listed(ids)))
-        raise ValueError(say("no node {node} in this cluster (nodes: none)", node=repr(value)))
+    if value not in ids:  # (an empty list is said "(nodes: none)": the reason's variant for no node)
+        raise ValueError(Reason(NO_NODE_IN_CLUSTER, node=repr(value), nodes=list(ids)))
     return value
 
 

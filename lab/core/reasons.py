@@ -13,29 +13,38 @@ from lab.core.events import KINDS, READ_REFUSED, REASON, TRUNCATION_REASONS
 REASONS: dict[str, str] = {}  # kind -> English template; its placeholders are the reason's fields
 # A sentence whose words follow its values is declared with its variants, each a whole sentence of its own kind,
 # chosen by the values when the Reason is made (a select, the same in every language, as ICU's =1 and Fluent's
-# variants): ONE[kind] = (field, kind said when that count is 1); SEVERAL[kind] = kind said of two nodes or more.
+# variants): ONE[kind] = (field, kind said when that count is 1); SEVERAL[kind] = kind said of two nodes or more;
+# NONE[kind] = kind said of no node at all (its sentence says so in words, so it has no `nodes` field).
 ONE: dict[str, tuple[str, str]] = {}
 SEVERAL: dict[str, str] = {}
+NONE: dict[str, str] = {}
 
 
-def _reason(kind: str, template: str, *, one: tuple[str, str] | None = None, several: str | None = None) -> str:
+def _reason(kind: str, template: str, *, one: tuple[str, str] | None = None, several: str | None = None,
+            none: str | None = None) -> str:
     """Declare a reason. `one`: (field, the sentence when that count is 1); `several`: the sentence when its
-    `nodes` are more than one."""
+    `nodes` are more than one; `none`: the sentence when its `nodes` are an empty list."""
     assert kind not in REASONS, kind
     REASONS[kind] = template
     if one:
         ONE[kind] = (one[0], _reason(kind + "_one", one[1]))
     if several:
         SEVERAL[kind] = _reason(kind + "_several", several)
+    if none:
+        NONE[kind] = _reason(kind + "_none", none)
     return kind
 
 
 def variant(kind: str, values: dict) -> str:
-    """The kind whose sentence fits the values: the one for a count of 1, or for several nodes, else `kind`."""
+    """The kind whose sentence fits the values: the one for a count of 1, for several nodes or for none, else
+    `kind`."""
     if kind in ONE and count_of(values.get(ONE[kind][0])) == 1:
         return ONE[kind][1]
-    if kind in SEVERAL and isinstance(values.get("nodes"), (list, tuple)) and len(values["nodes"]) > 1:
+    nodes = values.get("nodes")
+    if kind in SEVERAL and isinstance(nodes, (list, tuple)) and len(nodes) > 1:
         return SEVERAL[kind]
+    if kind in NONE and isinstance(nodes, (list, tuple)) and not nodes:
+        return NONE[kind]
     return kind
 
 
@@ -178,6 +187,8 @@ SCRIPT_BEFORE_STEP = _reason("script_before_step", "{script} line {line}: {comma
 SCRIPT_UNKNOWN = _reason("script_unknown", "{script} line {line}: unknown command {command} (known: {known})")
 SCRIPT_NO_STEPS = _reason("script_no_steps", "{script}: no steps")
 NO_NODE_NAMED = _reason("no_node_named", "no node {node}")
+NO_NODE_IN_CLUSTER = _reason("no_node_in_cluster", "no node {node} in this cluster (nodes: {nodes})",
+                             none="no node {node} in this cluster (nodes: none)")
 LINE_CUT_FORM = _reason("line_cut_form", "line {line}: write a cut as A->B (one way) or A<->B (both ways)")
 LINE_UNKNOWN_WAIT = _reason("line_unknown_wait", "line {line}: unknown wait {what}")
 LINE_ASK_FORM = _reason("line_ask_form", "line {line}: write a question as `ask hwm on A`, `ask entries on A`, "
@@ -313,6 +324,8 @@ class Reason(str):
 
     def __new__(cls, kind: str, **values):
         kind = variant(kind, values)
+        if kind in NONE.values():  # "(nodes: none)" says the empty list in words: it is no field of that sentence
+            values.pop("nodes", None)
         self = super().__new__(cls, english(kind, values))
         self.kind, self.values = kind, values
         return self

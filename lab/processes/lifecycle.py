@@ -263,7 +263,7 @@ class Lifecycle:
     def _node(self, name: str) -> NodeProc:
         node = self.nodes.get(name)
         if node is None:
-            raise NotFound(f"no node {name!r} in this cluster (nodes: {', '.join(self.names)})")
+            raise NotFound(Reason(reasons.NO_NODE_IN_CLUSTER, node=repr(name), nodes=list(self.names)))
         self._reap(node)
         return node
 

@@ -345,6 +345,7 @@ class SimCluster:
         """Send a client write to `node` (default: the current leader, else the first node); returns the request id.
         A node that is not running answers NODE_DOWN at once."""
         target = node or self.leader() or self.names[0]
+        self._check(target)
         request = self._request("w")
         self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
         if self.states[target] != "running":
@@ -356,6 +357,7 @@ class SimCluster:
 
     def read(self, index: int, node: str) -> Answer:
         """Read `index` from `node`: its answer, or NODE_DOWN when it is not running (or stopped on the read)."""
+        self._check(node)
         request = self._request("r")
         self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
         if self.states[node] == "running":
@@ -443,7 +445,7 @@ class SimCluster:
 
     def _check(self, name: str) -> None:
         if name not in self.names:
-            raise ValueError(f"no node {name!r} in this cluster (nodes: {', '.join(self.names)})")
+            raise ValueError(Reason(reasons.NO_NODE_IN_CLUSTER, node=repr(name), nodes=list(self.names)))
 
     def close(self, extra_meta: dict | None = None) -> None:
         """End the run: a final log snapshot of every live node, then flush the trace."""
