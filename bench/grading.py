@@ -36,6 +36,11 @@ the re-grade's own progress lines, and whether its grades.csv, similarity.csv, r
 those of the full grade.
 
     .venv/bin/python bench/grading.py --incremental large --data DIR
+
+With --archive: a class of two students graded from the command line with and without the JVM's class archive
+(lab/grade/jvm.py), alternately, --repeat times each; the run without it is the floor.
+
+    .venv/bin/python bench/grading.py --archive --classes "" --repeat 3
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.grade import styles, synth  # noqa: E402
 from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND  # noqa: E402
+from lab.grade import jvm  # noqa: E402
 from lab.grade.rules import CHECK_IDS  # noqa: E402
 
 BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect", "read-strict", "wal-keeps")
@@ -360,7 +366,8 @@ def spark_parse_floor(class_dir: Path, master: str, driver_memory: str) -> tuple
 
 # ---- the Spark grade ----------------------------------------------------------------------------------------
 
-def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | None, *, again: bool = False) -> dict:
+def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | None, *, again: bool = False,
+                archive: bool = True) -> dict:
     """Grade with `python -m lab.grade`; again: into the previous grade's folder (only what changed is graded)."""
     if not again:
         shutil.rmtree(out, ignore_errors=True)
@@ -369,6 +376,8 @@ def spark_grade(class_dir: Path, out: Path, master: str, driver_memory: str | No
     if driver_memory:
         cmd += ["--driver-memory", driver_memory]
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    if not archive:
+        env[jvm.OFF] = "1"
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -447,6 +456,29 @@ def bench_class(name: str, data: Path, args) -> dict:
         if not same:
             print(f"    spark  {s['violations']}\n    python {dict(counts)}", flush=True)
     return row
+
+
+def bench_archive(data: Path, args) -> None:
+    """A class of two students graded from the command line with and without the JVM's class archive, alternately
+    (lab/grade/jvm.py): what the archive saves on a grade's fixed cost."""
+    made = jvm.ready()
+    if made is None:
+        raise SystemExit("no JVM class archive to measure: run `python -m lab.grade.warm` first")
+    class_dir = data / "two"
+    generate(class_dir, 2, 10, 312)
+    events, _ = class_size(class_dir)
+    print(f"\nthe JVM class archive ({made.stat().st_size / 2**20:.0f} MB): a class of 2 students, {events:,} events, "
+          f"graded with and without it, alternately; load average {load()}", flush=True)
+    walls = {True: [], False: []}
+    for i in range(args.repeat):
+        for archive in (False, True):
+            g = spark_grade(class_dir, data / "out-two", args.master, args.driver_memory, archive=archive)
+            walls[archive].append(g["wall_s"])
+            print(f"  [{i + 1}/{args.repeat}] {'with' if archive else 'without'} the archive: {g['wall_s']:5.1f} s "
+                  f"wall (read and parse {g['parse_s']} s, checks {g['checks_s']} s); load {load()}", flush=True)
+    on, off = median(walls[True]), median(walls[False])
+    print(f"  median: {on:.1f} s with the archive, {off:.1f} s without it (the floor): {off - on:.1f} s "
+          f"({(off - on) / off:.0%}) less for every grade's start", flush=True)
 
 
 # ---- the re-executing grade (issue 23) ----------------------------------------------------------------------
@@ -731,6 +763,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-baseline", action="store_true", help="skip the plain-Python checker")
     p.add_argument("--json", help="write the figures here too")
     p.add_argument("--incremental", metavar="CLASS", help="measure a re-grade of CLASS with 5 submissions changed")
+    p.add_argument("--archive", action="store_true", help="measure the JVM's class archive (a class of two, graded "
+                   "with and without it) before the classes")
     args = p.parse_args(argv)
     if args.incremental:
         if args.incremental not in CLASSES:
@@ -750,6 +784,8 @@ def main(argv=None) -> int:
     keep = args.data is not None
     data = Path(args.data) if keep else Path(tempfile.mkdtemp(prefix="hwm-grading-bench-"))
     try:
+        if args.archive:
+            bench_archive(data, args)
         results = [bench_class(name, data, args) for name in names if name in CLASSES]
         cost = None
         if any(name in REEXEC_CLASSES for name in names):

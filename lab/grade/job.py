@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 if __package__ in (None, ""):  # run as a file by spark-submit: make the `lab` package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from lab.grade import edges, incremental, outdir
+from lab.grade import edges, incremental, jvm, outdir
 from lab.grade.archive import Limits
 from lab.grade.lms import lms_mapping
 from lab.grade.parse import read_events, small_table
@@ -183,7 +183,10 @@ def _start(args, say) -> "SparkSession":
              if quick else "")
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
     log = None if is_uri(args.out) or under_submit else os.path.join(args.new, edges.LOG_FILE)
-    say(f"starting Spark ({args.master or 'local[*]'}{small})" + (f"; its log goes to {log}" if log else ""))
+    archive = "" if under_submit else (
+        "; with the JVM class archive" if jvm.ready() else
+        "; no JVM class archive: `python -m lab.grade.warm` makes one, once, and grades start faster")
+    say(f"starting Spark ({args.master or 'local[*]'}{small}{archive})" + (f"; its log goes to {log}" if log else ""))
     args.python_log = edges.python_logs_to(log)
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)

@@ -9,7 +9,7 @@ import os
 import stat
 import zipfile
 
-from lab.grade import edges
+from lab.grade import edges, jvm
 from lab.grade.storage import is_uri
 
 
@@ -50,7 +50,7 @@ def quick_jit(args: argparse.Namespace, reused: frozenset[str] | set[str] = froz
 
 
 def session_conf(*, driver_memory: str | None = None, local_dir: str | None = None,
-                 quick: bool = False) -> dict[str, str]:
+                 quick: bool = False, java_options: list[str] | None = None) -> dict[str, str]:
     """The settings a grading session starts with (the job's SQL settings come later, in `settings`)."""
     conf = {
         "spark.ui.enabled": "false",
@@ -61,13 +61,17 @@ def session_conf(*, driver_memory: str | None = None, local_dir: str | None = No
         conf["spark.driver.memory"] = driver_memory
     if local_dir:
         conf["spark.local.dir"] = local_dir
-    if quick:
-        conf["spark.driver.extraJavaOptions"] = QUICK_JIT
+    if java_options is None:  # the class archive, when it has been made (lab/grade/jvm.py)
+        java_options = jvm.java_options(archive=jvm.ready())
+    options = ([QUICK_JIT] if quick else []) + java_options
+    if options:
+        conf["spark.driver.extraJavaOptions"] = " ".join(options)
     return conf
 
 
 def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade", driver_memory: str | None = None,
-                  local_dir: str | None = None, quick: bool = False) -> "SparkSession":
+                  local_dir: str | None = None, quick: bool = False,
+                  java_options: list[str] | None = None) -> "SparkSession":
     """A Spark session for grading: no UI, UTC, quiet logs. The job's own SQL settings are applied by the job
     (`settings`), so they hold in a session made elsewhere too (spark-submit, tests)."""
     from pyspark.sql import SparkSession
@@ -80,7 +84,7 @@ def spark_session(master: str | None = None, *, app_name: str = "hwm-lab-grade",
         if master.startswith("spark://127.0.0.1") or master.startswith("spark://localhost"):
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress",
                                                                               "127.0.0.1")
-    conf = session_conf(driver_memory=driver_memory, local_dir=local_dir, quick=quick)
+    conf = session_conf(driver_memory=driver_memory, local_dir=local_dir, quick=quick, java_options=java_options)
     if master and edges.is_local(master):
         conf.update(edges.loopback_conf(master))
     for key, value in conf.items():

@@ -227,5 +227,5 @@ def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, mon
     assert session.class_bytes(str(subs), {"bob.zip"}) == 1000 and session.class_bytes(str(subs), {"ann"}) == 50_000
     monkeypatch.setattr(session, "QUICK_JIT_BYTES", 49_999)
     assert session.quick_jit(args(), {"bob.zip"}) and not session.quick_jit(args(), {"ann"})
-    assert session.session_conf(quick=True)["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
-    assert "spark.driver.extraJavaOptions" not in session.session_conf()
+    assert session.session_conf(quick=True, java_options=[])["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert "spark.driver.extraJavaOptions" not in session.session_conf(java_options=[])
