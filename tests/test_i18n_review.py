@@ -262,7 +262,8 @@ def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, ex
     assert capsys.readouterr().err.strip() == expected
 
 
-@pytest.mark.parametrize("command", ["write v1 to Q", "kill Q", "cut A->Q", "isolate Q", "wait leader Q"])
+@pytest.mark.parametrize("command", ["write v1 to Q", "kill Q", "cut A->Q", "isolate Q", "wait leader Q",
+                                     "expect hwm 0 on Q", "expect log v1 on A,Q"])
 @pytest.mark.parametrize("lang, expected", [("en", "hwm-lab simulate: no node 'Q' in this cluster (nodes: A, B and C)"),
                                             ("es", "hwm-lab simulate: no hay ningún nodo 'Q' en este cluster (nodos: A, "
                                                    "B y C)"),

@@ -106,14 +106,6 @@ def cmd_write(run: Run, command, step, args):
                                      error=answer.error if answer else "no answer"))
 
 
-def _known(run: Run, names) -> None:
-    """Refuse at once a node the cluster does not have, rather than wait the whole timeout for it to be elected."""
-    ids = [n["id"] for n in run.driver.status()["nodes"]]
-    for name in names:
-        if name not in ids:
-            raise ValueError(Reason(reasons.NO_NODE_IN_CLUSTER, node=repr(name), nodes=ids))
-
-
 def cmd_stream(run: Run, command, step, args):
     run.driver.stream(args[0] == "on")
 
@@ -127,7 +119,6 @@ def cmd_wait(run: Run, command, step, args):
         among = set(run.nodes(args[2])) if len(args) > 2 and args[1] in ("in", "among") else None
         if len(args) == 2:
             among = set(run.nodes(args[1]))
-        _known(run, sorted(among or ()))
         run.wait(partial(Reason, reasons.WAITED_LEADER_AMONG, nodes=sorted(among)) if among
                  else partial(Reason, reasons.WAITED_LEADER),
                  lambda s: s.get("leader") is not None and (among is None or s["leader"] in among))

@@ -250,7 +250,11 @@ class Run:
             return [self._leader_or_fail()]
         if spec == "last-killed":
             return [self.last_killed] if self.last_killed else []
-        return spec.split(",")
+        names, ids = spec.split(","), [n["id"] for n in self.driver.status()["nodes"]]
+        unknown = [name for name in names if name not in ids]
+        if unknown:  # refused at once, rather than a wait of the whole timeout or a traceback
+            raise ValueError(Reason(reasons.NO_NODE_IN_CLUSTER, node=repr(unknown[0]), nodes=ids))
+        return names
 
     def _leader_or_fail(self) -> str:
         leader = self.driver.status().get("leader")
