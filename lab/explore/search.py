@@ -247,11 +247,7 @@ def signature(world: World) -> tuple:
 def parted(world: World) -> bool:
     """Whether one node holds at least two entries that another node's log contradicts (a different entry at the
     first index where they part): the runs from which a truncation across WAL segments is one restart away."""
-    logs = []
-    for name in world.names:
-        replica = world.replicas[name]
-        entries = replica.log._entries if replica is not None else list(world.logs[name].entries())
-        logs.append([e.generation for e in entries])
+    logs = [[e.generation for e in world.log_of(name)] for name in world.names]
     for a in logs:
         for b in logs:
             common = 0
@@ -319,7 +315,7 @@ def _walk(config, world, rng, length, figures, prefix, corpus, bounds, weights) 
 
 
 CORPUS = 20_000  # kinds of state kept per cluster to start walks from
-PARTED_AFTER = 40  # walks made as they come before half of the rest start from runs whose logs have parted (a
+PARTED_AFTER = 40  # walks made as they come before the rest lean toward runs whose logs have parted (`_tilted`: a
 # truncation of several entries, across segments, needs such logs; the first walks stay as they were, so what the
 # grader's short searches and the quick findings find does not change)
 

@@ -268,16 +268,15 @@ class World(SimCluster):
 
     # ---- the rules --------------------------------------------------------------------------------------------
 
+    def log_of(self, name: str) -> list:
+        """A node's log entries as they are now: its replica's, or its WAL's while the node is down."""
+        replica = self.replicas[name]
+        return replica.log._entries if replica is not None else list(self.logs[name].entries())
+
     def holders(self, leader: str, k: int) -> list[str]:
         """The nodes that hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
         mine = self.replicas[leader].log._entries[:k]
-        found = []
-        for name in self.names:
-            replica = self.replicas[name]
-            entries = replica.log._entries if replica is not None else list(self.logs[name].entries())
-            if entries[:k] == mine:
-                found.append(name)
-        return found
+        return [name for name in self.names if self.log_of(name)[:k] == mine]
 
     def violations(self) -> list[Violation]:
         """The rules the events since the last call broke, then the rules over the logs as they are now."""
