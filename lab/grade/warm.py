@@ -24,6 +24,8 @@ def prepare(folder: Path | None = None, say=print) -> Path:
         say(f"the grader's JVM class archive is ready: {target}")
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    for left in target.parent.glob(f".{target.name}.*.tmp"):  # of a preparation interrupted before its JVM exited
+        left.unlink(missing_ok=True)
     aside = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with tempfile.TemporaryDirectory(prefix="hwm-lab-jvm-") as work:
@@ -77,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         prepare()
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
-        print(f"grade: no JVM class archive: {exc} (grades run as fast as before it)", file=sys.stderr)
+        print(f"grade: no JVM class archive: {exc} (grades still run; their JVM only starts slower)", file=sys.stderr)
         return 1
     return 0
 

@@ -71,6 +71,8 @@ def test_a_failed_preparation_leaves_no_archive_and_a_made_one_is_put_in_place_o
         dump_to.write_bytes(b"classes")
 
     monkeypatch.setattr(warm, "_small_grade", writes)
+    left = tmp_path / f".{jvm.archive_path(tmp_path).name}.999.tmp"  # a preparation killed before its JVM exited
+    left.write_bytes(b"half written")
     said = []
     assert warm.prepare(tmp_path, say=said.append) == jvm.archive_path(tmp_path) == jvm.ready(tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [jvm.archive_path(tmp_path).name]
