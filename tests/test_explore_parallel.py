@@ -21,11 +21,11 @@ from lab.sim.world import Bounds
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def searched(config: Config, jobs: int, states: int = 1500, deadline: float = float("inf")):
+def searched(config: Config, jobs: int, states: int = 1500, deadline: float = float("inf"), depth: int = 40):
     figures = Figures()
     gc.disable()
     try:
-        found = bfs(config, Bounds(), depth=40, max_states=states, deadline=deadline, figures=figures, jobs=jobs)
+        found = bfs(config, Bounds(), depth=depth, max_states=states, deadline=deadline, figures=figures, jobs=jobs)
     finally:
         gc.enable()
     return found, figures
@@ -49,7 +49,10 @@ def test_two_workers_reach_the_states_one_process_reaches(small_split, nodes):
     # state before they hear of it)
     assert set(dealt.reach.choices) >= set(alone.reach.choices)
     assert all(dealt.reach.choices[k] >= n for k, n in alone.reach.choices.items())
-    assert alone.states <= dealt.states <= alone.states * 1.5  # in a large search, 5 to 9 % more
+    # How far past the bound's state the workers go before they hear of it depends on the machine's load (in a
+    # large search, 5 to 9 % more states; 65 % more once, on a loaded machine); never past the level it was in.
+    _, whole = searched(Config(nodes), jobs=1, states=10**9, depth=alone.depth + 1)
+    assert alone.states <= dealt.states <= whole.states
     assert multiprocessing.active_children() == []
 
 
