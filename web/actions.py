@@ -290,12 +290,21 @@ def _guide(dash, what: str, args: dict) -> dict:
 def _replace_question(dash):
     """What to ask before a guided scenario replaces the live cluster: nothing when it holds no entry and
     runs no other scenario (nothing the room has built is lost)."""
-    entries = max((n.get("log_end") or 0 for n in dash.feed.nodes.values()), default=0)
+    entries = max((n.get("log_end") or 0 for n in _nodes_now(dash)), default=0)
     running = dash.guide.scenario is not None
     if not entries and not running:
         return None
     return say("Starting the scenario replaces the live cluster (log end {entries}): start it?",
                entries=entries)
+
+
+def _nodes_now(dash) -> list[dict]:
+    """The nodes as the cluster answers now: the pages' feed can lag a write just acknowledged by a frame or more
+    (a scenario started right after it would replace the room's entry without asking)."""
+    try:
+        return list(dash.client().state(log=0)["nodes"])
+    except (RuntimeError, ControlError, OSError, KeyError, TypeError):
+        return list(dash.feed.nodes.values())
 
 
 def guide_for_pages(state: dict) -> dict:

@@ -122,6 +122,25 @@ def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
         host.stop()
 
 
+def test_a_scenario_started_right_after_a_write_asks_too():
+    """The question reads the cluster as it answers, not the pages' feed, which lags a write by a frame or more."""
+    host = FakeHost()
+    host.start(3)
+    host.fake.elect("A")
+    app, socketio, dashboard = make_app(CLUSTER_HOST=host)
+    try:
+        client = connect(socketio, app)
+        dashboard.tick()
+        assert control(client, "write", payload="e1")["ok"]  # no tick: the feed has not seen it
+        assert max((n.get("log_end") or 0 for n in dashboard.feed.nodes.values()), default=0) == 0
+        asked = control(client, "guide_start", scenario="s1")
+        assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
+        assert len(host.started) == 1 and dashboard.guide.scenario is None
+    finally:
+        dashboard.stop()
+        host.stop()
+
+
 # ---- the sequence view, from the dashboard ---------------------------------------------------------------------
 
 
