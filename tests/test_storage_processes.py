@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab import cli
+from lab.core.messages import digest
 from lab.harness import chaos, checker, nemesis
 from lab.processes.client import ControlClient
 from lab.processes.supervisor import Supervisor
@@ -173,7 +174,11 @@ def test_fsync_fail_on_the_leader_under_writes(tmp_path, capsys):
         failed_at = next(e["time"] for e in cluster_events if e["type"] == "fsync_fail" and e["target"] == old)
         late = [e for e in events if e["type"] == "write_acked" and e["node"] == old and e["boot"] == 1
                 and e["time"] > failed_at]
-        assert late == []  # nothing acknowledged by the old leader after its fsync failed
+        # The fault is armed at `failed_at`; the fsync that fails is the node's next one, and the node stops there
+        # writing nothing more. Until then it may acknowledge writes it synced before, or that two followers hold
+        # (one CI run saw one such ack): every one of them is in the cluster's final log, as written.
+        held = {(index, digest(payload)) for index, _, payload in final[new]["log"]}
+        assert {(e["index"], e["digest"]) for e in late} <= held
         assert sum(w.ok and w.node == new for w in clients.writes) > 0  # the new leader took writes
         assert sum(w.ok for w in clients.writes) > 50
     finally:
