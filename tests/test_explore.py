@@ -5,9 +5,11 @@ searches (every mistake, the reference for 120 s) are in bench/explore.py."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import textwrap
+import weakref
 from pathlib import Path
 
 import pytest
@@ -81,6 +83,24 @@ def test_a_clone_steps_on_its_own_and_equal_states_hash_alike():
     twin.apply(("deliver", "B->A", "VoteResponse"))
     assert twin.key() == child.key()
 
+
+
+def test_a_world_the_search_drops_is_freed_without_the_collector():
+    """The search runs with the collector off and no longer collects per level: a dropped world must hold no cycle
+    (its ports, trace sinks and monitor see it through a weak reference), or the search's memory grows unbounded."""
+    gc.disable()
+    try:
+        world = World(3, fast=True)
+        child = world.clone()
+        for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest"), ("deliver", "B->A", "VoteResponse"),
+                      ("write", "v1", "to", "A", "nowait"), ("kill", "C"), ("restart", "C")):
+            assert child.apply(words) is not None
+        assert child.violations() == [] and child.leader() == "A"
+        gone = weakref.ref(child)
+        del child
+        assert gone() is None
+    finally:
+        gc.enable()
 
 def test_the_bounds_end_the_breadth_first_search():
     figures = Figures()

@@ -10,7 +10,6 @@ since the workers walk the level side by side rather than in halves.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 from collections import deque
 from typing import Callable
@@ -149,7 +148,6 @@ def _worker(conn, search, config, frontier, seen, bounds, deadline, figures) -> 
             _, mask, kept = command
             frontier = _Level(c for c, new in zip(frontier.children, mask) if new)
             seen.update(kept)
-            gc.collect()  # as one process does once per level: the collector is off during a search
     finally:
         try:
             conn.send(("figures", figures.states,

@@ -156,6 +156,10 @@ class SimCluster:
             self._traces[who] = TraceTee(memory, TraceFile(self.trace_dir, who, to_os=False)) if self.trace_dir else memory
         return self._traces[who]
 
+    def _view(self):
+        """The cluster as its nodes' ports hold it (the explorer's worlds hand out a weak reference: lab.sim.world)."""
+        return self
+
     def _boot(self, name: str) -> None:
         storage, state = self.logs[name], self.states_on_disk[name]
         self.boots[name] += 1
@@ -168,8 +172,9 @@ class SimCluster:
             heartbeat_ticks=timing.heartbeat_ticks, write_timeout_ticks=timing.write_timeout_ticks,
             max_batch=timing.max_batch, pre_vote=self.pre_vote,
         )
-        self.drivers[name] = ReadyDriver(name, log=storage, state=state, transport=SimTransport(self, name),
-                                    trace=self._trace(name), clock=SimClock(self), boot=self.boots[name])
+        me = self._view()
+        self.drivers[name] = ReadyDriver(name, log=storage, state=state, transport=SimTransport(me, name),
+                                    trace=self._trace(name), clock=SimClock(me), boot=self.boots[name])
         self.states[name] = "running"
         if self.disks[name].full:  # a node process cannot even write its boot counter
             self._step(name, self.disks[name].before_write, "writing the boot counter")
