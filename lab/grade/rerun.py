@@ -265,9 +265,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if has_reference():
         load("solutions")  # the reference, for the rest of the cluster in every exercise
-    # What is imported lives as long as the process: out of the collector's way, the explorer's collections (one
-    # per level of its search) do not walk it again and again, and the children do not copy its pages by touching
-    # them (measured: a quarter of the explorer's time).
+    # What is imported lives as long as the process: out of the collector's way, the collections during and after
+    # the explorer's searches do not walk it again and again, and the children do not copy its pages by touching
+    # them (measured: a quarter of the explorer's time, when its search still collected once per level).
     gc.freeze()
     for exercise_task in task["exercises"]:
         run_exercise(workdir, exercise_task, task["limits"], control)
