@@ -97,7 +97,9 @@ def test_a_replay_at_event_0_shows_nodes_not_yet_started(tmp_path):
 # ---- a guided scenario asks before it replaces the room's cluster ------------------------------------------------
 
 
-def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
+@pytest.fixture
+def led_room():
+    """A dashboard over a fake cluster of three whose leader is A, a page connected to it, and one frame sent."""
     host = FakeHost()
     host.start(3)
     host.fake.elect("A")
@@ -105,40 +107,36 @@ def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries():
     try:
         client = connect(socketio, app)
         dashboard.tick()
-        assert control(client, "write", payload="e1")["ok"]
-        dashboard.tick()
-        asked = control(client, "guide_start", scenario="s1")
-        assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
-        assert len(host.started) == 1 and dashboard.guide.scenario is None  # nothing replaced
-        started = control(client, "guide_start", scenario="s1", replace=True)
-        assert started["ok"] and started["guide"]["name"] == "s1"
-        assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)
-        assert len(host.started) == 2
-        # a scenario running: another one asks too
-        again = control(client, "guide_start", scenario="k1")
-        assert again["ok"] is False and again["confirm"]
+        yield host, client, dashboard
     finally:
         dashboard.stop()
         host.stop()
 
 
-def test_a_scenario_started_right_after_a_write_asks_too():
+def test_a_guided_scenario_asks_before_replacing_a_cluster_with_entries(led_room):
+    host, client, dashboard = led_room
+    assert control(client, "write", payload="e1")["ok"]
+    dashboard.tick()
+    asked = control(client, "guide_start", scenario="s1")
+    assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
+    assert len(host.started) == 1 and dashboard.guide.scenario is None  # nothing replaced
+    started = control(client, "guide_start", scenario="s1", replace=True)
+    assert started["ok"] and started["guide"]["name"] == "s1"
+    assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)
+    assert len(host.started) == 2
+    # a scenario running: another one asks too
+    again = control(client, "guide_start", scenario="k1")
+    assert again["ok"] is False and again["confirm"]
+
+
+def test_a_scenario_started_right_after_a_write_asks_too(led_room):
     """The question reads the cluster as it answers, not the pages' feed, which lags a write by a frame or more."""
-    host = FakeHost()
-    host.start(3)
-    host.fake.elect("A")
-    app, socketio, dashboard = make_app(CLUSTER_HOST=host)
-    try:
-        client = connect(socketio, app)
-        dashboard.tick()
-        assert control(client, "write", payload="e1")["ok"]  # no tick: the feed has not seen it
-        assert max((n.get("log_end") or 0 for n in dashboard.feed.nodes.values()), default=0) == 0
-        asked = control(client, "guide_start", scenario="s1")
-        assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
-        assert len(host.started) == 1 and dashboard.guide.scenario is None
-    finally:
-        dashboard.stop()
-        host.stop()
+    host, client, dashboard = led_room
+    assert control(client, "write", payload="e1")["ok"]  # no tick: the feed has not seen it
+    assert max((n.get("log_end") or 0 for n in dashboard.feed.nodes.values()), default=0) == 0
+    asked = control(client, "guide_start", scenario="s1")
+    assert asked["ok"] is False and "replaces the live cluster (log end 1)" in asked["confirm"]
+    assert len(host.started) == 1 and dashboard.guide.scenario is None
 
 
 # ---- the sequence view, from the dashboard ---------------------------------------------------------------------
