@@ -262,6 +262,34 @@ def test_a_cluster_too_large_is_refused_in_the_readers_language(capsys, lang, ex
     assert capsys.readouterr().err.strip() == expected
 
 
+@pytest.mark.parametrize("lang, expected", [("en", "hwm-lab: a delay is 0 to 60000 ms, not -5"),
+                                            ("es", "hwm-lab: un retraso va de 0 a 60.000 ms, no -5"),
+                                            ("zh", "hwm-lab：延迟应在 0 到 60,000 毫秒之间，你给的是 -5")])
+@pytest.mark.parametrize("argv", [["up", "--delay-ms", "-5"], ["delay", "--", "-5"]])
+def test_a_delay_out_of_range_is_a_usage_error_in_the_readers_language(capsys, tmp_path, lang, expected, argv):
+    """Before, `up` started a daemon that failed ("the cluster could not start: a delay is ..."), in English."""
+    from lab import cli
+
+    assert cli.main(["--lang", lang, argv[0], "--dir", str(tmp_path), *argv[1:]]) == 2
+    assert capsys.readouterr().err.strip() == expected
+    assert not (tmp_path / "cluster.json").exists()
+
+
+@pytest.mark.parametrize("options, kind", [({"nodes": 9}, "cluster_size"), ({"delay_ms": -5}, "delay_range")])
+def test_the_supervisor_refuses_its_arguments_by_their_reason(tmp_path, options, kind):
+    """A refused argument keeps its Reason through the supervisor (its control API's `because`, the daemon's start
+    error): the reader's language says it, not the English the error was raised with."""
+    from lab.core.reasons import Reason, reason_from_record
+    from lab.processes.errors import BadRequest
+    from lab.processes.supervisor import Supervisor
+
+    with pytest.raises(BadRequest) as refused:
+        Supervisor(tmp_path, **options)
+    said = refused.value.args[0]
+    assert isinstance(said, Reason) and said.kind == kind and reason_from_record(said.as_record()) == said
+    assert i18n.localize(said, "es") != str(said)
+
+
 @pytest.mark.parametrize("command", ["write v1 to Q", "kill Q", "cut A->Q", "isolate Q", "wait leader Q",
                                      "expect hwm 0 on Q", "expect log v1 on A,Q"])
 @pytest.mark.parametrize("lang, expected", [("en", "hwm-lab simulate: no node 'Q' in this cluster (nodes: A, B and C)"),

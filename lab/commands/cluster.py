@@ -260,6 +260,10 @@ def cmd_up(args) -> int:
     if not 1 <= args.nodes <= MAX_NODES:
         raise CommandError(say("--nodes must be between 1 and {most}, not {nodes}", most=MAX_NODES, nodes=args.nodes),
                            USAGE)
+    try:
+        check_delay(args.delay_ms)  # a usage error here, not a cluster that could not start
+    except ValueError as exc:
+        raise CommandError(exc.args[0], USAGE) from None
     run_dir = Path(args.dir)
     info = cluster_info(run_dir)
     if info is not None:
@@ -491,7 +495,7 @@ def cmd_delay(args) -> int:
     try:
         check_delay(args.ms)
     except ValueError as exc:
-        raise CommandError(str(exc), USAGE) from None
+        raise CommandError(exc.args[0], USAGE) from None
     client, _ = _client(args)
     client.delay(args.ms, args.src, args.dst)
     text = (say("delay {ms} ms per message on {a} -> {b}", ms=args.ms, a=args.src, b=args.dst) if args.src

@@ -298,6 +298,8 @@ TRACE_TOO_NEW = _reason("trace_too_new", "{path}: trace format version {version}
                                          "({understood}); upgrade hwm-lab")
 WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
 CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
+DELAY_RANGE = _reason("delay_range", "a delay is 0 to {most} ms, not {ms}")  # --delay-ms, `delay`, the control API
+RATE_RANGE = _reason("rate_range", "a drop rate is between 0 and 1, not {rate}")
 # why `hwm-lab up` could not start its cluster
 OTHER_NODES_RUN = _reason("other_nodes_run", "{dir} holds a run of nodes {held}, not {wanted}: start fresh (--fresh "
                                              "wipes it) or choose another directory")

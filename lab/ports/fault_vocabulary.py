@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+from lab.core.reasons import DELAY_RANGE, RATE_RANGE, Reason
+
 NODE, LINKS = "node", "links"  # what a word acts on: one node (POST /api/nodes/NODE/WORD), or links (/api/links/WORD)
 
 
@@ -69,15 +71,20 @@ NODE_WORDS = tuple(word for word, fault in FAULTS.items() if fault.on == NODE)
 MAX_DELAY_MS = 60_000.0  # a delay beyond a minute makes a cluster that never elects; refused
 
 
+def _said(value):
+    """A refused value as the sentence shows it: a number as it is, anything else as Python writes it."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
+
+
 def check_delay(ms) -> float:
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or not 0 <= ms <= MAX_DELAY_MS:
-        raise ValueError(f"a delay is 0 to {MAX_DELAY_MS:g} ms, not {ms!r}")
+        raise ValueError(Reason(DELAY_RANGE, most=int(MAX_DELAY_MS), ms=_said(ms)))  # in the reader's language
     return float(ms)
 
 
 def check_rate(rate) -> float:
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-        raise ValueError(f"a drop rate is between 0 and 1, not {rate!r}")
+        raise ValueError(Reason(RATE_RANGE, rate=_said(rate)))
     return float(rate)
 
 

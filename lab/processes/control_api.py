@@ -287,4 +287,4 @@ def _checked(check, value):
     try:
         return check(value)
     except ValueError as exc:
-        raise BadRequest(str(exc)) from None
+        raise BadRequest(because(exc)) from None

@@ -31,7 +31,7 @@ from lab.processes.node import FAULT_FILE
 from lab.processes.runfiles import (NETWORK_FILE, SECRET_FILE, exit_reason, iso, parse_time, read_fault,
                                     read_json, tail, write_private)
 from lab.core import reasons
-from lab.core.reasons import Reason
+from lab.core.reasons import Reason, because
 from lab.core.events import CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, NODE_EXITED
 
 log = logging.getLogger("lab.processes.supervisor")
@@ -66,7 +66,7 @@ class Lifecycle:
         try:
             impl_module.load(self.settings["impl"])  # a clear error here rather than N dead node processes
         except impl_module.ImplError as exc:
-            raise BadRequest(str(exc)) from None
+            raise BadRequest(because(exc)) from None
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if self.fresh:
             self._wipe()

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 from lab.ports.fault_vocabulary import check_delay
+from lab.core.reasons import because
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, TRUNCATION_STRATEGIES, check_choice
 from lab.core.config import node_names as _node_names
 from lab.core.guard import DEFAULT_LIMIT
@@ -35,7 +36,7 @@ def node_names(count: int) -> list[str]:
     try:
         return _node_names(count)
     except ValueError as exc:
-        raise BadRequest(str(exc)) from None
+        raise BadRequest(because(exc)) from None
 
 
 
@@ -77,7 +78,7 @@ class Supervisor(Lifecycle, Faults, Routing, Observation):
                 check_choice("fsync", policy, FSYNC_POLICIES)
             delay_ms = check_delay(delay_ms)
         except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+            raise BadRequest(because(exc)) from None
         self.segment_bytes = segment_bytes
         self.pre_vote = pre_vote
         self.settings = {"delay_ms": float(delay_ms), "fsync": {n: policies.get(n, "always") for n in self.names},

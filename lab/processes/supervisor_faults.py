@@ -160,7 +160,7 @@ class Faults:
         try:
             ms = check_delay(ms)
         except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+            raise BadRequest(because(exc)) from None
         with self.lock:
             if src is None and dst is None:
                 self.settings["delay_ms"] = ms
@@ -178,7 +178,7 @@ class Faults:
         try:
             rate = check_rate(rate)
         except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+            raise BadRequest(because(exc)) from None
         with self.lock:
             if src is None and dst is None:
                 self.drop_rate = rate
@@ -222,7 +222,7 @@ class Faults:
         try:
             check_choice(what, value, choices)
         except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+            raise BadRequest(because(exc)) from None
 
     def public_settings(self) -> dict:
         fsync = self.settings["fsync"]
