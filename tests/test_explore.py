@@ -85,25 +85,6 @@ def test_a_clone_steps_on_its_own_and_equal_states_hash_alike():
 
 
 
-
-def test_the_key_after_a_drop_or_duplicate_is_the_key_of_the_step_taken():
-    """The search skips a drop or duplicate whose state it has seen without copying the world (World.key_after):
-    the key it predicts must be the one the step reaches, and different from the other message's."""
-    world = World(3, fast=True)
-    for words in (("campaign", "A"), ("deliver", "A->B", "VoteRequest")):
-        world.apply(words)
-    choices = [c for c in world.choices(Bounds()) if c[0] in ("drop", "duplicate")]
-    assert {c[0] for c in choices} == {"drop", "duplicate"} and len(choices) >= 4
-    predicted = set()
-    for choice in choices:
-        child = world.clone()
-        key = world.key_after(choice)
-        assert child.apply(choice) is not None and key == child.key() != world.key(), choice
-        predicted.add(key)
-    assert len(predicted) == len(choices)  # each message its own key
-    assert world.key_after(("deliver", "B->A", "VoteResponse")) is None
-    assert world.key_after(("drop", "C->A", "VoteResponse")) is None  # no such message in flight
-
 def test_a_world_the_search_drops_is_freed_without_the_collector():
     """The search runs with the collector off and no longer collects per level: a dropped world must hold no cycle
     (its ports, trace sinks and monitor see it through a weak reference), or the search's memory grows unbounded."""

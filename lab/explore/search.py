@@ -136,9 +136,6 @@ def _bfs(config, root, bounds, depth, max_states, deadline, figures, tick, jobs=
     return None
 
 
-_IN_FLIGHT_ONLY = ("drop", "duplicate")  # choices that change only the messages in flight (World.key_after)
-
-
 def _level(config, frontier, bounds, seen, figures, deadline, tick):
     """The successors of one level's `frontier`, in order: each whose state is not in `seen` as (world, run, key),
     or, last, the first run that breaks a rule (a Found). The caller adds the keys it keeps to `seen`."""
@@ -150,10 +147,6 @@ def _level(config, frontier, bounds, seen, figures, deadline, tick):
                 if found:
                     yield found
                     return
-                continue
-            if choice[0] in _IN_FLIGHT_ONLY and world.key_after(choice) in seen:  # a state already reached, known
-                figures.states += 1                                          # without copying the world
-                made(choice)
                 continue
             child = world.clone()
             try:

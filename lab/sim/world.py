@@ -318,30 +318,17 @@ class World(SimCluster):
 
     # ---- copy and hash ----------------------------------------------------------------------------------------
 
-    def key(self, inflight_hash: int | None = None) -> int:
+    def key(self) -> int:
         """A hash of the state (not of its history): equal states, equal keys. Each node's part is kept until a
-        step touches that node. `inflight_hash`: the key of this state with those messages in flight instead."""
+        step touches that node."""
         parts, cache = [], self._node_keys
         for name in self.names:
             part = cache.get(name)
             if part is None:
                 part = cache[name] = self._node_key(name)
             parts.append(part)
-        return hash((self.writes, self.kills, tuple(sorted(self.cuts)),
-                     self._inflight_hash if inflight_hash is None else inflight_hash,
+        return hash((self.writes, self.kills, tuple(sorted(self.cuts)), self._inflight_hash,
                      tuple(sorted(self.monitor.acked.items())), *parts))
-
-    def key_after(self, words: tuple[str, ...]) -> int | None:
-        """The key of the state a drop or a duplicate of a message leads to, without taking the step: only the
-        messages in flight change (no node steps, no rule can break that did not already). None for any other
-        choice, or one that cannot be done."""
-        if words[0] not in ("drop", "duplicate"):
-            return None
-        position = self._find(words)
-        if position is None:
-            return None
-        stirred = _stirred(hash(self.inflight[position]))
-        return self.key((self._inflight_hash + (stirred if words[0] == "duplicate" else -stirred)) & _MASK)
 
     def _node_key(self, name: str) -> int:
         r, disk = self.replicas[name], self.logs[name]
