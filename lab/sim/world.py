@@ -189,6 +189,7 @@ class World(SimCluster):
         done in this state (a message no longer in flight, a node not running...)."""
         head = words[0]
         self.now += 1
+        self.ear.world = self._view()  # the calls of this step are this world's (a restart's too, before its step)
         if head in ("deliver", "drop", "duplicate"):
             position = self._find(words)
             if position is None:
