@@ -75,6 +75,16 @@ def test_the_handout_has_a_fresh_history_without_solutions(made):
     assert "solutions/" not in objects and "exercises/leader.py" in objects
 
 
+
+def test_the_handouts_ci_runs_the_students_test_command_from_its_readme(made):
+    """A class's CI runs the handout's .ci/run: the README's test command on the students' code, not the course's
+    command (which tests solutions/, absent here)."""
+    blocks = re.findall(r"```\n(.*?)\n```", (made / "README.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2 and blocks[1].endswith("pytest --impl exercises"), blocks
+    run = made / ".ci" / "run"
+    assert run.read_text(encoding="utf-8").strip().splitlines()[-1] == blocks[1]
+    assert os.access(run, os.X_OK)
+
 def test_a_folder_that_is_not_empty_is_refused(tmp_path):
     (tmp_path / "x").write_text("mine")
     with pytest.raises(handout.HandoutError, match="not empty"):

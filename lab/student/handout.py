@@ -95,6 +95,10 @@ def leaks(folder: Path, bodies: dict[str, list[str]]) -> list[tuple[str, str]]:
     return found
 
 
+# The students' test command: the README's second command, and the handout's .ci/run (a class's CI runs it on the
+# students' code, not the course's command, which needs solutions/).
+TEST_COMMAND = "bash .ci/setup && .venv/bin/python -m pytest --impl exercises"
+
 README = """# HWM Lab
 
 A teaching lab for the **High-Water Mark** pattern of replicated logs: several OS processes act as leader and
@@ -115,11 +119,18 @@ Run the tests against your code. Each exercise not started yet is one failure th
 the tests that need it are skipped, naming it; once all six are done, every test passes:
 
 ```
-bash .ci/setup && .venv/bin/python -m pytest --impl exercises
+{TEST_COMMAND}
 ```
 
 Then, after `source .venv/bin/activate`: check one exercise with `hwm-lab exercise check N`, and hand in with
 `hwm-lab submit --student ID`.
+""".replace("{TEST_COMMAND}", TEST_COMMAND)
+
+CI_RUN = f"""#!/usr/bin/env bash
+# CI entry point: the README's test command, verbatim (the students' code, in exercises/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+{TEST_COMMAND}
 """
 
 
@@ -137,6 +148,9 @@ def make(out: Path, root: Path = ROOT, *, git: bool = True) -> list[str]:
         (out / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f, out / f)
     (out / "README.md").write_text(README, encoding="utf-8")
+    (out / ".ci").mkdir(exist_ok=True)
+    (out / ".ci" / "run").write_text(CI_RUN, encoding="utf-8")
+    (out / ".ci" / "run").chmod(0o755)
     found = leaks(out, reference_bodies(root))
     if found:
         shutil.rmtree(out)
