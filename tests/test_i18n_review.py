@@ -290,6 +290,30 @@ def test_the_supervisor_refuses_its_arguments_by_their_reason(tmp_path, options,
     assert i18n.localize(said, "es") != str(said)
 
 
+@pytest.mark.parametrize("lang, expected", [
+    ("en", "hwm-lab: the cluster in {dir} does not answer (the control API at {url} is not reachable: no cluster "
+           "answers there (Connection refused)); start one with `hwm-lab up`"),
+    ("es", "no se puede contactar con la API de control en {url}: ahí no responde ningún cluster (Connection refused)"),
+    ("zh", "无法连接 {url} 的控制 API：那里没有集群应答（Connection refused）")])
+def test_a_cluster_whose_control_api_does_not_answer_is_said_in_the_readers_language(capsys, tmp_path, lang,
+                                                                                       expected):
+    """The control client's errors are declared reasons (they were English f-strings inside translated lines)."""
+    import json
+    import os
+    import socket
+
+    from lab import cli
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    (tmp_path / "cluster.json").write_text(json.dumps({"pid": os.getpid(), "control_url": url}), encoding="utf-8")
+    assert cli.main(["--lang", lang, "status", "--dir", str(tmp_path)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert expected.format(dir=tmp_path, url=url) in err, err
+    assert lang == "en" or "control API at" not in err
+
+
 @pytest.mark.parametrize("command", ["write v1 to Q", "kill Q", "cut A->Q", "isolate Q", "wait leader Q",
                                      "expect hwm 0 on Q", "expect log v1 on A,Q"])
 @pytest.mark.parametrize("lang, expected", [("en", "hwm-lab simulate: no node 'Q' in this cluster (nodes: A, B and C)"),

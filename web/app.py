@@ -32,6 +32,7 @@ from flask_socketio import SocketIO
 from lab import i18n
 from lab.i18n import LANGUAGES, PSEUDO, localize, say
 from lab.processes.client import ControlClient, ControlError
+from lab.core.reasons import because
 from web.actions import VIEWERS_ONLY, guide_for_pages, perform, reveal_after_step
 from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_frame, replay_frame
 from web.live import LiveFeed, for_watchers, merged
@@ -252,7 +253,7 @@ class Dashboard:
                 try:
                     self._latest_state = (client, client.state(log=self.config["LOG_WINDOW"]), None)
                 except ControlError as exc:
-                    self._latest_state = (client, None, str(exc))
+                    self._latest_state = (client, None, because(exc))  # its reason, said in each page's language
                 except Exception as exc:  # never let the reader die: the pages would freeze
                     self.app.logger.exception("reading the cluster state failed: %s", exc)
             self.socketio.sleep(max(0.0, period - (time.monotonic() - started)))

@@ -300,6 +300,14 @@ WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why
 CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
 DELAY_RANGE = _reason("delay_range", "a delay is 0 to {most} ms, not {ms}")  # --delay-ms, `delay`, the control API
 RATE_RANGE = _reason("rate_range", "a drop rate is between 0 and 1, not {rate}")
+# the control API of a cluster, as its client (the CLI, the dashboard, the scenario driver) meets it
+CONTROL_UNREACHABLE = _reason("control_unreachable", "the control API at {url} is not reachable: no cluster answers "
+                                                     "there ({error})")
+CONTROL_SLOW = _reason("control_slow", "the control API at {url} did not answer {request} within {seconds}s")
+CONTROL_GONE = _reason("control_gone", "the control API at {url} went away: {error}")
+CONTROL_NOT_JSON = _reason("control_not_json", "{request}: not a JSON answer (HTTP {status})")
+CONTROL_NOT_ANSWER = _reason("control_not_answer", "{request}: not an answer of the control API (HTTP {status})")
+CONTROL_FAILED = _reason("control_failed", "{request} failed with HTTP {status}")
 # why `hwm-lab up` could not start its cluster
 OTHER_NODES_RUN = _reason("other_nodes_run", "{dir} holds a run of nodes {held}, not {wanted}: start fresh (--fresh "
                                              "wipes it) or choose another directory")

@@ -34,7 +34,7 @@ UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space betwee
 _FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
 _LATIN_BESIDE_CJK = re.compile(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])")
 _BARE_FIELD = re.compile(r"\{(\w+)\}")
-RAW_NUMBERS = frozenset({"seed", "port", "pid", "code", "line", "year"})  # identifiers, not
+RAW_NUMBERS = frozenset({"seed", "port", "pid", "code", "line", "year", "status"})  # identifiers, not
 # quantities: written as they are ("seed 12345", "exit code 73"), never grouped as the locale groups a count
 
 

@@ -76,19 +76,20 @@ class ControlClient:
                 response = conn.getresponse()
                 raw = response.read()
             except ConnectionRefusedError as exc:
-                raise ClusterUnavailable(f"the control API at {self.url} is not reachable: no cluster answers there "
-                                         f"({exc.strerror})") from None
+                raise ClusterUnavailable(Reason(reasons.CONTROL_UNREACHABLE, url=self.url,
+                                                error=exc.strerror)) from None
             except (socket.timeout, TimeoutError):
-                raise ApiError(f"the control API at {self.url} did not answer {method} {path} within "
-                               f"{timeout or self.timeout:g}s") from None
+                raise ApiError(Reason(reasons.CONTROL_SLOW, url=self.url, request=f"{method} {path}",
+                                      seconds=float(timeout or self.timeout))) from None
             except (ConnectionError, http.client.HTTPException) as exc:
-                raise ClusterUnavailable(f"the control API at {self.url} went away: {exc}") from None
+                raise ClusterUnavailable(Reason(reasons.CONTROL_GONE, url=self.url, error=str(exc))) from None
         finally:
             conn.close()
         try:
             answer = json.loads(raw.decode("utf-8")) if raw else {}
         except ValueError:
-            raise ApiError(f"{method} {path}: not a JSON answer (HTTP {response.status})", response.status) from None
+            raise ApiError(Reason(reasons.CONTROL_NOT_JSON, request=f"{method} {path}", status=response.status),
+                           response.status) from None
         return response.status, answer
 
     def post(self, path: str, body: dict | None = None, *, timeout: float | None = None) -> dict:
@@ -96,14 +97,14 @@ class ControlClient:
         status; ApiError only when the answer is not one."""
         status, answer = self.call("POST", path, body or {}, timeout=timeout)
         if not isinstance(answer, dict) or "ok" not in answer:
-            raise ApiError(f"POST {path}: not an answer of the control API (HTTP {status})", status)
+            raise ApiError(Reason(reasons.CONTROL_NOT_ANSWER, request=f"POST {path}", status=status), status)
         return answer
 
     def _op(self, method: str, path: str, body: dict | None = None, **kw) -> dict:
         status, answer = self.call(method, path, body, **kw)
         if status >= 400 or not answer.get("ok", True):
             raise ApiError(reason_from_record(answer.get("because")) or answer.get("error")
-                           or f"{method} {path} failed with HTTP {status}", status, answer)
+                           or Reason(reasons.CONTROL_FAILED, request=f"{method} {path}", status=status), status, answer)
         return answer
 
     # -- reading --
