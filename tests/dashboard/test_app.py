@@ -451,8 +451,13 @@ def test_guided_scenario_next_and_back_with_progress():
             assert state["text"].startswith(("A becomes leader", "Cut A off", "Reads of index 4"))
             assert all(o["ok"] for o in state["outcomes"])
         assert any("read 4 refused" in o["name"] for o in state["outcomes"])
-        pushed = [m["args"][0] for m in received(client, "guide")]
-        assert pushed and pushed[-1]["done"] == 3
+        pushed = []
+
+        def pushed_up_to(step):  # the push follows the state: the guide clears `busy`, then tells the pages
+            pushed.extend(m["args"][0] for m in received(client, "guide"))
+            return bool(pushed) and pushed[-1]["done"] == step
+
+        assert wait_until(lambda: pushed_up_to(3), 10), pushed[-1:] or "nothing pushed"
         going_back = control(client, "guide_back")
         assert going_back["ok"]
         # while it rebuilds, the page is told where it is going (not "step 4 of 7")
