@@ -86,21 +86,35 @@ def test_every_reason_has_a_translation_keyed_by_its_kind(lang):
         assert (said == str(reason)) == same and said == i18n.say_reason(reason, lang), kind
 
 
+def reworded(kind: str) -> str:
+    return "reworded: " + " / ".join(f"{{{name}}}" for name in reason_fields(kind))
+
+
+@pytest.fixture(scope="module")
+def keys_once_reworded():
+    """The catalogue's keys extracted from the sources with every reason's English reworded at once (one extraction
+    reads every source file: once for the module, not once per reason)."""
+    from lab.i18n.extract import extract
+
+    with pytest.MonkeyPatch.context() as mp:
+        for kind in list(REASONS):
+            mp.setitem(REASONS, kind, reworded(kind))
+        assert all(text.startswith("reworded: ") for text in REASONS.values())
+        return {(m.context, m.id) for m in extract() if m.id}
+
+
 @pytest.mark.parametrize("kind", sorted(REASONS))
-def test_rewording_a_reason_changes_no_key_and_no_translation(kind, monkeypatch):
+def test_rewording_a_reason_changes_no_key_and_no_translation(kind, monkeypatch, keys_once_reworded):
     """Reword a reason's English: its sentence changes, its translations and its catalogue key do not, and its kind
     and values still cross the wire. Nothing reads the sentence back."""
     before = sample_reason(kind)
     kind = before.kind  # the variant its values choose (several nodes, a count of one)
     said = {lang: i18n.localize(before, lang) for lang in TRANSLATED}
-    reworded = "reworded: " + " / ".join(f"{{{name}}}" for name in reason_fields(kind))
-    monkeypatch.setitem(REASONS, kind, reworded)
+    monkeypatch.setitem(REASONS, kind, reworded(kind))
     after = sample_reason(kind)
     assert str(after) != str(before) and str(after).startswith("reworded: ")
     assert {lang: i18n.localize(after, lang) for lang in TRANSLATED} == said
-    from lab.i18n.extract import extract
-
-    assert (i18n.REASON, kind) in {(m.context, m.id) for m in extract() if m.id}
+    assert (i18n.REASON, kind) in keys_once_reworded
     answer = codec.decode_frame(codec.encode(Answer(request="r", ok=False, error=after, refusal=reasons.TIMEOUT))[4:])
     assert answer.error == after and answer.error.kind == kind and reason_from_record(after.as_record()) == after
 
