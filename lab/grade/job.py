@@ -179,14 +179,16 @@ def _start(args, say) -> "SparkSession":
     to loopback; it compiles with C1 only when the part to grade is small (in a re-grade, the changed part)."""
     reused = set(incremental.reusable(getattr(args, "previous", None), getattr(args, "hashes", None) or {}))
     quick = quick_jit(args, reused)
-    small = (f"; {'the part to grade' if reused else 'the class'} is small: the JVM compiles with C1 only"
-             if quick else "")
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
+    jvms = ("a cluster's executors compile" if under_submit  # (spark-submit's driver runs already)
+            else "the JVM compiles" if edges.is_local(args.master) else "the driver and the executors compile")
+    small = f"; {'the part to grade' if reused else 'the class'} is small: {jvms} with C1 only" if quick else ""
     log = None if is_uri(args.out) or under_submit else os.path.join(args.new, edges.LOG_FILE)
     archive = "" if under_submit else (
         "; with the JVM class archive" if jvm.ready() else
         "; no JVM class archive: `python -m lab.grade.warm` makes one, once, and grades start faster")
-    say(f"starting Spark ({args.master or 'local[*]'}{small}{archive})" + (f"; its log goes to {log}" if log else ""))
+    master = args.master or ("the master spark-submit was given" if under_submit else "local[*]")
+    say(f"starting Spark ({master}{small}{archive})" + (f"; its log goes to {log}" if log else ""))
     args.python_log = edges.python_logs_to(log)
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)

@@ -42,11 +42,10 @@ def class_bytes(folder: str, skip: frozenset[str] | set[str] = frozenset()) -> i
 
 
 def quick_jit(args: argparse.Namespace, reused: frozenset[str] | set[str] = frozenset()) -> bool:
-    """Whether the job's own local JVM should compile with C1 only: a small part to grade, read from a local folder
-    (a small class, or a re-grade where only a few submissions changed: `reused` names the others)."""
-    local = (args.master or "local").startswith("local") and "PYSPARK_GATEWAY_PORT" not in os.environ
-    return (local and not is_uri(args.submissions)
-            and class_bytes(args.submissions, reused) <= QUICK_JIT_BYTES)
+    """Whether the grade's JVMs should compile with C1 only: a small part to grade, read from a local folder (a small
+    class, or a re-grade where only a few submissions changed: `reused` names the others). It holds for the job's own
+    driver (not one spark-submit started) and for a cluster's executors, on any master."""
+    return not is_uri(args.submissions) and class_bytes(args.submissions, reused) <= QUICK_JIT_BYTES
 
 
 def session_conf(*, driver_memory: str | None = None, local_dir: str | None = None,
@@ -66,6 +65,8 @@ def session_conf(*, driver_memory: str | None = None, local_dir: str | None = No
     options = ([QUICK_JIT] if quick else []) + java_options
     if options:
         conf["spark.driver.extraJavaOptions"] = " ".join(options)
+    if quick:  # a cluster's executors too (local mode has none): before any extraJavaOptions of the instructor's
+        conf["spark.executor.defaultJavaOptions"] = QUICK_JIT
     return conf
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import defaultdict
+from pathlib import Path
 
 from .synth import digest
 
@@ -168,3 +169,9 @@ def rubric_without_exploring(folder, keep=()) -> str:
     path = Path(folder) / NO_EXPLORE
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+def executor_commands(env: dict) -> list[str]:
+    """The command line of every executor the cluster's workers started (the first line of each one's stderr)."""
+    return [p.read_text(errors="replace").split("\n", 1)[0]
+            for p in sorted(Path(env["SPARK_WORKER_DIR"]).glob("**/app-*/*/stderr"))]

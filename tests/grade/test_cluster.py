@@ -10,7 +10,7 @@ import pytest
 
 from . import synth
 
-from .helpers import full_runs, rewrite_zip
+from .helpers import executor_commands, full_runs, rewrite_zip
 
 pytestmark = pytest.mark.spark
 
@@ -55,6 +55,7 @@ def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_l
     out = tmp_path / "out"
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     proc = subprocess.run([str(spark_submit), "--master", master, "--driver-memory", "1g",
+                           "--driver-java-options", "-XX:TieredStopAtLevel=1",  # a small class (docs/grading.md)
                            str(ROOT / "lab" / "grade" / "job.py"),
                            str(subs), "--out", str(out), "--trust-traces"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=420,
@@ -62,7 +63,11 @@ def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_l
                                "PYSPARK_PYTHON": shutil.which("false")})
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-submit hands the Python driver's stderr to its own stdout, so the progress lines may be in either.
-    assert "[grade] check 13/13 epoch-truncation" in proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "[grade] check 13/13 epoch-truncation" in said
+    # A small class: the executors compile with C1 only, as their command lines in the worker's folder show.
+    assert "(the master spark-submit was given; the class is small: a cluster's executors compile with C1 only" in said
+    assert executor_commands(env) and all("-XX:TieredStopAtLevel=1" in c for c in executor_commands(env))
     assert (out / "grades.csv").read_text().splitlines()[1:] == EXPECTED
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "subs"]  # nothing written beside the output
     local = tmp_path / "local"

@@ -220,12 +220,14 @@ def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, mon
 
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     assert session.quick_jit(args()) and session.quick_jit(args("--master", "local[2]"))
-    assert not session.quick_jit(args("--master", "spark://127.0.0.1:7077"))  # a cluster's executors: their own JVMs
+    assert session.quick_jit(args("--master", "spark://127.0.0.1:7077"))  # the driver and a cluster's executors
+    assert not session.quick_jit(job.build_parser().parse_args(["s3a://bucket/subs", "--out", str(tmp_path / "o")]))
     monkeypatch.setattr(session, "QUICK_JIT_BYTES", 50_999)
     assert not session.quick_jit(args())  # a large class: C2's compilations pay off
     # A re-grade where bob's zip is unchanged grades ann's folder only: a small part, C1 again.
     assert session.class_bytes(str(subs), {"bob.zip"}) == 1000 and session.class_bytes(str(subs), {"ann"}) == 50_000
     monkeypatch.setattr(session, "QUICK_JIT_BYTES", 49_999)
     assert session.quick_jit(args(), {"bob.zip"}) and not session.quick_jit(args(), {"ann"})
-    assert session.session_conf(quick=True, java_options=[])["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
-    assert "spark.driver.extraJavaOptions" not in session.session_conf(java_options=[])
+    quick = session.session_conf(quick=True, java_options=[])
+    assert quick["spark.driver.extraJavaOptions"] == quick["spark.executor.defaultJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert not {"spark.driver.extraJavaOptions", "spark.executor.defaultJavaOptions"} & set(session.session_conf(java_options=[]))

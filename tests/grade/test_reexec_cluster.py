@@ -11,7 +11,7 @@ import pytest
 
 from lab.grade import job, sandbox, standalone
 
-from .helpers import rubric_without_exploring
+from .helpers import executor_commands, rubric_without_exploring
 from .test_reexec import LOG_END, SECRET, submit
 
 pytestmark = [pytest.mark.spark,
@@ -58,6 +58,8 @@ def test_two_workers_give_the_same_grades_as_local_mode(spark, two_workers, tmp_
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "re-executed 12 (submission, exercise) pairs in the sandbox" in proc.stderr
+    assert "the class is small: the driver and the executors compile with C1 only" in proc.stderr
+    assert len(executor_commands(env)) == 2 and all("-XX:TieredStopAtLevel=1" in c for c in executor_commands(env))
     assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
     with open(remote / "reexec.csv", newline="") as f:
         assert [r["status"] for r in csv.DictReader(f)] == ["ok"] * 12
