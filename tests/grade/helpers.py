@@ -171,7 +171,7 @@ def rubric_without_exploring(folder, keep=()) -> str:
     return str(path)
 
 
-def executor_commands(env: dict) -> list[str]:
-    """The command line of every executor the cluster's workers started (the first line of each one's stderr)."""
-    return [p.read_text(errors="replace").split("\n", 1)[0]
-            for p in sorted(Path(env["SPARK_WORKER_DIR"]).glob("**/app-*/*/stderr"))]
+def executor_commands(env: dict) -> dict[str, str]:
+    """The command line of every executor the cluster's workers started (the first line of its stderr), by path."""
+    return {str(p): p.read_text(errors="replace").split("\n", 1)[0]
+            for p in sorted(Path(env["SPARK_WORKER_DIR"]).glob("**/app-*/*/stderr"))}
