@@ -180,6 +180,24 @@ def test_progress_is_one_record_per_node_and_match_stays_below_next(impl):
     assert set(replica.status()["next_index"]) == {"B", "C"}
 
 
+def test_a_refusal_from_the_logs_start_waits_for_the_heartbeat_and_a_mismatch_is_retried_at_once(impl):
+    """A follower that refuses a request from index 1 (it will not cut entries it saw committed) is asked again at
+    the next heartbeat, not at once: at once, the same refusal came back at once, thousands of times a second."""
+    replica = leader(impl)
+    replica.propose([ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
+    refused = replica.receive("C", ReplicationResponse(generation=1, follower="C", success=False, prev_index=0,
+                                                       conflict_index=1, log_end=3))
+    assert "next_index_backed_up" in types(refused) and not refused.messages
+    assert replica.progress["C"].next == 1
+    for _ in range(replica.heartbeat_ticks):
+        beat = replica.tick()
+    assert [m.message.prev_index for m in beat.messages if m.dst == "C"] == [0]
+    # A mismatch further on can be mended by an earlier index: retried at once, from there.
+    mismatch = replica.receive("B", ReplicationResponse(generation=1, follower="B", success=False, prev_index=2,
+                                                        conflict_index=2, log_end=3))
+    assert [(m.dst, m.message.prev_index) for m in mismatch.messages] == [("B", 1)]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_every_leader_keeps_match_below_next_through_faults(impl, seed):
     cluster = SimCluster(5, seed=seed, impl=impl.name, fsync={n: "never" for n in "ABCDE"})

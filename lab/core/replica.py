@@ -498,7 +498,11 @@ class Replica:
             record.next = retry_from
             self._event(out, ev.NEXT_INDEX_BACKED_UP, follower=follower, next_index=retry_from,
                         refused_after=resp.prev_index)
-            self._send_replication(out, follower)
+            # Refused from the log's start (a follower that will not cut what it saw committed): there is nothing
+            # earlier to try, so the next heartbeat asks again; sent at once, the same refusal would come back at
+            # once, thousands of times a second (broken code's runs wrote tens of megabytes of trace in seconds).
+            if retry_from <= resp.prev_index:
+                self._send_replication(out, follower)
 
     def on_epoch_query(self, out: Ready, src: str, query: EpochQuery) -> None:
         if self.role != LEADER or query.generation != self.generation:
