@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lab.cli import main
-from lab.explore.search import Config, Figures, bfs, run, search
+from lab.explore.search import Config, Figures, Found, bfs, run, search
 from lab.explore.shrink import shrink
 from lab.sim.world import Bounds, World
 from lab.i18n import localize
@@ -132,6 +132,36 @@ def test_random_walks_find_the_articles_formula_on_four_nodes_and_the_shrinker_k
     for position in range(len(small.choices)):  # 1-minimal: no single step can go
         _, violation, _ = run(small.config, small.choices[:position] + small.choices[position + 1:])
         assert violation is None or violation.check != "hwm-majority", small.choices[position]
+
+
+def test_the_shrinker_moves_a_run_to_a_smaller_cluster_where_it_breaks_the_rule_in_no_more_steps():
+    # found on five nodes, the gate's wrong answer needs one node: the run is moved to three, E named C there
+    config = Config(5, impl=LOOSE_GATE)
+    choices = [("campaign", "D"), ("deliver", "D->E", "VoteRequest"), ("read", "1", "at", "E")]
+    done, violation, _ = run(config, choices)
+    assert violation is not None and violation.check == "student-call"
+    small = shrink(Found(config, done, violation, "walk"))
+    assert small.config.nodes == 3 and small.choices == [("read", "1", "at", "C")]
+    assert run(small.config, small.choices)[1].check == "student-call"
+
+
+def test_a_run_that_needs_its_cluster_stays_on_it():
+    # the article's formula is right on three nodes: its counterexample on four cannot move
+    found, _ = search([Config(4, impl=ARTICLE)], budget=25, seed=0)
+    assert shrink(found).config.nodes == 4
+
+
+@pytest.mark.parametrize("words, nodes, renamed", [
+    (("deliver", "B->E", "VoteRequest", "1"), ["B", "E"], ("deliver", "A->C", "VoteRequest", "1")),
+    (("cut", "E<->B"), ["E", "B"], ("cut", "C<->A")), (("heal",), [], ("heal",)),
+    (("read", "2", "at", "D"), ["D"], ("read", "2", "at", "B")),
+    (("write", "v1", "to", "E", "nowait"), ["E"], ("write", "v1", "to", "C", "nowait")),
+    (("kill", "D", "lose-unsynced"), ["D"], ("kill", "B", "lose-unsynced")), (("campaign", "B"), ["B"], ("campaign", "A"))])
+def test_a_step_is_renamed_node_by_node(words, nodes, renamed):
+    from lab.explore.shrink import _renamed, nodes_of
+
+    assert nodes_of(words) == nodes
+    assert _renamed(words, {"B": "A", "D": "B", "E": "C"}) == renamed
 
 
 def test_the_reference_breaks_no_rule_in_a_short_search():

@@ -1,9 +1,16 @@
 """Shrink a failing run: delta debugging over its choices (Zeller's ddmin, as Hypothesis deletes choices) until
-no single step, nor any two, can be removed with the same rule still broken."""
+no single step, nor any two, can be removed with the same rule still broken; then the same run on a smaller
+cluster, when it breaks the rule there too in no more steps."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from itertools import combinations
+
+from lab.core.config import node_names
 from lab.explore.search import Found, run
+
+FEWEST_NODES = 3  # the smallest cluster a counterexample is moved to
 
 
 def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -12,6 +19,55 @@ def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def shrink(found: Found, *, max_runs: int = 4000) -> Found:
+    """The shortest run found, on the smallest cluster where it is no longer (a run of five nodes whose two
+    elections need three votes each may fit in fewer steps on three)."""
+    best = _shrink(found, max_runs)
+    for size in range(FEWEST_NODES, best.config.nodes):
+        for kept in combinations(node_names(best.config.nodes), size):
+            smaller = _on_fewer_nodes(best, kept)
+            if smaller is not None:
+                smaller = _shrink(smaller, max_runs)
+                if len(smaller.choices) <= len(best.choices):
+                    return smaller
+    return best
+
+
+def nodes_of(words: tuple[str, ...]) -> list[str]:
+    """The nodes a step names."""
+    head = words[0]
+    if head in ("deliver", "drop", "duplicate", "cut", "heal"):
+        return words[1].replace("<->", "->").split("->") if len(words) > 1 else []
+    if head in ("write", "read"):
+        return [words[3]]
+    return [words[1]]
+
+
+def _renamed(words: tuple[str, ...], names: dict[str, str]) -> tuple[str, ...]:
+    out, head = list(words), words[0]
+    if head in ("deliver", "drop", "duplicate", "cut", "heal"):
+        if len(words) > 1:
+            arrow = "<->" if "<->" in words[1] else "->"
+            out[1] = arrow.join(names[n] for n in words[1].split(arrow))
+    elif head in ("write", "read"):
+        out[3] = names[words[3]]
+    else:
+        out[1] = names[words[1]]
+    return tuple(out)
+
+
+def _on_fewer_nodes(found: Found, kept: tuple[str, ...]) -> Found | None:
+    """The run's steps that name only the `kept` nodes, renamed A, B, C... on a cluster of that many; None when the
+    rule does not break there."""
+    names = dict(zip(kept, node_names(len(kept))))
+    choices = [_renamed(w, names) for w in found.choices if all(n in names for n in nodes_of(w))]
+    config = replace(found.config, nodes=len(kept))
+    done, violation, _ = run(config, choices)
+    if violation is None or violation.check != found.violation.check:
+        return None
+    return Found(config, done, violation, found.search)
+
+
+def _shrink(found: Found, max_runs: int) -> Found:
     config, rule = found.config, found.violation.check
     runs, last = [0], [None]
 
