@@ -180,18 +180,30 @@ def _start(args, say) -> "SparkSession":
     reused = set(incremental.reusable(getattr(args, "previous", None), getattr(args, "hashes", None) or {}))
     quick = quick_jit(args, reused)
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM and owns its output
-    jvms = ("a cluster's executors compile" if under_submit  # (spark-submit's driver runs already)
-            else "the JVM compiles" if edges.is_local(args.master) else "the driver and the executors compile")
-    small = f"; {'the part to grade' if reused else 'the class'} is small: {jvms} with C1 only" if quick else ""
     log = None if is_uri(args.out) or under_submit else os.path.join(args.new, edges.LOG_FILE)
-    archive = "" if under_submit else (
-        "; with the JVM class archive" if jvm.ready() else
-        "; no JVM class archive: `python -m lab.grade.warm` makes one, once, and grades start faster")
-    master = args.master or ("the master spark-submit was given" if under_submit else "local[*]")
-    say(f"starting Spark ({master}{small}{archive})" + (f"; its log goes to {log}" if log else ""))
     args.python_log = edges.python_logs_to(log)
+    if under_submit:  # its JVM runs already: the master it was given is known once the session is
+        with edges.jvm_output_to(None, edges.is_local(args.master)):
+            spark = spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
+        master = spark.sparkContext.master
+        say(f"started Spark ({master}, given to spark-submit{compiling(quick, reused, True, master)})")
+        return spark
+    archive = ("; with the JVM class archive" if jvm.ready() else
+               "; no JVM class archive: `python -m lab.grade.warm` makes one, once, and grades start faster")
+    say(f"starting Spark ({args.master or 'local[*]'}{compiling(quick, reused, False, args.master)}{archive})"
+        + (f"; its log goes to {log}" if log else ""))
     with edges.jvm_output_to(log, edges.is_local(args.master)):
         return spark_session(args.master, driver_memory=args.driver_memory, quick=quick)
+
+
+def compiling(quick: bool, reused, under_submit: bool, master: str | None) -> str:
+    """What the progress line says of C1 (quick_jit): which JVMs compile with it. Under spark-submit the driver's
+    JVM runs already (docs/grading.md: --driver-java-options), so only a cluster's executors can."""
+    if not quick or (under_submit and edges.is_local(master)):
+        return ""
+    jvms = ("the cluster's executors compile" if under_submit else
+            "the JVM compiles" if edges.is_local(master) else "the driver and the executors compile")
+    return f"; {'the part to grade' if reused else 'the class'} is small: {jvms} with C1 only"
 
 
 def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> str:

@@ -74,7 +74,8 @@ def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_l
     said = proc.stdout + proc.stderr
     assert "[grade] check 13/13 epoch-truncation" in said
     # A small class: the executors compile with C1 only, as their command lines in the worker's folder show.
-    assert "(the master spark-submit was given; the class is small: a cluster's executors compile with C1 only" in said
+    assert (f"started Spark ({master}, given to spark-submit; the class is small: the cluster's executors compile "
+            "with C1 only") in said
     started = [c for p, c in executor_commands(env).items() if p not in before]
     assert started and all("-XX:TieredStopAtLevel=1" in c for c in started)
     assert (out / "grades.csv").read_text().splitlines()[1:] == EXPECTED

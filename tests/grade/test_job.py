@@ -231,3 +231,15 @@ def test_a_small_local_class_gets_a_jvm_that_compiles_with_c1_only(tmp_path, mon
     quick = session.session_conf(quick=True, java_options=[])
     assert quick["spark.driver.extraJavaOptions"] == quick["spark.executor.defaultJavaOptions"] == "-XX:TieredStopAtLevel=1"
     assert not {"spark.driver.extraJavaOptions", "spark.executor.defaultJavaOptions"} & set(session.session_conf(java_options=[]))
+
+
+def test_the_progress_line_names_the_jvms_that_compile_with_c1_only():
+    # Under spark-submit the driver's JVM runs already: with a local master no JVM of the job's own is left to
+    # start, so nothing is said of C1; on a cluster, its executors.
+    assert job.compiling(True, set(), False, None) == "; the class is small: the JVM compiles with C1 only"
+    assert job.compiling(True, {"bob.zip"}, False, "spark://h:7077") == (
+        "; the part to grade is small: the driver and the executors compile with C1 only")
+    assert job.compiling(True, set(), True, "spark://h:7077") == (
+        "; the class is small: the cluster's executors compile with C1 only")
+    assert job.compiling(True, set(), True, "local[2]") == ""
+    assert job.compiling(False, set(), False, None) == ""
