@@ -124,3 +124,11 @@ def test_explore_takes_jobs_and_refuses_a_bad_number(small_split, tmp_path, caps
         assert code == 1
         found.append((tmp_path / jobs / "counterexample.txt").read_text())
     assert found[0] == found[1]
+
+
+def test_explore_searches_on_every_core_by_default(monkeypatch):
+    # the same run is found with any number of processes, so the command takes the machine's cores unless told
+    from lab.cli import build_parser
+
+    assert build_parser().parse_args(["explore"]).jobs == min(os.cpu_count() or 1, 64)
+    assert build_parser().parse_args(["explore", "--jobs", "1"]).jobs == 1

@@ -4,6 +4,7 @@ breaks a rule; write it as a script that `hwm-lab simulate --script` replays, wi
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -47,8 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("--memory", type=int, default=32, metavar="MB",
                    help="megabytes the breadth-first search may hold (default 32): as many states as fit, at the "
                         "bytes a state takes, measured as it starts")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="processes for the breadth-first search (default 1): the same run is found with any number")
+    p.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 64), metavar="N",
+                   help="processes for the breadth-first search (default: one per core of this machine): the same "
+                        "run is found with any number")
     p.add_argument("--limit", type=float, default=1.0, help="seconds one call of your function may take (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lang", choices=list(i18n.LANGUAGES), default=None,
