@@ -14,6 +14,8 @@ import time
 import pytest
 
 from lab.core.impl import load
+from lab.core.reasons import reason_from_record
+from lab.i18n import localize
 from lab.core.messages import (Entry, HardState, Hello, ReplicationRequest, ReplicationResponse, VoteResponse,
                                ClientWrite)
 from lab.core.replica import Replica
@@ -217,8 +219,23 @@ def test_the_control_api_refuses_what_a_stray_page_or_a_slow_client_could_do(tmp
         status, body = raw(url, "POST", "/api/write", b'{"payload": ' + b"[" * 5000 + b"]" * 5000 + b"}",
                            json_headers)
         assert status == 400 and "nests deeper" in body["error"]
+        assert body["because"] == {"kind": "api_body_deep", "most": control_api.MAX_DEPTH}
         status, body = raw(url, "POST", "/api/read", json.dumps({"index": 10 ** 30}).encode(), json_headers)
         assert status == 400 and "index must be a whole number" in body["error"]
+        # each refusal says its kind beside its sentence: a reader in another language gets it in theirs
+        refusal = reason_from_record(body["because"])
+        assert refusal.kind == "api_whole_number" and refusal.values["value"] == repr(10 ** 30)
+        assert localize(refusal, "es").startswith("index debe ser un número entero de -9.223.372.036.854.775.807 a ")
+        for path, sent, kind in (("/api/write", b"[1]", "api_body_not_object"), ("/api/write", b"{", "api_body_not_json"),
+                                 ("/api/write", b'{"payload": 5}', "api_text"),
+                                 ("/api/links/delay", b'{"ms": 5, "src": "A"}', "link_delay_ends"),
+                                 ("/api/links/cut", b'{"src": "A", "dst": "A"}', "link_one_node")):
+            status, body = raw(url, "POST", path, sent, json_headers)
+            assert status == 400 and body["because"]["kind"] == kind, (path, sent, body)
+        status, body = raw(url, "POST", "/api/settings", b'{"color": "red"}', json_headers)
+        assert status == 400 and body["because"] == {"kind": "unknown_settings", "names": ["color"],
+                                                     "known": ["delay_ms", "fsync", "truncation", "writeback_ms"]}
+        assert localize(reason_from_record(body["because"]), "zh").startswith("未知的设置：color；")
         status, body = raw(url, "POST", "/api/write", b'{"payload": "x", "timeout": Infinity}', json_headers)
         assert status == 400 and "Infinity" in body["error"]
         status, body = raw(url, "GET", "/api/events?limit=-1")

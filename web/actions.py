@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lab.core.reasons import NO_NODE_IN_CLUSTER, NODE_DOWN, UNREACHABLE, Reason, because
+from lab.core.reasons import LINK_ONE_NODE, NO_NODE_IN_CLUSTER, NODE_DOWN, UNREACHABLE, Reason, because
 from lab.core.config import FSYNC_POLICIES, MAX_NODES, TRUNCATION_STRATEGIES
 from lab.i18n import Listed, Text, say
 from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
@@ -60,7 +60,7 @@ def node_arg(dash, args: dict, key: str = "node", optional: bool = False) -> str
 def _link(dash, args: dict) -> tuple[str, str]:
     src, dst = node_arg(dash, args, "src"), node_arg(dash, args, "dst")
     if src == dst:
-        raise ValueError(say("a link joins two different nodes"))
+        raise ValueError(Reason(LINK_ONE_NODE))
     return src, dst
 
 
@@ -92,7 +92,7 @@ def cut_in_flight(dash, client: ControlClient, args: dict) -> dict:
     if not 0 < ms <= IN_FLIGHT_MS:
         raise ValueError(say("a message in flight arrives within 10 s"))
     if src == dst:
-        raise ValueError(say("a link joins two different nodes"))
+        raise ValueError(Reason(LINK_ONE_NODE))
     if any(l["src"] == src and l["dst"] == dst and l.get("cut") for l in dash.feed.cluster.get("links") or []):
         raise ValueError(say("the link {src} → {dst} is already cut: the message is lost anyway", src=src, dst=dst))
     answer = client.cut(src, dst, one_way=True)

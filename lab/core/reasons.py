@@ -300,6 +300,22 @@ WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why
 CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
 DELAY_RANGE = _reason("delay_range", "a delay is 0 to {most} ms, not {ms}")  # --delay-ms, `delay`, the control API
 RATE_RANGE = _reason("rate_range", "a drop rate is between 0 and 1, not {rate}")
+# what the control API refuses in a request, whatever the cluster's state (HTTP 400)
+API_NOT_A_NUMBER = _reason("api_not_a_number", "{name} is not a number the control API takes")
+API_WHOLE_NUMBER = _reason("api_whole_number", "{name} must be a whole number from {low} to {high}, not {value}")
+API_SECONDS = _reason("api_seconds", "{name} must be more than 0 and at most {high} seconds, not {value}")
+API_TEXT = _reason("api_text", "{name} must be a string, not {value}")
+API_INTEGER = _reason("api_integer", "{name} must be an integer, not {value}")
+API_CONTENT_LENGTH = _reason("api_content_length", "Content-Length is not a number")
+API_BODY_SHORT = _reason("api_body_short", "the body ended after {got} of {length} bytes")
+API_BODY_DEEP = _reason("api_body_deep", "the request body nests deeper than {most} levels")
+API_BODY_NOT_JSON = _reason("api_body_not_json", "the request body is not JSON")
+API_BODY_NOT_OBJECT = _reason("api_body_not_object", "the request body must be a JSON object")
+API_NOTE_TYPE = _reason("api_note_type", "a note needs a type")
+LINK_ONE_NODE = _reason("link_one_node", "a link joins two different nodes")
+LINK_DELAY_ENDS = _reason("link_delay_ends", "a per-link delay needs both src and dst")
+LINK_DROP_ENDS = _reason("link_drop_ends", "a per-link drop rate needs both src and dst")
+UNKNOWN_SETTINGS = _reason("unknown_settings", "unknown settings {names}; known: {known}")
 # the control API of a cluster, as its client (the CLI, the dashboard, the scenario driver) meets it
 CONTROL_UNREACHABLE = _reason("control_unreachable", "the control API at {url} is not reachable: no cluster answers "
                                                      "there ({error})")

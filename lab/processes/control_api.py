@@ -23,7 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
-from lab.core.reasons import BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons
+from lab.core.reasons import (API_BODY_DEEP, API_BODY_NOT_JSON, API_BODY_NOT_OBJECT, API_BODY_SHORT,
+                              API_CONTENT_LENGTH, API_NOT_A_NUMBER, API_NOTE_TYPE, API_SECONDS, API_TEXT,
+                              API_WHOLE_NUMBER, BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons)
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 
 log = logging.getLogger("lab.processes.control_api")
@@ -63,20 +65,20 @@ def _nesting(raw: bytes) -> int:
 
 
 def _no_constant(name: str):
-    raise BadRequest(f"{name} is not a number the control API takes")
+    raise BadRequest(Reason(API_NOT_A_NUMBER, name=name))
 
 
 def _int(value, name: str, low: int, high: int) -> int:
     if isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,25}", value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise BadRequest(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+        raise BadRequest(Reason(API_WHOLE_NUMBER, name=name, low=low, high=high, value=repr(value)[:80]))
     return value
 
 
 def _seconds(value, name: str, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= high:
-        raise BadRequest(f"{name} must be more than 0 and at most {high:g} seconds, not {value!r}")
+        raise BadRequest(Reason(API_SECONDS, name=name, high=float(high), value=repr(value)[:80]))
     return float(value)
 
 
@@ -84,7 +86,7 @@ def _text(value, name: str, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise BadRequest(f"{name} must be a string, not {value!r}")
+        raise BadRequest(Reason(API_TEXT, name=name, value=repr(value)[:80]))
     return value
 
 
@@ -171,22 +173,22 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
-            raise BadRequest("Content-Length is not a number") from None
+            raise BadRequest(Reason(API_CONTENT_LENGTH)) from None
         if length and (self.headers.get("Content-Type") or "").split(";")[0].strip().lower() != "application/json":
             raise Refused(415, "a request body must be sent as application/json")
         if not 0 <= length <= MAX_BODY:
             raise Refused(413, f"a request body is at most {MAX_BODY} bytes")
         raw = self.rfile.read(length) if length else b""
         if len(raw) != length:
-            raise BadRequest(f"the body ended after {len(raw)} of {length} bytes")
+            raise BadRequest(Reason(API_BODY_SHORT, got=len(raw), length=length))
         if _nesting(raw) > MAX_DEPTH:
-            raise BadRequest(f"the request body nests deeper than {MAX_DEPTH} levels")
+            raise BadRequest(Reason(API_BODY_DEEP, most=MAX_DEPTH))
         try:
             body = json.loads(raw, parse_constant=_no_constant) if raw.strip() else {}
         except ValueError:
-            raise BadRequest("the request body is not JSON") from None
+            raise BadRequest(Reason(API_BODY_NOT_JSON)) from None
         if not isinstance(body, dict):
-            raise BadRequest("the request body must be a JSON object")
+            raise BadRequest(Reason(API_BODY_NOT_OBJECT))
         return body
 
     def _route(self, method: str, path: str, query: dict, body: dict) -> tuple[int, dict | bytes]:
@@ -245,7 +247,7 @@ def _note(s, body: dict) -> tuple[int, dict]:
     fields.pop(BECAUSE, None)  # the trace writes it again, from the Reasons
     kind = fields.pop("type")
     if not isinstance(kind, str) or not kind:
-        raise BadRequest("a note needs a type")
+        raise BadRequest(Reason(API_NOTE_TYPE))
     s.cluster_event(kind, **fields)
     return 200, {"ok": True}
 

@@ -63,7 +63,7 @@ class Routing:
 
     def write(self, payload: str, node: str | None = None, timeout: float = 5.0, wait: bool = True) -> dict:
         if not isinstance(payload, str):
-            raise BadRequest("payload must be a string")
+            raise BadRequest(Reason(reasons.API_TEXT, name="payload", value=repr(payload)[:80]))
         if node is not None:
             self._node(node)
         request = f"w{self._request_prefix}-{next(self._requests)}"
@@ -148,7 +148,7 @@ class Routing:
 
     def read(self, index: int, node: str | None = None) -> dict:
         if isinstance(index, bool) or not isinstance(index, int):
-            raise BadRequest(f"index must be an integer, not {index!r}")
+            raise BadRequest(Reason(reasons.API_INTEGER, name="index", value=repr(index)[:80]))
         target = node or self._leader_hint or self._find_leader() or self._any_running()
         if target is None:
             raise SupervisorError(Reason(reasons.NO_NODE_RUNNING))

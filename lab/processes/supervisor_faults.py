@@ -23,6 +23,7 @@ from lab.core.events import (
     NODE_RESTARTED, NODE_RESUMED, SETTINGS_CHANGED)
 
 log = logging.getLogger("lab.processes.supervisor")
+SETTINGS = frozenset({"delay_ms", "fsync", "truncation", "writeback_ms"})  # what PUT /api/settings may set
 
 
 class Faults:
@@ -128,7 +129,7 @@ class Faults:
         with self.lock:
             self._node(src), self._node(dst)
             if src == dst:
-                raise BadRequest("a link joins two different nodes")
+                raise BadRequest(Reason(reasons.LINK_ONE_NODE))
             for a, b in [(src, dst)] if one_way else [(src, dst), (dst, src)]:
                 if (a, b) not in self.cuts:
                     self.cuts.add((a, b))
@@ -168,7 +169,7 @@ class Faults:
                 self.cluster_event(DELAY_SET, ms=ms)
             else:
                 if src is None or dst is None:
-                    raise BadRequest("a per-link delay needs both src and dst")
+                    raise BadRequest(Reason(reasons.LINK_DELAY_ENDS))
                 self._node(src), self._node(dst)
                 self.link_delays[(src, dst)] = ms
                 self.cluster_event(DELAY_SET, ms=ms, src=src, dst=dst)
@@ -186,7 +187,7 @@ class Faults:
                 self.cluster_event(DROP_SET, rate=rate)
             else:
                 if src is None or dst is None:
-                    raise BadRequest("a per-link drop rate needs both src and dst")
+                    raise BadRequest(Reason(reasons.LINK_DROP_ENDS))
                 self._node(src), self._node(dst)
                 self.link_drops[(src, dst)] = rate
                 self.cluster_event(DROP_SET, rate=rate, src=src, dst=dst)
@@ -194,10 +195,9 @@ class Faults:
 
     def update_settings(self, body: dict) -> dict:
         with self.lock:
-            unknown = set(body) - {"delay_ms", "fsync", "truncation", "writeback_ms"}
+            unknown = set(body) - SETTINGS
             if unknown:
-                raise BadRequest(f"unknown settings {sorted(unknown)}; known: delay_ms, fsync, truncation, "
-                                 f"writeback_ms")
+                raise BadRequest(Reason(reasons.UNKNOWN_SETTINGS, names=sorted(unknown), known=sorted(SETTINGS)))
             if "fsync" in body:
                 fsync = body["fsync"]
                 policies = fsync if isinstance(fsync, dict) else {n: fsync for n in self.names}
