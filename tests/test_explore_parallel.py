@@ -126,7 +126,7 @@ def test_explore_takes_jobs_and_refuses_a_bad_number(small_split, tmp_path, caps
     assert found[0] == found[1]
 
 
-def test_explore_searches_on_every_core_by_default(monkeypatch):
+def test_explore_searches_on_every_core_by_default():
     # the same run is found with any number of processes, so the command takes the machine's cores unless told
     from lab.cli import build_parser
 

@@ -11,6 +11,7 @@ from lab.core.config import node_names
 from lab.explore.search import Found, run
 
 FEWEST_NODES = 3  # the smallest cluster a counterexample is moved to
+ON_A_LINK = ("deliver", "drop", "duplicate", "cut", "heal")  # steps whose second word is a link (A->B, A<->B)
 
 
 def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -35,7 +36,7 @@ def shrink(found: Found, *, max_runs: int = 4000) -> Found:
 def nodes_of(words: tuple[str, ...]) -> list[str]:
     """The nodes a step names."""
     head = words[0]
-    if head in ("deliver", "drop", "duplicate", "cut", "heal"):
+    if head in ON_A_LINK:
         return words[1].replace("<->", "->").split("->") if len(words) > 1 else []
     if head in ("write", "read"):
         return [words[3]]
@@ -44,7 +45,7 @@ def nodes_of(words: tuple[str, ...]) -> list[str]:
 
 def _renamed(words: tuple[str, ...], names: dict[str, str]) -> tuple[str, ...]:
     out, head = list(words), words[0]
-    if head in ("deliver", "drop", "duplicate", "cut", "heal"):
+    if head in ON_A_LINK:
         if len(words) > 1:
             arrow = "<->" if "<->" in words[1] else "->"
             out[1] = arrow.join(names[n] for n in words[1].split(arrow))
