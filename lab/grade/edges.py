@@ -155,6 +155,14 @@ def sweep(grade: str, stale: bool = False) -> None:
         mine = grade and name.startswith(f"{FOLDER_PREFIX}{grade}-")
         if mine or (stale and pid.isdigit() and not _alive(int(pid))):
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    from lab.grade import cgroups
+
+    for folder in cgroups.groups_named(cgroups.PREFIX):  # the sandboxes' control groups, empty once they ended
+        pid = os.path.basename(folder)[len(cgroups.PREFIX):].split("-")[0]
+        mine = grade and os.path.basename(folder).startswith(f"{cgroups.PREFIX}{grade}-")
+        if mine or (stale and pid.isdigit() and not _alive(int(pid))):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
 
 def _alive(pid: int) -> bool:

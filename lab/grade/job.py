@@ -28,7 +28,7 @@ from lab.grade.parse import read_events, small_table
 from lab.grade.storage import HadoopStorage, LocalStorage, MiB, is_uri, join
 from lab.grade.submissions import catalog
 from lab.grade import rubric as rubric_module
-from lab.grade import sandbox
+from lab.grade import proof, sandbox
 from lab.grade import seeds as reexec_seeds
 from lab.grade.session import on_disk, partitions_for, quick_jit, settings, spark_session
 from lab.grade.similarity import course_folder
@@ -40,11 +40,11 @@ EXCERPT = 4  # events shown before and after the first violation of a check
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("submissions", metavar="SUBMISSIONS",
+    parser.add_argument("submissions", metavar="SUBMISSIONS", nargs="?",
                         help="folder of submission zips (from `hwm-lab submit`) or unpacked submission folders; "
                              "a local path or any URI Spark reads (hdfs://, s3a://, file://)")
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="output folder (created; the grader writes nowhere else)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="output folder (created; the grader writes nowhere else); required with SUBMISSIONS")
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master: local[*] (default), local[N], spark://HOST:PORT (to practise on one "
                              "machine: `hwm-lab spark-cluster up`); under `spark-submit` the master given to "
@@ -70,6 +70,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "student can send runs made from other code; for practice, or a class you trust)")
     parser.add_argument("--unsandboxed", action="store_true",
                         help="re-execute even where bubblewrap is missing, with rlimits only (docs/security.md)")
+    parser.add_argument("--check-sandbox", action="store_true",
+                        help="prove the sandbox on this machine and exit: the lab's escape attempts in a student's "
+                             "sandbox, one line each, and the reference re-executed once (exit 0 if all held, 2 if "
+                             "not); every grade that re-executes does this first")
+    parser.add_argument("--unsafe-sandbox", action="store_true",
+                        help="grade even if a probe of the sandbox did not hold (report.html says so)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--force", action="store_true",
                         help="empty DIR first even if it holds files the grader did not write")
@@ -96,6 +102,11 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         rubric = rubric_module.load(args.rubric) if args.rubric and not is_uri(args.rubric) else None
     except (OSError, rubric_module.RubricError) as exc:
         print(f"grade: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "check_sandbox", False):
+        return proof.check(rubric or rubric_module.load(None), getattr(args, "course_secret", None), args.out)
+    if not args.submissions or not args.out:
+        print("grade: give SUBMISSIONS and --out DIR (or --check-sandbox alone)", file=sys.stderr)
         return 2
     try:
         args.lms_mapping = lms_mapping(args)
@@ -127,6 +138,10 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     storage = None
     args.grade, failure = f"{os.getpid()}-{uuid.uuid4().hex[:8]}", None  # (it names the grade's sandbox folders)
     try:
+        if args.secret is not None and not getattr(args, "unsandboxed", False):
+            args.proof = proof.before_grading(args, rubric or rubric_module.load(None), say)
+            if args.proof is None:
+                return 2
         if rubric is None and not args.rubric:
             rubric = rubric_module.load(None)
         if rubric is not None and not is_uri(args.out):  # before Spark writes its log into DIR
@@ -301,7 +316,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     with settings(spark, partitions_for(spark, args.shuffle_partitions)):
         similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
     report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
-                     trusted=outcome is None)
+                     trusted=outcome is None, sandbox=proof.summary(getattr(args, "proof", None)))
     say(playable.summary(results, played))
     if getattr(args, "lms", None):
         from lab.grade import lms

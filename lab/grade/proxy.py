@@ -163,7 +163,10 @@ class Student:
                 elif kind == "ok" and len(message) == 4:
                     return self._result(name, args, message[2], message[3])
                 elif kind == "fault":
-                    return StudentFault(_fault(message[2], name, describe_call(args), RAISED))
+                    fault = _fault(message[2], name, describe_call(args), RAISED)
+                    if fault.detail.startswith("BlockingIOError") and self._lose(0.5) == "processes":
+                        fault = self.stopped = _ended(name, fault.inputs, "processes", self.where[name])
+                    return StudentFault(fault)
                 elif kind == "todo":
                     return NotImplementedError(str(message[2])[:500])
                 else:
@@ -174,9 +177,10 @@ class Student:
             self._lose(0)
             return StudentFault(Fault(TIMEOUT, name, describe_call(args), f"{self.limit:g} s", *self.where[name]))
         except (EOFError, OSError, AttributeError):  # (no channel: it was lost during a call back)
-            fault = _ended(name, describe_call(args), self._lose(1.0), self.where[name])
-            if fault.detail == PROCESSES:  # stopped for the exercise, as a program that forks without end is
-                self.stopped = fault
+            status = self._lose(1.0)
+            fault = _ended(name, describe_call(args), status, self.where[name])
+            if status in ("processes", "memory"):  # stopped for the exercise, as a program that forks or fills
+                self.stopped = fault  # its memory without end is
             return StudentFault(fault)
         except wire.Garbage as exc:
             self._lose(0)

@@ -197,10 +197,12 @@ def _code_root(module, workdir: str) -> str:
 MODULE = re.compile(r"^exercises/[A-Za-z_][A-Za-z0-9_]{0,63}\.py$")  # a student's file the grader runs
 
 
-def execute(task: dict, limits_table: dict, unsandboxed: bool, grade: str = "") -> list[dict]:
+def execute(task: dict, limits_table: dict, unsandboxed: bool, grade: str = "",
+            budget: float | None = None) -> list[dict]:
     """One submission on an executor, in its two sandboxes (lab.grade.pair): one result per exercise. Everything
     the harness wrote is read back as data and removed. `grade` names the grade in the folder's name, so that the
-    driver can find what an interrupted grade left."""
+    driver can find what an interrupted grade left. `budget`: the submission's seconds for all its exercises
+    together (lab.grade.proof); what is not done by then is its timeout."""
     import lab
 
     limits = sandbox.Limits.from_table(limits_table)
@@ -222,7 +224,7 @@ def execute(task: dict, limits_table: dict, unsandboxed: bool, grade: str = "") 
         lab_root = _code_root(lab, workdir)
         lab_view = sandbox.student_lab(lab_root, os.path.join(workdir, "hwm"))
         wall = limits.wall_seconds * max(1, len(task["exercises"])) + 30
-        outcome = pair.run(workdir, lab_root, lab_view, limits, tool, wall)
+        outcome = pair.run(workdir, lab_root, lab_view, limits, tool, min(wall, budget or wall), grade)
         results = [_exercise_result(task["student"], part,
                                     os.path.join(workdir, "box", "out", f"ex{part['exercise']}"), outcome, limits)
                    for part in task["exercises"]]
@@ -245,6 +247,7 @@ def _exercise_result(student: str, part: dict, out: str, outcome: sandbox.Outcom
         status = str(json.loads(said).get("status", "crashed"))[:300]
     else:  # the whole child was stopped (processes, its wall clock) or died before this exercise
         status = outcome.status if outcome.status != "ok" else "crashed: the re-execution wrote no result"
+    budget = round(outcome.wall_seconds) if outcome.out_of_time and not result else None
     traces = {}
     for run in (result or {}).get("runs", []) if status == "ok" else []:
         traces[run["run"]] = _trace(os.path.join(out, "runs", run["run"]), limits)
@@ -252,7 +255,7 @@ def _exercise_result(student: str, part: dict, out: str, outcome: sandbox.Outcom
                 and (result or {}).get("counterexample") else {})
     return {"student": student, "exercise": part["exercise"], "status": status, "result": result,
             "traces": traces, "counterexample": explored, "wall_seconds": (result or {}).get("wall_seconds", 0.0),
-            "stderr": outcome.stderr[-600:]}
+            "stderr": outcome.stderr[-600:], "out_of_time": budget, "student_peak_bytes": outcome.student_peak}
 
 
 def _trace(folder: str, limits: sandbox.Limits) -> dict:
@@ -267,7 +270,7 @@ def _trace(folder: str, limits: sandbox.Limits) -> dict:
 
 
 def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool, zip_path: str,
-                grade: str = "") -> list[dict]:
+                grade: str = "", budget: float | None = None) -> list[dict]:
     """Every submission, as Python tasks on the executors (a few per core, so that a slow one holds little
     back); one result per (submission, exercise)."""
     if not tasks:
@@ -276,7 +279,7 @@ def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool,
     sc.addPyFile(zip_path)
     slices = min(len(tasks), max(1, sc.defaultParallelism * 4))
     return (sc.parallelize(tasks, slices)
-            .flatMap(lambda task: execute(task, limits_table, unsandboxed, grade))
+            .flatMap(lambda task: execute(task, limits_table, unsandboxed, grade, budget))
             .collect())
 
 
@@ -328,7 +331,10 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
                 out.probes[sub.student][(number, probe)] = bool(ok)
                 if not ok:
                     out.probe_details[(sub.student, number, probe)] = str(detail)[:500]
-        if status not in ("ok", "not started", "not submitted"):
+        if res.get("out_of_time"):
+            sub.left_out.append(f"exercise {number}: {status}: the submission's time for all its exercises together "
+                                f"({res['out_of_time']} s) ran out before this one was done; none of its runs count")
+        elif status not in ("ok", "not started", "not submitted"):
             sub.left_out.append(f"exercise {number}: {status}; none of its runs count")
         if result.get("counterexample"):
             sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:4000]}")
@@ -433,8 +439,10 @@ def run_class(spark, storage, args, cat, rubric, staging: str, secret: bytes, sa
     local = None if is_uri(staging) else staging
     folder = tempfile.mkdtemp(prefix="hwm-lab-zip-", dir=local)
     try:
+        proof = getattr(args, "proof", None)
         results = execute_all(spark, tasks, rubric.sandbox, getattr(args, "unsandboxed", False),
-                              lab_zip(os.path.join(folder, "hwm_lab.zip")), getattr(args, "grade", ""))
+                              lab_zip(os.path.join(folder, "hwm_lab.zip")), getattr(args, "grade", ""),
+                              proof.budget_seconds if proof is not None else None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     outcome = apply(storage, cat, rubric, results, metas)

@@ -44,7 +44,8 @@ def found_by_reexecution(results: list[StudentResult], outcome) -> None:
 
 
 def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], common: list[dict],
-              check_totals: dict[str, int], n_events: int, similar: str = "", trusted: bool = False) -> None:
+              check_totals: dict[str, int], n_events: int, similar: str = "", trusted: bool = False,
+              sandbox: str = "") -> None:
     from lab.grade.storage import join
 
     storage.write(join(out, "grades.csv"), as_bytes(grades_csv(rubric, results)))
@@ -54,7 +55,7 @@ def write_all(storage, out: str, rubric: Rubric, results: list[StudentResult], c
         storage.write(join(out, "gradescope", r.student, "results.json"),
                       as_bytes(json.dumps(gradescope(rubric, r), indent=2) + "\n"))
     storage.write(join(out, "report.html"),
-                  as_bytes(class_report(rubric, results, common, check_totals, n_events, similar, trusted)))
+                  as_bytes(class_report(rubric, results, common, check_totals, n_events, similar, trusted, sandbox)))
 
 
 def as_bytes(text: str) -> bytes:
@@ -268,7 +269,7 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto
 table{border-collapse:collapse;margin:1rem 0;max-width:100%}td,th{border:1px solid #ccc;padding:.3rem .6rem;
 text-align:left;overflow-wrap:anywhere}th{background:#f3f3f3}
 pre{background:#f7f7f7;padding:.6rem;font-size:.8rem;white-space:pre-wrap;overflow-wrap:anywhere}
-.here{background:#ffe9a8}.bad{color:#a40000}.ok{color:#176b00}.rule{font-style:italic}
+.unsafe{background:#ffd7d7;padding:.5rem;font-weight:bold}.here{background:#ffe9a8}.bad{color:#a40000}.ok{color:#176b00}.rule{font-style:italic}
 .play{background:#eef5fb;border-left:4px solid #0072B2;padding:.4rem .7rem}svg{max-width:100%;height:auto}
 summary{cursor:pointer}svg text{font-family:system-ui,sans-serif;font-size:11px}"""
 
@@ -476,9 +477,10 @@ def most_common(common: list[dict], results: list[StudentResult], limit: int = 1
 
 
 def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict], check_totals: dict[str, int],
-                 n_events: int, similar: str = "", trusted: bool = False) -> str:
+                 n_events: int, similar: str = "", trusted: bool = False, sandbox: str = "") -> str:
     """The class view; `similar` is the section on similar submissions (lab/grade/similarity.py), as HTML;
-    `trusted`: graded from the submitted runs as sent (--trust-traces), nothing re-executed."""
+    `trusted`: graded from the submitted runs as sent (--trust-traces), nothing re-executed; `sandbox`: what the
+    grader proved of its sandbox (lab/grade/proof.py)."""
     e = html.escape
     graded = [r for r in results if r.score]
     totals = [r.score.total for r in graded]
@@ -486,6 +488,8 @@ def class_report(rubric: Rubric, results: list[StudentResult], common: list[dict
              f"<p>{len(results)} students, {len(graded)} graded, {len(results) - len(graded)} not gradable; "
              f"{n_events:,} events checked. Mean total {sum(totals) / len(totals) if totals else 0:.2f} of "
              f"{fmt(rubric.max_total)}.</p>", f"<p class=\"mode\">{e(TRUSTED if trusted else REEXECUTED)}</p>",
+             *([f"<p class=\"sandbox{' unsafe' if sandbox.startswith('UNSAFE') else ''}\">{e(sandbox)}</p>"]
+               if sandbox else []),
              "<h2>Scores</h2>", _histogram_svg(totals, rubric.max_total)]
 
     check_rates = []

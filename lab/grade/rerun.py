@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from lab.grade import privileges
 from lab.grade.sandbox import EXIT_MEMORY, PROCESSES, TIMEOUT, classify
 
 
@@ -59,11 +60,16 @@ def status_of(faults: list, crash: str | None) -> str:
 
     if any(f.kind == CALL_TIMEOUT for f in faults):
         return TIMEOUT
-    if any("MemoryError" in f.detail for f in faults):
+    if any("MemoryError" in f.detail or _scratch_full(f.detail) for f in faults):
         return "memory"
     if any(f.kind == ENDED and f.detail == TOO_MANY for f in faults):
         return PROCESSES
     return f"crashed: {crash}" if crash else "ok"
+
+
+def _scratch_full(detail: str) -> bool:
+    """Out of memory or of room in the sandbox's scratch (/tmp and /dev/shm are RAM within the memory limit)."""
+    return detail.startswith(("OSError: [Errno 12]", "OSError: [Errno 28]"))
 
 
 EXPLORED = "explore"  # where an exercise's counterexample and its trace go (WORKDIR/out/ex<N>/explore/trace)
@@ -251,6 +257,7 @@ def run_exercise(workdir: Path, task: dict, limits: dict, control) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    privileges.drop()
     argv = sys.argv[1:] if argv is None else argv
     workdir = Path(argv[0]).resolve()
     task = json.loads((workdir / "task.json").read_text(encoding="utf-8"))

@@ -14,9 +14,14 @@ import sys
 import sysconfig
 from dataclasses import dataclass, fields
 
+from lab.grade import cgroups, privileges
+
 # The statuses of a run, as the grader reports them per exercise.
 OK, TIMEOUT, MEMORY, PROCESSES = "ok", "timeout", "memory", "processes"
 CRASHED = "crashed"  # reported as "crashed: <why>"
+REFUSED_CALL = (f"{CRASHED}: stopped by the sandbox for a system call no function of the lab needs (SIGSYS: mount, "
+                f"ptrace, a new namespace, ...; docs/security.md)")
+PRIVILEGED = f"{CRASHED}: the sandbox could not give up its privileges, so nothing of it ran (docs/security.md)"
 WATCH_SECONDS = 0.05  # how often the parent looks at the child's clock and processes
 FOLDER_PREFIX = "hwm-lab-sandbox-"  # an executor's folder for one submission, in its TMPDIR: <prefix><grade>-...
 
@@ -31,6 +36,8 @@ class Limits:
     processes: int = 32  # RLIMIT_NPROC in the child, and the parent's watch on its session
     wall_seconds: float = 120.0  # killed after this long, whatever it does
     call_seconds: float = 1.0  # one call of a student's function (lab.core.guard)
+    budget_factor: float = 3.0  # a submission's time for all its exercises together: this many times the
+    budget_seconds: float = 30.0  # reference's (lab.grade.proof), and at least this long
 
     @classmethod
     def from_table(cls, table: dict, where: str = "sandbox") -> "Limits":
@@ -55,6 +62,8 @@ class Outcome:
     returncode: int | None
     wall_seconds: float
     stderr: str  # its last lines, for the instructor
+    out_of_time: bool = False  # stopped at the submission's budget (its wall clock for all its exercises)
+    student_peak: int = 0  # the most memory the student's sandbox held at once, scratch included (bytes; 0: unknown)
 
 
 def bwrap() -> str | None:
@@ -76,16 +85,56 @@ CODE = "/code"  # the student's files (code/exercises/*.py), read-only; the stud
 # The lab's files the student's process imports: the interface its stubs import, the guard, and its side of the wire.
 STUDENT_LAB = ("lab/__init__.py", "lab/core/__init__.py", "lab/core/interface.py", "lab/core/messages.py",
                "lab/core/events.py", "lab/core/reasons.py", "lab/core/guard.py", "lab/core/impl.py",
-               "lab/grade/__init__.py", "lab/grade/wire.py", "lab/grade/serve.py")
+               "lab/grade/__init__.py", "lab/grade/wire.py", "lab/grade/serve.py", "lab/grade/privileges.py")
 ENV = ("--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONPATH", LAB, "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
        "--setenv", "TMPDIR", "/tmp")
+STUDENT, HARNESS = 0, 1  # a sandbox's role: each has a user of its own
+UID_BASE = 1_900_000_000  # the sandboxes' users: UID_BASE + 2 x the executor's pid + role, no one else's
 
 
-def _isolated(tool: str) -> list[str]:
-    """Namespaces of its own (no network, no other process), no environment, an empty private /tmp, ended with
-    the task (started in a session of its own, with no terminal); nothing of the machine until bound."""
-    return [tool, "--unshare-all", "--die-with-parent", "--clearenv", *ENV, "--dev", "/dev",
-            "--tmpfs", "/tmp"]
+@dataclass(frozen=True)
+class Box:
+    """What a sandbox is besides its folders: its own unprivileged user (the same inside whoever runs the grader;
+    under root, the same outside too), its writable scratch (RAM, sized), and how its memory is counted."""
+
+    uid: int
+    counted: str  # lab.grade.cgroups: V2 or V1 (a control group counts it all), or TMPFS (sized within memory_mb)
+    tmp_bytes: int
+    shm_bytes: int
+
+    @classmethod
+    def of(cls, limits: "Limits", role: int, counted: str, pid: int | None = None) -> "Box":
+        memory = limits.memory_mb * MiB
+        if counted == cgroups.TMPFS:  # the scratch is part of memory_mb (the address space gets the rest)
+            tmp, shm = memory // 4, memory // 16
+        else:  # the group stops the sandbox at memory_mb, whatever holds it: the scratch may use it all
+            tmp, shm = memory, memory
+        return cls(UID_BASE + 2 * (os.getpid() if pid is None else pid) + role, counted, tmp, shm)
+
+    def address_space(self, limits: "Limits") -> int:
+        memory = limits.memory_mb * MiB
+        return memory - self.tmp_bytes - self.shm_bytes if self.counted == cgroups.TMPFS else memory
+
+
+MiB = 1024 * 1024
+
+
+def _isolated(tool: str, box: Box, seccomp_fd: int) -> list[str]:
+    """Namespaces of its own (no network, no other process), no environment, no capability, the seccomp filter, a
+    session of its own, a private sized /tmp and /dev/shm; nothing of the machine until bound. Run by root,
+    bubblewrap makes no user namespace (its users would be root's) and leaves the process only the right to
+    become the box's user (lab.grade.privileges, its first act); run by a user, it maps that user to the box's."""
+    ident = str(box.uid)
+    if os.geteuid() == 0:
+        who = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+               "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        who = ["--unshare-all", "--unshare-user", "--uid", ident, "--gid", ident, "--disable-userns",
+               "--cap-drop", "ALL"]
+    return [tool, *who, "--die-with-parent", "--new-session", "--clearenv", *ENV,
+            "--setenv", privileges.AS, f"{ident}:{ident}", "--seccomp", str(seccomp_fd), "--dev", "/dev",
+            "--size", str(box.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp",
+            "--size", str(box.shm_bytes), "--perms", "1777", "--tmpfs", "/dev/shm"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,7 +192,8 @@ def _resolved(path: str, links: dict[str, str], depth: int = 0) -> str:
     return current
 
 
-def harness_command(tool: str | None, lab_root: str, box: str, fd: int) -> list[str]:
+def harness_command(tool: str | None, lab_root: str, box: str, fd: int, sandbox: Box | None = None,
+                    seccomp_fd: int = -1) -> list[str]:
     """The harness's command: the lab and the reference at LAB, its folder at BOX (writable), the interpreter with
     its installed packages; nothing of the student's, no secret, no other submission."""
     argv = [sys.executable, "-B", "-m", "lab.grade.rerun", BOX if tool else box, str(fd)]
@@ -151,11 +201,11 @@ def harness_command(tool: str | None, lab_root: str, box: str, fd: int) -> list[
         return argv
     prefixes = dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix))
     python, runtime = python_runtime()
-    return [*_isolated(tool), "--proc", "/proc", *runtime,
-            *(a for p in prefixes for a in ("--ro-bind", p, p)),
-            *(a for name in ("lab", "solutions") for a in ("--ro-bind-try", os.path.join(lab_root, name),
-                                                           f"{LAB}/{name}")),
-            "--bind", box, BOX, "--chdir", BOX, *argv]
+    return [*_isolated(tool, sandbox, seccomp_fd), "--proc", "/proc", *_view([
+        *runtime, *(a for p in prefixes for a in ("--ro-bind", p, p)),
+        *(a for name in ("lab", "solutions") for a in ("--ro-bind-try", os.path.join(lab_root, name),
+                                                       f"{LAB}/{name}")),
+        "--bind", box, BOX]), *SEALED, "--chdir", BOX, *argv]
 
 
 def student_lab(lab_root: str, folder: str) -> str:
@@ -166,22 +216,58 @@ def student_lab(lab_root: str, folder: str) -> str:
     return folder
 
 
-def student_command(tool: str | None, lab_view: str, code: str, fd: int) -> list[str]:
+def student_command(tool: str | None, lab_view: str, code: str, fd: int, sandbox: Box | None = None,
+                    seccomp_fd: int = -1, module: str = "lab.grade.serve") -> list[str]:
     """The student's sandbox: the Python runtime, the lab's interface (lab_view, from student_lab) at LAB, the
-    student's files at CODE (its working folder), read-only; nothing else. FD: its socket to the executor."""
+    student's files at CODE (its working folder), read-only; nothing else. FD: its socket to the executor.
+    (`module`: what runs there; the grader's escape probes run in the same sandbox, lab.grade.escapes.)"""
     python, runtime = python_runtime()
-    argv = [python, "-S", "-B", "-m", "lab.grade.serve", str(fd)]
+    argv = [python, "-S", "-B", "-m", module, str(fd)]
     if tool is None:
         return argv
-    return [*_isolated(tool), *runtime, "--ro-bind", lab_view, LAB, "--ro-bind", code, CODE, "--chdir", CODE,
+    return [*_isolated(tool, sandbox, seccomp_fd), *_view([*runtime, "--ro-bind", lab_view, LAB,
+                                                            "--ro-bind", code, CODE]), *SEALED, "--chdir", CODE,
             *argv]
 
 
-def _limit(limits: Limits) -> None:
-    """In the forked child, before exec: the limits bubblewrap and everything under it inherit. (The number of
-    processes is limited by the child itself once inside, where its user namespace counts them.)"""
+# Once everything is in place, the sandbox's own root and /dev (tmpfs that bubblewrap made, unsized) are made
+# read-only: its /tmp and /dev/shm, sized, are the only places it may write (and the harness's BOX).
+SEALED = ("--remount-ro", "/", "--remount-ro", "/dev")
+
+
+DESTINATION = {"--ro-bind": 2, "--ro-bind-try": 2, "--bind": 2, "--symlink": 2, "--tmpfs": 1, "--dir": 1}
+
+
+def _view(args: list[str]) -> list[str]:
+    """Binds and links, after the folders on the way to them, made 0755: bubblewrap would make them 0700 for the
+    user that sets the sandbox up, and under root that is not the box's user, who could then reach nothing."""
+    destinations, i = [], 0
+    while i < len(args):
+        width = DESTINATION.get(args[i])
+        if width is None:
+            i += 2 if args[i] in ("--size", "--perms") else 1
+            continue
+        destinations.append(args[i + width])
+        i += width + 1
+    covered = set(destinations)
+    parents: set[str] = set()
+    for destination in destinations:
+        parent = os.path.dirname(destination)
+        while parent not in ("/", "") and parent not in covered and \
+                not any(parent.startswith(c + "/") for c in covered):
+            parents.add(parent)
+            parent = os.path.dirname(parent)
+    made = sorted(parents, key=lambda p: (p.count("/"), p))
+    return [*(a for p in made for a in ("--perms", "0755", "--dir", p)), *args]
+
+
+def _limit(limits: Limits, box: Box | None, group: "cgroups.Group | None") -> None:
+    """In the forked child, before exec: its control group, and the limits bubblewrap and everything under it
+    inherit. (Processes are counted by the group, where there is one, and watched by the executor.)"""
+    if group is not None:
+        group.join()
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    memory = limits.memory_mb * 1024 * 1024
+    memory = box.address_space(limits) if box is not None else limits.memory_mb * MiB
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     size = limits.file_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
@@ -207,13 +293,14 @@ def _sessions(sids: set[int], cap: int) -> dict[int, list[int]]:
 
 
 def start(argv: list[str], cwd: str, limits: Limits, stderr_path: str, env: dict[str, str],
-          pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+          pass_fds: tuple[int, ...] = (), box: Box | None = None, group: "cgroups.Group | None" = None,
+          stdout=subprocess.DEVNULL) -> subprocess.Popen:
     """Start argv under the limits, in a session of its own (so that its whole session can be watched and
-    killed), its standard error into stderr_path."""
+    killed) and in its control group if it has one, its standard error into stderr_path."""
     with open(stderr_path, "wb") as stderr:
-        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
                                 stderr=stderr, start_new_session=True, pass_fds=pass_fds,
-                                preexec_fn=lambda: _limit(limits))
+                                preexec_fn=lambda: _limit(limits, box, group))
 
 
 def too_many(children: list[subprocess.Popen], processes: int) -> list[subprocess.Popen]:
@@ -293,6 +380,10 @@ def classify(code: int | None, stderr: str) -> str:
         return MEMORY
     if code == EXIT_PROCESSES:
         return PROCESSES
+    if code == -signal.SIGSYS:
+        return REFUSED_CALL
+    if code == privileges.EXIT_PRIVILEGED:
+        return PRIVILEGED
     if code is not None and code < 0:
         return f"{CRASHED}: killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else \
             f"{CRASHED}: killed by signal {-code}"

@@ -20,7 +20,7 @@ from pathlib import Path
 from lab.core.guard import RAISED, WRONG_TYPE, Fault, StudentFault, describe_call, guard_function, import_fault
 from lab.core.guard import student_frame
 from lab.core.interface import Entry
-from lab.grade import wire
+from lab.grade import privileges, wire
 
 
 class Served:
@@ -271,6 +271,7 @@ def _kill(group: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    privileges.drop()  # before anything of the student's can run
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     Forks(socket.socket(fileno=int(argv[0]))).run()
     return 0

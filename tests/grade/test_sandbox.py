@@ -114,7 +114,8 @@ def test_writing_outside_its_folder_fails(tmp_path, monkeypatch):
         target.unlink(missing_ok=True)
     assert result["status"].startswith("crashed: check_read(") and "No such file or directory" in result["status"]
     result = rerun_reads("    open('exercises/reads.py', 'a').write('# mine now')\n", tmp_path, monkeypatch)
-    assert result["status"].startswith("crashed: check_read(") and "Read-only file system" in result["status"]
+    assert result["status"].startswith("crashed: check_read(")  # its own files are not its user's, and read-only
+    assert "Read-only file system" in result["status"] or "Permission denied" in result["status"]
     in_tmp = tmp_path / "escaped.txt"
     result = rerun_reads(f"    open({str(in_tmp)!r}, 'w').write('x')\n", tmp_path, monkeypatch)
     assert result["status"].startswith("crashed: check_read(") and "No such file or directory" in result["status"]
@@ -148,6 +149,10 @@ def test_how_a_child_ended_is_named():
     assert sandbox.classify(sandbox.EXIT_MEMORY, "") == "memory"
     assert sandbox.classify(1, "Traceback ...\nValueError: boom\n") == "crashed: ValueError: boom"
     assert sandbox.classify(-signal.SIGSEGV, "") == "crashed: killed by SIGSEGV"
+    assert sandbox.classify(-signal.SIGSYS, "") == sandbox.REFUSED_CALL and "system call" in sandbox.REFUSED_CALL
+    from lab.grade import privileges
+
+    assert sandbox.classify(privileges.EXIT_PRIVILEGED, "") == sandbox.PRIVILEGED
 
 
 def test_limits_come_from_the_rubric_and_are_checked():
@@ -290,15 +295,20 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     assert {f[2] for f in cat.files} == kept
 
 
+def _sandbox_args(tmp_path):
+    code, view, box = tmp_path / "code", tmp_path / "hwm", tmp_path / "box"
+    spec = sandbox.Box.of(sandbox.Limits(), sandbox.STUDENT, "sized tmpfs")
+    return (code, view, box, sandbox.student_command("bwrap", str(view), str(code), 3, spec, 9),
+            sandbox.harness_command("bwrap", str(ROOT), str(box), 3, spec, 9))
+
+
 def test_each_sandbox_is_given_folders_not_the_machine(tmp_path):
     """bubblewrap binds one folder at a time (never `/`): the student's sandbox the Python runtime, the lab's interface
     and the student's files; the harness's the lab and the reference, and its own folder to write in."""
-    code, view, box = tmp_path / "code", tmp_path / "hwm", tmp_path / "box"
-    student = sandbox.student_command("bwrap", str(view), str(code), 3)
-    harness = sandbox.harness_command("bwrap", str(ROOT), str(box), 3)
+    code, view, box, student, harness = _sandbox_args(tmp_path)
     python, runtime = sandbox.python_runtime()
     for argv in (student, harness):
-        assert "--unshare-all" in argv and "--clearenv" in argv and "--die-with-parent" in argv
+        assert "--clearenv" in argv and "--die-with-parent" in argv
         binds = [(argv[i], argv[i + 1], argv[i + 2]) for i in range(len(argv) - 2)
                  if argv[i] in ("--ro-bind", "--bind")]
         assert ("--ro-bind", "/", "/") not in binds
@@ -314,6 +324,42 @@ def test_each_sandbox_is_given_folders_not_the_machine(tmp_path):
     assert str(ROOT / "solutions") in harness_sources and str(ROOT / "exercises") not in harness_sources
     assert str(code) not in harness_sources  # the harness never sees the student's files
     assert (python, python) in runtime_binds
+
+
+def _after(argv: list[str], flag: str) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
+
+
+@pytest.mark.parametrize("euid", [0, 1000])
+def test_each_sandbox_holds_no_privilege_whoever_runs_the_grader(tmp_path, monkeypatch, euid):
+    """No capability, its own user, a new session, the seccomp filter, and scratch of a set size, under root and under
+    an ordinary user alike; only the way to the box's user differs (lab.grade.privileges)."""
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    _, _, _, student, harness = _sandbox_args(tmp_path)
+    spec = sandbox.Box.of(sandbox.Limits(), sandbox.STUDENT, "sized tmpfs")
+    for argv in (student, harness):
+        assert "--new-session" in argv and _after(argv, "--seccomp") == ["9"]
+        assert _after(argv, "--cap-drop") == ["ALL"]
+        assert argv[argv.index("HWM_LAB_AS") + 1] == f"{spec.uid}:{spec.uid}"
+        assert {"/tmp", "/dev/shm"} <= set(_after(argv, "--tmpfs"))
+        assert _after(argv, "--size") == [str(spec.tmp_bytes), str(spec.shm_bytes)]
+        assert "--unshare-net" in argv or "--unshare-all" in argv
+        if euid == 0:  # no user namespace (its users would be root's); only the right to become the box's user
+            assert "--unshare-user" not in argv and "--unshare-all" not in argv
+            assert _after(argv, "--cap-add") == ["CAP_SETUID", "CAP_SETGID"]
+        else:
+            assert _after(argv, "--uid") == [str(spec.uid)] and "--disable-userns" in argv
+            assert "--cap-add" not in argv
+    assert spec.uid >= sandbox.UID_BASE and spec.tmp_bytes + spec.shm_bytes < sandbox.Limits().memory_mb * 2 ** 20
+    assert spec.address_space(sandbox.Limits()) == sandbox.Limits().memory_mb * 2 ** 20 - spec.tmp_bytes - spec.shm_bytes
+
+
+def test_the_folders_on_the_way_to_a_bind_are_open_to_the_boxs_user():
+    made = sandbox._view(["--ro-bind", "/a/b/c", "/a/b/c", "--ro-bind", "/a/b/c/d/e", "/a/b/c/d/e",
+                          "--symlink", "x", "/l/m", "--tmpfs", "/a/b/c/s"])
+    dirs = _after(made, "--dir")
+    assert dirs == ["/a", "/l", "/a/b"]  # shallow first; nothing under a bind (it is the bound folder's own)
+    assert all(made[made.index("--dir", i) - 1] == "0755" for i in range(len(made)) if made[i] == "--dir")
 
 
 def test_the_student_view_of_the_lab_is_its_interface_alone(tmp_path):

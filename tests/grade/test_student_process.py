@@ -49,7 +49,7 @@ class Executor:
         self.ours.close()
         self.thread.join(timeout=10)
         self.theirs.close()
-        self.students.stop()
+        self.students.close()
 
 
 @pytest.fixture
