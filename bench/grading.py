@@ -19,6 +19,9 @@ classic mistake), re-executed per (submission, exercise); the bench prints the g
   reexec32    32 students                                     target <= 60 s with local[2]
   reexec300   300 students                                    target <= 10 minutes with local[2]
   reexec32wrong  32 students, each wrong in every exercise (the wrong variants of tests/wrong_variants/)
+  slow32      31 students, then the same with a 32nd whose every call takes 0.9 s (issue 49): the difference
+              beside the budget the grade gave that student (its time for all its exercises together)
+Each re-executing grade starts by proving its sandbox (lab/grade/proof.py): its seconds are printed too.
 Before them, the cost of one call of a student's function across the socket to the student's process (issue 32: the
 harness and the student's functions in two sandboxes) is printed beside the same call in process (the floor).
 Each re-executing grade also prints the files of failing runs to play beside the feedback (issue 36): how many, their
@@ -584,6 +587,8 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
         sys.stderr.write(stderr[-4000:])
         raise SystemExit(f"the grader failed (exit {proc.returncode})")
     m = re.search(r"re-executed (\d+) \(submission, exercise\) pairs in the sandbox in ([0-9.]+) s", stderr)
+    budget = re.search(r"each submission's time budget: ([0-9.]+) s", stderr)
+    proof = re.search(r"sandbox: proved: (\d+) probes in ([0-9.]+) s", stderr)
     with open(out / "reexec.csv", newline="") as f:
         pairs = list(csv.DictReader(f))
     with open(out / "grades.csv", newline="") as f:
@@ -591,6 +596,8 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
     played = sorted(p.stat().st_size for p in (out / "feedback").glob("*-ex*.html"))
     losing = sum(1 for line in grades.splitlines()[1:] for x in line.split(",")[1:7] if x != "10")
     return {"wall_s": wall, "reexec_s": float(m.group(2)) if m else None, "pairs": len(pairs),
+            "budget_s": float(budget.group(1)) if budget else None,
+            "proof_s": float(proof.group(2)) if proof else None,
             "phases": phases(said, wall),
             "pair_wall_s": [float(p["wall_seconds"]) for p in pairs],
             "pair_sim_s": [float(p["sim_seconds"]) for p in pairs],
@@ -670,7 +677,7 @@ def call_cost(calls: int = 2000) -> dict:
             figures[name] = {"across_us": round(wire * 1e6, 1),
                              "in_process_us": round((time.perf_counter() - t0) / calls * 1e6, 2)}
         ours.close()
-        students.stop()
+        students.close()
         return figures
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -685,7 +692,8 @@ def bench_reexec(name: str, data: Path, args) -> dict:
     for i in range(args.repeat):
         r = reexec_grade(class_dir, data / f"out-{name}", args.master)
         runs.append(r)
-        print(f"  [{i + 1}/{args.repeat}] re-executing grade ({args.master}): {r['wall_s']:6.1f} s wall, "
+        print(f"  [{i + 1}/{args.repeat}] re-executing grade ({args.master}): {r['wall_s']:6.1f} s wall (the "
+              f"sandbox's proof {r['proof_s']} s of it), "
               f"re-execution {r['reexec_s']} s for {r['pairs']} (submission, exercise) pairs; per pair: sandboxed "
               f"child {median(r['pair_wall_s']):.3f} s median ({max(r['pair_wall_s']):.3f} s max), the simulator's "
               f"own time for its runs {median(r['pair_sim_s']):.3f} s median; statuses {r['statuses']}; "
@@ -709,6 +717,67 @@ def bench_reexec(name: str, data: Path, args) -> dict:
             "pair_sim_median_s": round(median(runs[-1]["pair_sim_s"]), 3),
             "played_files": len(runs[-1]["played"]), "played_mb": round(sum(runs[-1]["played"]) / 2 ** 20, 2),
             "statuses": runs[-1]["statuses"], "grades_identical": same, "load_after": load()}
+def slowed(text: str, seconds: float = 0.9) -> str:
+    """The file with every top-level function answering after `seconds` (each call within its 1 s limit)."""
+    import ast
+
+    lines = text.split("\n")
+    for node in sorted((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)), key=lambda n: -n.lineno):
+        first = node.body[1] if len(node.body) > 1 and isinstance(node.body[0], ast.Expr) else node.body[0]
+        lines.insert(first.lineno - 1, f"{' ' * first.col_offset}__import__('time').sleep({seconds})")
+    return "\n".join(lines)
+
+
+def bench_slow(data: Path, args) -> dict:
+    """A class of 32 whose last student answers every call in 0.9 s, beside the same class without that student
+    (31), graded alternately: the difference against the budget the grade gave that student (issue 49)."""
+    import zipfile
+
+    base = data / "reexec32"
+    generate_reexec(base, 32)
+    alone, slow = data / "slow32-without", data / "slow32"
+    for folder in (alone, slow):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    zips = sorted(base.glob("*.zip"))
+    for z in zips[:-1]:
+        shutil.copy(z, alone / z.name)
+        shutil.copy(z, slow / z.name)
+    with zipfile.ZipFile(zips[0]) as z, zipfile.ZipFile(slow / zips[-1].name, "w", zipfile.ZIP_DEFLATED) as o:
+        for name in z.namelist():
+            data_ = z.read(name)
+            if name.startswith("files/exercises/") and name.endswith(".py") and not name.endswith("__init__.py"):
+                data_ = slowed(data_.decode()).encode()
+            elif name == "manifest.json":
+                m = json.loads(data_)
+                m["student"] = zips[-1].stem
+                data_ = json.dumps(m).encode()
+            o.writestr(name, data_)
+    print(f"\nslow32: 31 students, then the same with a 32nd whose every call takes 0.9 s", flush=True)
+    walls: dict[str, list[float]] = {"without": [], "with": []}
+    budget, same = None, True
+    for i in range(args.repeat):
+        for key, folder in (("without", alone), ("with", slow)):
+            r = reexec_grade(folder, data / f"out-slow-{key}", args.master)
+            walls[key].append(r["wall_s"])
+            budget = r["budget_s"] or budget
+            lines = r["grades"].splitlines()
+            if key == "without":
+                others = lines
+            else:
+                same = same and [l for l in lines if not l.startswith(zips[-1].stem + ",")] == others
+                slow_status = {k: v for k, v in r["statuses"].items()}
+            print(f"  [{i + 1}/{args.repeat}] {key} the slow student: {r['wall_s']:6.1f} s wall; statuses "
+                  f"{r['statuses']}; load {load()}", flush=True)
+    extra = median(walls["with"]) - median(walls["without"])
+    print(f"  the slow student cost the class {extra:.1f} s (medians {median(walls['with']):.1f} against "
+          f"{median(walls['without']):.1f} s); its budget {budget} s: "
+          f"{'met' if budget is not None and extra <= budget else 'NOT met'}; the others' grades the same: {same}",
+          flush=True)
+    return {"class": "slow32", "extra_s": round(extra, 1), "budget_s": budget, "others_same": same,
+            "wall_with_s": walls["with"], "wall_without_s": walls["without"], "statuses_with": slow_status}
+
+
 CHANGED = 5  # submissions changed between a grade and the re-grade
 
 
@@ -777,7 +846,7 @@ def main(argv=None) -> int:
                 shutil.rmtree(data, ignore_errors=True)
         return 0
     names = [c for c in args.classes.split(",") if c]
-    unknown = [c for c in names if c not in CLASSES and c not in REEXEC_CLASSES]
+    unknown = [c for c in names if c not in CLASSES and c not in REEXEC_CLASSES and c != "slow32"]
     if unknown:
         p.error(f"unknown classes {unknown}; the classes are {list(CLASSES)}")
 
@@ -795,6 +864,7 @@ def main(argv=None) -> int:
             print(f"\none call of a student's function across the socket to its sandbox, beside the same call in "
                   f"process (the floor): {shown}; load {load()}", flush=True)
         reruns = [bench_reexec(name, data, args) for name in names if name in REEXEC_CLASSES]
+        slow = bench_slow(data, args) if "slow32" in names else None
         print(f"\nsummary (median of {args.repeat}; load average at the end {load()})")
         for r in reruns:
             print(f"  {r['class']:>9} {r['students']} students, re-executed: {r['wall_median_s']:7.1f} s (runs "
@@ -821,7 +891,7 @@ def main(argv=None) -> int:
                   f"{'met' if ratio <= PARSE_RATIO else 'NOT met'})")
         if args.json:
             Path(args.json).write_text(json.dumps({"args": vars(args), "results": results, "reexec": reruns,
-                                                   "call_cost": cost}, indent=2) + "\n")
+                                                   "call_cost": cost, "slow": slow}, indent=2) + "\n")
     finally:
         if not keep:
             shutil.rmtree(data, ignore_errors=True)

@@ -130,7 +130,7 @@ def across(parts: list[dict], work: Path) -> dict:
         totals["student's first process"] = sum(_sandbox_cpu(students.process.pid))  # (no exercise's now)
     finally:
         ours.close()
-        students.stop()
+        students.close()
     return totals
 
 
