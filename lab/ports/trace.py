@@ -280,6 +280,18 @@ class Trace:
 def read_trace(run_dir: str | os.PathLike) -> Trace:
     """Read a trace directory: meta plus every event file merged in (time, node, seq) order."""
     run_dir = Path(run_dir)
+    meta = read_trace_meta(run_dir)
+    events: list[dict] = []
+    warnings: list[str] = []
+    for path in sorted(run_dir.glob("events-*.jsonl")):
+        events.extend(_read_events(path, warnings))
+    events.sort(key=lambda e: (e["time"], e["node"], e["seq"]))
+    return Trace(meta=meta, events=events, warnings=warnings)
+
+
+def read_trace_meta(run_dir: str | os.PathLike) -> dict:
+    """A trace directory's trace.json, checked: ours, and a version this reader understands."""
+    run_dir = Path(run_dir)
     meta_path = run_dir / "trace.json"
     if not meta_path.exists():
         raise TraceError(Reason(reasons.NOT_A_TRACE, dir=str(run_dir)))
@@ -292,12 +304,7 @@ def read_trace(run_dir: str | os.PathLike) -> Trace:
     if int(meta.get("version", 0)) > VERSION:
         raise TraceError(Reason(reasons.TRACE_TOO_NEW, path=str(meta_path), version=str(meta["version"]),
                                 understood=str(VERSION)))
-    events: list[dict] = []
-    warnings: list[str] = []
-    for path in sorted(run_dir.glob("events-*.jsonl")):
-        events.extend(_read_events(path, warnings))
-    events.sort(key=lambda e: (e["time"], e["node"], e["seq"]))
-    return Trace(meta=meta, events=events, warnings=warnings)
+    return meta
 
 
 def _read_events(path: Path, warnings: list[str]) -> Iterable[dict]:
