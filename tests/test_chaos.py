@@ -122,6 +122,14 @@ def test_a_short_nemesis_run_checks_clean(tmp_path, impl, request):
     assert report.verdict.lost == [] and report.verdict.violations == []
     assert report.elections_won >= 1
     lines = str(said_report(report)).splitlines()
+    # the clients' history beside the checks: every node's reads, every session's guarantees, linearizability
+    counted = report.history.by_node()
+    assert sum(sum(c.values()) for c in counted.values()) == len(report.history.reads) > 10
+    assert {f"  {node}: served {c['served']}, refused {c['refused']}, stale {c['stale']}, dirty 0, not answered "
+            f"{c['unanswered']}" for node, c in counted.items()} <= set(lines), lines
+    sessions = {line.split(":")[0].strip() for line in lines if ": read-your-writes " in line}
+    assert {"w0", "w1", "w2", "w3", "r0", "r1"} <= sessions, lines
+    assert any(line.startswith("linearizable: ") for line in lines)
     spanish = localize(said_report(report), "es").splitlines()
     assert spanish[-4].startswith("PASA  escrituras con acuse de recibo perdidas: 0"), spanish
     assert any(line.startswith("PASS  acknowledged writes lost: 0") for line in lines), lines
