@@ -260,6 +260,8 @@ class _Reader:
                 op.index = e["index"]
             if op.ok and op.kind == READ:
                 op.digest = e.get("digest")
+            if op.kind == READ and op.leader is None:  # no node's line said it: the leader when the answer came
+                op.leader, op.leader_hwm = self.marks.leader()
 
     def _node(self, kind: str, e: dict) -> None:
         node, instant = e.get("node"), (e.get("time", 0.0), LATE)
