@@ -18,7 +18,6 @@ read when its node answered), each interval widened to the whole instant, so tha
 from __future__ import annotations
 
 import heapq
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import NamedTuple
 from lab.core import events as ev
 from lab.core.reasons import ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED
 from lab.harness.linearizable import NEVER, READ, WRITE, Op, Verdict, check as search
-from lab.ports.trace import CLUSTER, parse_line, read_trace_meta
+from lab.ports.trace import CLUSTER, read_kinds, read_trace_meta
 
 SERVED, REFUSED, STALE, DIRTY, UNANSWERED = "served", "refused", "stale", "dirty", "unanswered"
 VERDICTS = (SERVED, REFUSED, STALE, DIRTY, UNANSWERED)  # a read's, in the order a report counts them
@@ -405,24 +404,12 @@ def check(events: list[dict], budget: int = 1_000_000) -> History:
 KINDS_READ = (ev.CLIENT_WRITE, ev.CLIENT_READ, ev.CLIENT_ANSWER, ev.WRITE_REQUESTED, ev.LEADER_APPEND, ev.WRITE_ACKED,
               ev.READ_SERVED, ev.READ_REFUSED, ev.READ_FAILED, ev.HWM_CHANGED, ev.BECAME_LEADER, ev.BECAME_FOLLOWER,
               ev.NODE_STARTED, ev.ELECTION_STARTED, ev.NODE_STOPPED, ev.TRUNCATED, ev.NODE_KILLED, ev.NODE_EXITED)
-_WANTED = re.compile('"type":"(' + "|".join(KINDS_READ) + ')"')
 
 
 def read_events(run_dir: str | Path) -> tuple[dict, list[dict]]:
     """A trace directory's metadata and the events a history reads (a torn or broken line is skipped, as the trace
     reader skips it)."""
-    run_dir = Path(run_dir)
-    meta = read_trace_meta(run_dir)
-    events = []
-    for path in sorted(run_dir.glob("events-*.jsonl")):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if _WANTED.search(line):
-                    try:
-                        events.append(parse_line(line))
-                    except ValueError:
-                        pass
-    return meta, events
+    return read_trace_meta(run_dir), read_kinds(run_dir, KINDS_READ)
 
 
 def check_dir(run_dir: str | Path, budget: int = 1_000_000) -> History:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -305,6 +306,22 @@ def read_trace_meta(run_dir: str | os.PathLike) -> dict:
         raise TraceError(Reason(reasons.TRACE_TOO_NEW, path=str(meta_path), version=str(meta["version"]),
                                 understood=str(VERSION)))
     return meta
+
+
+def read_kinds(run_dir: str | os.PathLike, kinds) -> list[dict]:
+    """The events of those kinds from every events-*.jsonl of a trace directory, in file order: a quick look at each
+    line's kind before it is parsed (a long run's trace is mostly heartbeats); a torn or broken line is skipped."""
+    wanted = re.compile('"type":"(' + "|".join(map(re.escape, kinds)) + ')"')
+    events = []
+    for path in sorted(Path(run_dir).glob("events-*.jsonl")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if wanted.search(line):
+                    try:
+                        events.append(parse_line(line))
+                    except ValueError:
+                        pass
+    return events
 
 
 def _read_events(path: Path, warnings: list[str]) -> Iterable[dict]:
