@@ -265,3 +265,18 @@ def test_the_intervals_drawing_keeps_a_long_history_around_its_first_stale_read(
     svg = intervals_svg(found, lang="zh")
     assert svg.count('class="op stale"') == 1 and svg.count("<g class=\"op ") == 400
     assert "陈旧读" in svg
+
+
+def test_the_feeds_rule_remembers_a_bounded_number_of_requests_and_indexes(monkeypatch):
+    """A dashboard runs for hours: what its stale-read rule remembers stays bounded, the newest kept."""
+    monkeypatch.setattr(StaleWatch, "KEPT", 10)
+    watch = StaleWatch()
+    for k in range(1, 101):
+        watch.observe({"node": "cluster", "type": "client_write", "request": f"w{k}"})
+        watch.observe({"node": "cluster", "type": "client_answer", "request": f"w{k}", "ok": True, "index": k,
+                       "answered_by": "A"})
+    assert len(watch.acked) == 11 and 100 in watch.acked and 1 not in watch.acked
+    watch.observe({"node": "cluster", "type": "client_read", "request": "r1", "index": 100})
+    stale = watch.observe({"node": "cluster", "type": "client_answer", "request": "r1", "ok": False, "index": 100,
+                           "answered_by": "C", "hwm": 90, "refusal": "above_hwm"})
+    assert (stale.node, stale.index, stale.hwm, stale.write) == ("C", 100, 90, "w100")

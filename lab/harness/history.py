@@ -188,6 +188,8 @@ class StaleWatch:
     stale when its node refused it by the mark although a write of its index had been acknowledged to a client
     before the read was asked."""
 
+    KEPT = 100_000  # requests under way and indexes acknowledged remembered at most (a dashboard runs for hours)
+
     def __init__(self):
         self.marks = Marks()
         self.calls: dict[str, tuple[str, int | None]] = {}  # request -> (kind, index) under way
@@ -200,6 +202,9 @@ class StaleWatch:
         kind, request = e.get("type"), e.get("request")
         if e.get("node") != CLUSTER or not request:
             return None
+        for kept in (self.calls, self.acked, self.known):
+            if len(kept) > self.KEPT:  # the oldest go first (a dict keeps its order)
+                del kept[next(iter(kept))]
         if kind == ev.CLIENT_WRITE:
             self.calls[request] = (WRITE, None)
         elif kind == ev.CLIENT_READ:
