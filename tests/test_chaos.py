@@ -162,6 +162,9 @@ def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys)
     figures = json.loads(out.strip().splitlines()[-1])
     assert (figures["lost"], figures["violations"], figures["converged"]) == (0, 0, True), out
     assert figures["acknowledged"] > 0 and code == (0 if figures["passed"] else 1)
+    history = figures["history"]  # the clients' history in figures: per node, per session, no list of operations
+    assert sum(sum(c.values()) for c in history["reads_by_node"].values()) > 0 and "w0" in history["sessions"][
+        "read_your_writes"] and history["linearizable"] in (True, False) and isinstance(history["stale"], int)
     assert "PASS  acknowledged writes lost: 0 (target 0)" in out
 
     assert cli.main(["chaos", "--impl", "no_such_module", "--duration", "1", "--dir", str(tmp_path / "bad")]) == 4

@@ -123,6 +123,13 @@ class History:
     def not_linearizable(self) -> list[int]:
         return sorted(index for index, v in self.parts.items() if v.ok is False)
 
+    def summary(self) -> dict:
+        """The figures without the operations (a chaos run's `--json`): counts per node and per session."""
+        return {"operations": len(self.operations), "reads_by_node": {n: dict(c) for n, c in self.by_node().items()},
+                "stale": len(self.of_verdict(STALE)), "dirty": len(self.of_verdict(DIRTY)),
+                "sessions": {"read_your_writes": self.sessions_of(RYW), "monotonic_reads": self.sessions_of(MONOTONIC)},
+                "linearizable": self.linearizable, "not_linearizable": len(self.not_linearizable())}
+
     def as_dict(self, run: str) -> dict:
         """The figures as plain data (`--json`)."""
         def read(op: Operation) -> dict:
