@@ -199,3 +199,14 @@ def test_no_linearizable_read_is_stale_whatever_the_faults(seed):
     without_plain = check([e for e in cluster.events if e.get("client") != "plain" and e.get("request") not in
                            {op.request for op in found.reads if op.client == "plain"}])
     assert without_plain.linearizable is True
+
+
+def test_a_clone_of_a_leader_holding_reads_keeps_its_own(impl):
+    """The explorer's copy-on-write worlds copy a replica: one holding a linearizable read gives its copy its own."""
+    from lab.sim.copies import _copy_replica
+
+    a = leader_with_entry(impl, NODES[:3])
+    a.read(lin())
+    copy = _copy_replica(a)
+    copy.receive("B", ReadIndexResponse(generation=1, follower="B", round=1))
+    assert copy.pending_reads == [] and [p.confirmed for p in a.pending_reads] == [{"A"}]
