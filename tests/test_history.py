@@ -280,3 +280,8 @@ def test_the_feeds_rule_remembers_a_bounded_number_of_requests_and_indexes(monke
     stale = watch.observe({"node": "cluster", "type": "client_answer", "request": "r1", "ok": False, "index": 100,
                            "answered_by": "C", "hwm": 90, "refusal": "above_hwm"})
     assert (stale.node, stale.index, stale.hwm, stale.write) == ("C", 100, 90, "w100")
+
+
+def test_hwm_lab_history_refuses_a_budget_below_one_in_the_readers_language(tmp_path, capsys):
+    assert main(["history", str(tmp_path), "--budget", "0", "--lang", "es"]) == 2
+    assert "--budget debe ser un número entero a partir de 1, no 0" in capsys.readouterr().err

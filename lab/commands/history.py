@@ -40,6 +40,10 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     lang = lang_of(args)
+    if args.budget < 1:
+        print(complaint("hwm-lab history", say("--budget must be a whole number from 1, not {value}",
+                                                value=args.budget), lang), file=sys.stderr)
+        return 2
     try:
         runs = _runs(Path(args.dir), lang)
     except (TraceError, OSError, zipfile.BadZipFile, ValueError) as exc:
