@@ -7,6 +7,8 @@ Measured in the same run, on the same disk and the same loopback, three times (t
               where the median write spends its time, from the trace's timestamps
   throughput  committed entries/s with many writes in flight (frames pipelined to the leader, many per send),
               and the CPU time each process spent per committed entry meanwhile
+  reads       p50 of a plain read and of a linearizable one (ReadIndex: the leader's round to its followers first),
+              one at a time straight to the leader, beside the round trip floor
   peer        PySyncObj (pip install '.[bench]'), three local processes, its most durable setting, the same work
               (bench/pysyncobj_peer.py); the lab's figures are printed as ratios to it
 Each figure is printed next to its target with PASS or FAIL, and a missed target says by how much.
@@ -224,6 +226,7 @@ def measure(args, run_dir: Path) -> dict:
                     started = time.perf_counter()
                     latencies += commit_latencies(client, max(1, args.samples // rounds), 50 + len(latencies), sent)
                     busy += time.perf_counter() - started
+            reads = read_latencies(port, 50, args.samples, floors)  # (the floors sampled between the reads too)
         finally:
             floors.close()
         payload = "p" * args.payload_bytes
@@ -244,7 +247,7 @@ def measure(args, run_dir: Path) -> dict:
             "pipelined_per_s": committed / elapsed, "failed": failed,
             "leader_cpu_us": cpu_us[leader],
             "follower_cpu_us": [cpu_us[name] for name in pids if name != leader],
-            "election_ms": election_ticks * tick_ms}
+            "election_ms": election_ticks * tick_ms, **reads}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
               f"throughput {median['pipelined_per_s'] / peer['pipelined_per_s']:.2f} (higher is better), "
               f"leader CPU per entry {median['leader_cpu_us'] / peer['leader_cpu_us_per_entry']:.2f} (lower is "
               f"better)")
+    print_reads(runs, median)
     for name, value, target, unit, ok, words in checks:
         passed = ok(value, target)
         miss = "" if passed else f"; missed by {abs(value - target) / target:.0%}"
@@ -328,6 +332,42 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"runs": runs, "median": median, "legs_ms": legs, "peer": peer,
                           "load_average": os.getloadavg(), "passed": all(c[4](c[1], c[2]) for c in checks)}))
     return 0 if all(c[4](c[1], c[2]) for c in checks) else 1
+
+
+# ---- reads: a plain read and a linearizable one (ReadIndex), beside the round trip floor -------------------------
+
+
+def read_latencies(port: int, index: int, count: int, floors: Floors) -> dict:
+    """Reads one at a time straight to the leader, a plain one and a linearizable one in turn, of an index at or
+    below its mark, with the floors sampled between them: each kind's p50, in ms. A linearizable read costs the
+    leader one round of messages to its followers (and the first answer of a majority) more than a plain one."""
+    plain: list[float] = []
+    linear: list[float] = []
+    with NodeClient("127.0.0.1", port, timeout=10.0) as client:
+        for k in range(count + 20):  # the first 20 of each warm up
+            for kept, linearizable in ((plain, False), (linear, True)):
+                start = time.perf_counter()
+                answer = client.read(index, linearizable=linearizable)
+                if k >= 20:
+                    kept.append(time.perf_counter() - start)
+                if not answer.ok:
+                    raise RuntimeError(f"read of index {index} refused: {answer.error}")
+            if k % 20 == 19:
+                floors.sample(1)
+    return {"read_p50_ms": percentile(plain, 0.50) * 1e3, "linearizable_read_p50_ms": percentile(linear, 0.50) * 1e3,
+            "linearizable_read_p99_ms": percentile(linear, 0.99) * 1e3}
+
+
+def print_reads(runs: list[dict], median: dict) -> None:
+    """The reads' lines (medians of the runs) beside the round trip floor measured in the same runs. No target: the
+    figure the lesson needs is what a linearizable read costs over a plain one, in round trips."""
+    plain = statistics.median(run["read_p50_ms"] for run in runs)
+    linear = statistics.median(run["linearizable_read_p50_ms"] for run in runs)
+    floor = median["round_trip_ms"]
+    print(f"read     plain p50, one read at a time        {plain:8.3f} ms")
+    print(f"read     linearizable p50 (ReadIndex)         {linear:8.3f} ms  (+{linear - plain:.3f} ms over a plain "
+          f"read = {(linear - plain) / floor:.1f} x the round trip floor {floor:.3f} ms; p99 "
+          f"{statistics.median(run['linearizable_read_p99_ms'] for run in runs):.3f} ms)")
 
 
 if __name__ == "__main__":

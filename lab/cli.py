@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "lab.commands.exercise",  # exercise, submit
     "lab.student.handout",  # handout
     "lab.commands.chaos",  # chaos (the nemesis, lab/harness/chaos.py)
+    "lab.commands.history",  # history (the clients' history of a run, lab/harness/history.py)
     "lab.commands.explore",  # explore (lab/explore: search, shrink, explain)
     "lab.grade.cli",  # grade
     "web.cli",  # demo, dashboard, replay

@@ -122,6 +122,14 @@ def test_a_short_nemesis_run_checks_clean(tmp_path, impl, request):
     assert report.verdict.lost == [] and report.verdict.violations == []
     assert report.elections_won >= 1
     lines = str(said_report(report)).splitlines()
+    # the clients' history beside the checks: every node's reads, every session's guarantees, linearizability
+    counted = report.history.by_node()
+    assert sum(sum(c.values()) for c in counted.values()) == len(report.history.reads) > 10
+    assert {f"  {node}: served {c['served']}, refused {c['refused']}, stale {c['stale']}, dirty 0, not answered "
+            f"{c['unanswered']}" for node, c in counted.items()} <= set(lines), lines
+    sessions = {line.split(":")[0].strip() for line in lines if ": read-your-writes " in line}
+    assert {"w0", "w1", "w2", "w3", "r0", "r1"} <= sessions, lines
+    assert any(line.startswith("linearizable: ") for line in lines)
     spanish = localize(said_report(report), "es").splitlines()
     assert spanish[-4].startswith("PASA  escrituras con acuse de recibo perdidas: 0"), spanish
     assert any(line.startswith("PASS  acknowledged writes lost: 0") for line in lines), lines
@@ -154,6 +162,9 @@ def test_hwm_lab_chaos_runs_the_nemesis_and_says_why_it_cannot(tmp_path, capsys)
     figures = json.loads(out.strip().splitlines()[-1])
     assert (figures["lost"], figures["violations"], figures["converged"]) == (0, 0, True), out
     assert figures["acknowledged"] > 0 and code == (0 if figures["passed"] else 1)
+    history = figures["history"]  # the clients' history in figures: per node, per session, no list of operations
+    assert sum(sum(c.values()) for c in history["reads_by_node"].values()) > 0 and "w0" in history["sessions"][
+        "read_your_writes"] and history["linearizable"] in (True, False) and isinstance(history["stale"], int)
     assert "PASS  acknowledged writes lost: 0 (target 0)" in out
 
     assert cli.main(["chaos", "--impl", "no_such_module", "--duration", "1", "--dir", str(tmp_path / "bad")]) == 4

@@ -252,9 +252,10 @@ def test_a_bad_number_is_refused_in_the_language_without_a_python_type_name(lang
 
 
 @pytest.mark.parametrize("lang, expected", [
-    ("en", "hwm-lab simulate: no scenario 'nosuch'; available: d1, f8, k1, k2, l1, n4, s1 and s2"),
-    ("es", "hwm-lab simulate: no hay ningún escenario 'nosuch'; los disponibles son: d1, f8, k1, k2, l1, n4, s1 y s2"),
-    ("zh", "hwm-lab simulate：没有场景 'nosuch'；可用的有：d1、f8、k1、k2、l1、n4、s1 和 s2"),
+    ("en", "hwm-lab simulate: no scenario 'nosuch'; available: d1, f8, k1, k2, l1, n4, r1, s1 and s2"),
+    ("es", "hwm-lab simulate: no hay ningún escenario 'nosuch'; los disponibles son: d1, f8, k1, k2, l1, n4, r1, s1 y "
+           "s2"),
+    ("zh", "hwm-lab simulate：没有场景 'nosuch'；可用的有：d1、f8、k1、k2、l1、n4、r1、s1 和 s2"),
 ])
 def test_a_commands_error_and_its_list_are_written_as_the_language_writes_them(lang, expected, capsys, monkeypatch):
     """The program's name is followed by the language's colon (full-width in Chinese, as argparse's errors there),

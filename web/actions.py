@@ -123,7 +123,7 @@ def write(dash, client: ControlClient, args: dict) -> dict:
 
 
 def read(dash, client: ControlClient, args: dict) -> dict:
-    answer = client.read(_index(args), node_arg(dash, args))
+    answer = client.read(_index(args), node_arg(dash, args), linearizable=args.get("linearizable") is True)
     if answer.get("error"):
         answer["error"] = answer_error(answer)
     return answer

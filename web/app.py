@@ -110,6 +110,7 @@ def create_app(config: dict | None = None) -> Flask:
                       max_http_buffer_size=MAX_BODY)
     app.extensions["hwm_dashboard"] = dashboard
     _routes(app, dashboard)
+    _drawings(app, dashboard)
     socket_handlers(socketio, dashboard)
     return app
 
@@ -144,6 +145,7 @@ class Dashboard:
         self.held_frames = 0
         self._latest_state = None  # (client, state, error) from the state reader, when it runs
         self.replay = None
+        self._replay_history = None  # (the replay, its clients' history): a replay is read once
         self.replayed = None  # the replay's questions (web.questions.Replayed)
         self.exploring = None  # the counterexample being explored (web.explorer), whose trace is the replay
         self.guide = None
@@ -413,6 +415,20 @@ class Dashboard:
         return sequence_svg(events, nodes=ids or None, heartbeats=heartbeats, lang=lang, width=width,
                             max_rows=SEQUENCE_ROWS)
 
+    def history(self, mode: str | None, lang: str) -> str:
+        """The clients' history as intervals (lab/i18n/intervals.py): of the whole replay, or of the live run as far
+        as the feed keeps it."""
+        from lab.harness.history import check
+        from lab.i18n.intervals import intervals_svg
+
+        if mode == "replay" and self.replay is not None:
+            if self._replay_history is None or self._replay_history[0] is not self.replay:
+                self._replay_history = (self.replay, check(self.replay.events))
+            return intervals_svg(self._replay_history[1], lang=lang)
+        with self.lock:
+            events = self.feed.last_seconds(None, False)
+        return intervals_svg(check(events), lang=lang)
+
     # ---- pages ----------------------------------------------------------------------------------------------
 
     def hello(self, can_control: bool, mode: str | None = None, follow: bool = False, seat: str = "") -> dict:
@@ -436,6 +452,15 @@ def _whole(value) -> int:
         return int(value)
     except (TypeError, ValueError):
         raise ValueError(say("a step is a whole number, not {value}", value=repr(value))) from None
+
+
+def _drawings(app: Flask, dashboard: Dashboard) -> None:
+    @app.get("/history.svg")
+    def history():
+        """The clients' history: each operation an interval on a time axis, stale reads marked (mode=replay: the
+        replay's whole run; else the live run as far as the feed keeps it)."""
+        svg = dashboard.history(request.args.get("mode"), dashboard.request_lang())
+        return Response(svg, mimetype="image/svg+xml", headers={"Cache-Control": "no-store"})
 
 
 def _routes(app: Flask, dashboard: Dashboard) -> None:

@@ -219,7 +219,11 @@ class Replay:
         self.stepped = self.meta.get("source") == "sim"
         self.play = play_times(self.events, self.stepped)
         narrator = Narrator()
-        self.texts = [narrator.describe(e) for e in self.events]
+        self.texts, self.stale_reads = [], set()  # each event's sentence; the numbers of stale reads' answers
+        for n, e in enumerate(self.events, start=1):
+            self.texts.append(narrator.describe(e))
+            if narrator.stale is not None:
+                self.stale_reads.add(n)
         nodes = list(self.meta.get("nodes") or [])
         settings = {k: self.meta[k] for k in ("truncation", "fsync", "impl") if k in self.meta}
         fold = ClusterFold(nodes, settings)
@@ -260,7 +264,8 @@ class Replay:
     def event(self, position: int) -> dict:
         """Event number `position` (1-based) as the page shows it: the record plus its sentence."""
         e = self.events[position - 1]
-        return {**slim(e), "n": position, "text": self.texts[position - 1]}
+        return {**slim(e), "n": position, "text": self.texts[position - 1],
+                **({"stale": True} if position in self.stale_reads else {})}
 
     def steps(self) -> list[dict]:
         """Each step of a scenario's trace: `start`, the position of its step line, and `n`, that of its last event

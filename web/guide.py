@@ -18,7 +18,7 @@ from lab.harness.commands import ScenarioError
 from lab.harness.scenario import Run
 from web.questions import Model, Question
 
-GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1")
+GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1", "r1")
 
 
 def catalog(names=GUIDED) -> list[dict]:

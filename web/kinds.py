@@ -19,7 +19,7 @@ NOTED = frozenset({
 # High volume: sampled (newest first) when a frame would carry too many; kept in the feed.
 BUSY = frozenset({
     ev.FOLLOWER_APPEND, ev.HWM_CHANGED, ev.LEADER_APPEND, ev.WRITE_ACKED, ev.CLIENT_WRITE, ev.READ_SERVED,
-    ev.CLIENT_READ,
+    ev.CLIENT_READ, ev.CLIENT_ANSWER, ev.READ_INDEX,
 })
 # High volume and bookkeeping: sampled like BUSY, and hidden from the feed on request.
 BOOKKEEPING = frozenset({
@@ -31,7 +31,7 @@ QUIET = frozenset({ev.VOTE_GRANTED})
 PLAIN = frozenset({
     ev.BECAME_FOLLOWER, ev.DISK_FULL, ev.DISK_OK, ev.DROP_SET, ev.EPOCH_ANSWER, ev.EPOCH_QUERY, ev.EPOCH_TRUNCATION,
     ev.FSYNC_FAIL, ev.LOG_SNAPSHOT, ev.NEXT_INDEX_BACKED_UP, ev.PREVOTE_DENIED, ev.PREVOTE_GRANTED,
-    ev.PREVOTE_STARTED, ev.REPLICATION_REJECTED, ev.RESPONSE_IGNORED, ev.VOTE_DENIED,
+    ev.PREVOTE_STARTED, ev.REPLICATION_REJECTED, ev.RESPONSE_IGNORED, ev.VOTE_DENIED, ev.READ_FAILED,
 })
 CLASSES = (IMPORTANT, NOTED, BUSY, BOOKKEEPING, QUIET, PLAIN)
 

@@ -184,6 +184,8 @@ class LiveFeed:
             if event["n"] in kept_ids:
                 shown = slim(event)
                 shown["text"] = self.narrator.describe(event)
+                if self.narrator.stale is not None:
+                    shown["stale"] = True  # a stale read's answer: the feed marks it
                 narrated.append(shown)
             else:
                 self.narrator.observe(event)

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 
 from lab.core.events import (
-    BECAME_FOLLOWER, BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD,
-    CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, DISK_FULL, DISK_OK, DROP_SET, ELECTION_STARTED,
-    EPOCH_ANSWER, EPOCH_QUERY, EPOCH_TRUNCATION, EXPECTATION, FOLLOWER_APPEND, FSYNC_FAIL, GENERATION_CHANGED,
-    HWM_CHANGED, KINDS, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED, NEXT_INDEX_BACKED_UP,
-    NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, NODE_STOPPED, PREVOTE_DENIED,
-    PREVOTE_GRANTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED,
-    REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED,
-    TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED, WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED,
-    WRITE_REQUESTED)
+    BECAME_FOLLOWER, BECAME_LEADER, CAUGHT_UP, CLIENT_ANSWER, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED,
+    CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, DISK_FULL, DISK_OK, DROP_SET,
+    ELECTION_STARTED, EPOCH_ANSWER, EPOCH_QUERY, EPOCH_TRUNCATION, EXPECTATION, FOLLOWER_APPEND, FSYNC_FAIL,
+    GENERATION_CHANGED, HWM_CHANGED, KINDS, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED,
+    NEXT_INDEX_BACKED_UP, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED,
+    NODE_STOPPED, PREVOTE_DENIED, PREVOTE_GRANTED, PREVOTE_STARTED, READ_FAILED, READ_INDEX, READ_REFUSED,
+    READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN,
+    SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED, WAL_RECOVERED,
+    WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
 from lab.core.reasons import reason_from_record
+from lab.harness.history import Stale, StaleWatch
+from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
+from lab.i18n.history import answer_said, stale_said
 from lab.i18n import say
 from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
@@ -64,9 +67,20 @@ class Narrator:
         self.leader_of: dict[str, str | None] = {}
         self.cluster_leader: str | None = None  # the newest leader anyone announced (or the state says)
         self.refused_at: dict[tuple[str, str], int] = {}  # (leader, follower) -> where the follower's log differs
+        self.stale_reads = StaleWatch()  # the history's rule, as the run goes (lab.harness.history)
+        self.stale: Stale | None = None  # the event last taken, when it answered a stale read (the feed marks it)
+        self.asked: dict[str, tuple[str, int | None]] = {}  # a client's request under way -> (write|read, index)
 
     def observe(self, event: dict) -> None:
+        self.stale = self.stale_reads.observe(event)
+        self._follow(event)
+
+    def _follow(self, event: dict) -> None:
         kind, node = event.get("type"), event.get("node")
+        if kind in (CLIENT_WRITE, CLIENT_READ) and event.get("request"):
+            self.asked[event["request"]] = ("write" if kind == CLIENT_WRITE else "read", event.get("index"))
+        elif kind == CLIENT_ANSWER:
+            self.asked.pop(event.get("request"), None)
         if kind == BECAME_FOLLOWER:
             self.leader_of[node] = event.get("leader")
         elif kind == REPLICATION_RECEIVED:
@@ -91,8 +105,9 @@ class Narrator:
         return index
 
     def describe(self, event: dict) -> str:
+        self.stale = self.stale_reads.observe(event)
         text = self._describe(event)
-        self.observe(event)
+        self._follow(event)
         return text
 
     def _describe(self, e: dict):
@@ -233,6 +248,21 @@ class Narrator:
         node = e.get("node", "?")
         g = e.get
         return say("Client reads index {index} from {node}", index=g("index"), node=g("target"))
+
+    def _client_answer(self, e: dict):
+        if self.stale is not None:
+            return stale_said(self.stale)
+        what, index = self.asked.get(e.get("request"), (None, e.get("index")))
+        return answer_said(e, what, index, REFUSAL_WORDS.get(e.get("refusal"), e.get("refusal")))
+
+    def _read_index(self, e: dict):
+        return say("{node} checks it still leads before a linearizable read of index {index}: it asks its "
+                   "followers (read index {read_index})", node=e.get("node", "?"), index=e.get("index"),
+                   read_index=e.get("read_index"))
+
+    def _read_failed(self, e: dict):
+        return say("{node} does not answer the linearizable read of index {index}: {reason}", node=e.get("node", "?"),
+                   index=e.get("index"), reason=e.get("reason"))
 
     def _step(self, e: dict):
         g = e.get
@@ -553,6 +583,9 @@ NARRATION = {
     WRITE_FAILED: Narrator._write_failed,
     READ_SERVED: Narrator._read_served,
     READ_REFUSED: Narrator._read_refused,
+    READ_INDEX: Narrator._read_index,
+    READ_FAILED: Narrator._read_failed,
+    CLIENT_ANSWER: Narrator._client_answer,
     LOG_SNAPSHOT: Narrator._log_snapshot,
 }
 

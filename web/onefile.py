@@ -19,7 +19,9 @@ import jinja2
 from lab import i18n
 from lab.core.events import CLUSTER_STARTED, RULE_BROKEN, STEP
 from lab.i18n import LANGUAGES, localize, say
+from lab.harness import history
 from lab.i18n import sequence
+from lab.i18n.intervals import intervals_svg
 from web.fold import ClusterFold, Replay, slim
 from web.frames import LOG_WINDOW, RECENT, SEQUENCE_EVENTS, localize_tree, replay_snapshot
 from web.live import STORY, STORY_HEAD, select_events
@@ -155,15 +157,19 @@ def run_data(replay: Replay, *, keep: int = EVENTS_KEPT, log_window: int = LOG_W
     for n in positions:
         event = slim(replay.events[n - 1])
         event["n"] = n
+        if n in replay.stale_reads:
+            event["stale"] = True
         events.append(event)
     texts = {lang: [localize(replay.texts[n - 1], lang) for n in positions] for lang in langs}
     frames = _frames(replay, positions, log_window)
     # a node's reason for stopping is a sentence (web.frames.localized_frame): said in each language
     frames["exit_reasons"] = {lang: {i: localize(n["exit_reason"], lang) for i, n in enumerate(frames["nodes"])
                                      if n.get("exit_reason")} for lang in langs}
+    found = history.check(replay.events)
     return {"recent": RECENT, **frames, "events": events, "texts": texts,
             "info": {lang: _info(replay, lang, len(positions), broken) for lang in langs},
-            "sequence": _sequences(replay, langs)}
+            "sequence": _sequences(replay, langs),
+            "history": {lang: intervals_svg(found, lang=lang) for lang in langs}}
 
 
 @functools.lru_cache(maxsize=2)

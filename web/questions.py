@@ -163,6 +163,12 @@ def why(ask: Ask, before: dict, after: dict, events: list[dict]) -> Text:
         if outcome(ask, after) == SERVED:
             return say("Index {index} is at or below {node}'s high-water mark {hwm}: it is committed, and {node} "
                        "serves it.", **values)
+        leader = _node(after, after.get("leader") or "")
+        if leader and leader["id"] != ask.node and ask.index <= leader.get("hwm", 0):
+            return say("{node}'s high-water mark is {hwm}, below index {index}, so {node} refuses it; the leader "
+                       "{leader}'s mark is {leader_hwm}. A follower learns the mark from its leader's next message: "
+                       "this read is stale, safe but not linearizable.", leader=leader["id"],
+                       leader_hwm=leader.get("hwm", 0), **values)
         return say("Index {index} is above {node}'s high-water mark {hwm}: a node never serves an entry that may "
                    "not be committed, even one it holds.", **values)
     if ask.kind == "leader":

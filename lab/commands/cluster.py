@@ -146,6 +146,10 @@ def _register_clients(add) -> None:
     p = add("read", "read an entry; refused above the node's high-water mark", func=cmd_read)
     p.add_argument("index", type=int, help="log index, from 1")
     p.add_argument("--node", metavar="ID", help="node to read from (default: the leader)")
+    p.add_argument("--linearizable", action="store_true",
+                   help="a read that cannot be stale: the leader first confirms it still leads with a round of "
+                        "heartbeats to a majority, then serves up to its mark (a follower asked so names the leader, "
+                        "and the read goes there)")
 
 
 
@@ -445,7 +449,7 @@ def _error(answer: dict):
 
 def cmd_read(args) -> int:
     client, _ = _client(args)
-    answer = client.read(args.index, args.node)
+    answer = client.read(args.index, args.node, linearizable=args.linearizable)
     if not answer.get("ok"):
         extra = {k: v for k, v in answer.items() if k not in ("ok", "error")}
         if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
@@ -453,9 +457,11 @@ def cmd_read(args) -> int:
                                **extra)
         raise CommandError(say("refused by node {node}: {error}", node=answer.get("node"), error=_error(answer)),
                            FAILED, **extra)
-    text = say("index {index} (generation {generation}) from node {node} (high-water mark {hwm}): {payload}",
-               index=answer["index"], generation=answer["generation"], node=answer["node"],
-               hwm=answer["high_water_mark"], payload=answer["payload"])
+    values = dict(index=answer["index"], generation=answer["generation"], node=answer["node"],
+                  hwm=answer["high_water_mark"], payload=answer["payload"])
+    text = say("index {index} (generation {generation}) from the leader {node}, which confirmed it still leads "
+               "(high-water mark {hwm}): {payload}", **values) if args.linearizable else \
+        say("index {index} (generation {generation}) from node {node} (high-water mark {hwm}): {payload}", **values)
     return _print(args, answer, text)
 
 

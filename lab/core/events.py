@@ -89,8 +89,18 @@ WRITE_REQUESTED = _event("write_requested", NODE, request=STR, digest=STR, paylo
 WRITE_ACKED = _event("write_acked", NODE, required=("index", "digest"), request=STR, index=INT, generation=INT,
                      digest=STR)
 WRITE_FAILED = _event("write_failed", NODE, request=STR, reason=REASON)
-READ_SERVED = _event("read_served", NODE, required=("index", "hwm"), index=INT, hwm=INT, entry=ENTRY, payload=STR)
-READ_REFUSED = _event("read_refused", NODE, required=("index", "hwm"), index=INT, hwm=INT, reason=REASON)
+# A read's `request` (written since the clients' history is checked, lab.harness.history) and, for a linearizable read,
+# `linearizable` true: served or refused by the leader's mark once it confirmed that it still leads.
+READ_SERVED = _event("read_served", NODE, required=("index", "hwm"), optional=("request", "linearizable"), index=INT,
+                     hwm=INT, entry=ENTRY, payload=STR, request=STR, linearizable=BOOL)
+READ_REFUSED = _event("read_refused", NODE, required=("index", "hwm"), optional=("request", "linearizable"),
+                      index=INT, hwm=INT, reason=REASON, request=STR, linearizable=BOOL)
+# A linearizable read (ReadIndex, Raft thesis 6.4): the leader notes its mark, the read index, and asks its followers
+# (round `round`) whether it still leads; the read is answered once a majority said so. `read_failed`: a linearizable
+# read that no mark decided: asked of a node that does not lead, leadership lost, not confirmed in time, or a leader
+# with no entry of its own generation committed yet.
+READ_INDEX = _event("read_index_round", NODE, request=STR, index=INT, read_index=INT, round=INT)
+READ_FAILED = _event("read_failed", NODE, request=STR, index=INT, reason=REASON)
 LOG_SNAPSHOT = _event("log_snapshot", NODE, required=("hwm", "log_end", "entries"), hwm=INT, log_end=INT,
                       entries=ENTRIES)
 NODE_STOPPED = _event("node_stopped", NODE, reason=REASON)
@@ -117,10 +127,18 @@ LINK_HEALED = _event("link_healed", CLUSTER, graded=True, src=STR, dst=STR)
 DELAY_SET = _event("delay_set", CLUSTER, optional=("src", "dst"), ms=NUMBER, src=STR, dst=STR)
 DROP_SET = _event("drop_set", CLUSTER, optional=("src", "dst"), rate=NUMBER, src=STR, dst=STR)
 SETTINGS_CHANGED = _event("settings_changed", CLUSTER)  # the settings that changed, each as a field
-CLIENT_WRITE = _event("client_write", CLUSTER, graded=True, optional=("digest", "target"), payload=STR, digest=STR,
-                      target=STR, request=STR)
+# `client`: the session a client write or read belongs to (a chaos run's writers and readers, a named client of the
+# control API); a trace without it is one session, the run's one client.
+CLIENT_WRITE = _event("client_write", CLUSTER, graded=True, optional=("digest", "target", "client"), payload=STR,
+                      digest=STR, target=STR, request=STR, client=STR)
 CLIENT_WRITE_FAILED = _event("client_write_failed", CLUSTER, request=STR, reason=REASON)
-CLIENT_READ = _event("client_read", CLUSTER, optional=("request",), index=INT, target=STR, request=STR)
+CLIENT_READ = _event("client_read", CLUSTER, optional=("request", "client", "linearizable"), index=INT, target=STR,
+                     request=STR, client=STR, linearizable=BOOL)
+# The answer a client got, when it got it (the clients' history orders operations by these lines and their requests,
+# lab.harness.history): ok, who answered, the index written or read, the mark the answer gave and the digest
+# written or served; `refusal` the kind (lab.core.reasons.REFUSALS) when not ok.
+CLIENT_ANSWER = _event("client_answer", CLUSTER, optional=("answered_by", "index", "hwm", "refusal", "digest"),
+                       request=STR, ok=BOOL, answered_by=STR, index=INT, hwm=INT, refusal=STR, digest=STR)
 STEP = _event("step", CLUSTER, text=STR, index=INT)
 EXPECTATION = _event("expectation", CLUSTER, required=("name", "ok"), name=STR, ok=BOOL, detail=REASON)
 RULE_BROKEN = _event("rule_broken", CLUSTER, check=STR, target=STR, index=INT, detail=REASON, step=INT)
@@ -167,6 +185,8 @@ COUNTED_AS = {
     WRITE_FAILED: "writes failed",
     READ_SERVED: "reads served",
     READ_REFUSED: "reads refused",
+    READ_INDEX: "leadership checks for linearizable reads",
+    READ_FAILED: "linearizable reads not answered by a mark",
     LOG_SNAPSHOT: "log snapshots",
     NODE_STOPPED: "nodes stopped",
     STUDENT_CALL: "calls of your functions",
@@ -188,6 +208,7 @@ COUNTED_AS = {
     CLIENT_WRITE: "client writes",
     CLIENT_WRITE_FAILED: "client writes failed",
     CLIENT_READ: "client reads",
+    CLIENT_ANSWER: "answers to clients",
     STEP: "scenario steps",
     EXPECTATION: "expectations checked",
     RULE_BROKEN: "rules broken",

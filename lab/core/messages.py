@@ -109,6 +109,25 @@ class PreVoteResponse:
 
 
 @frozen
+class ReadIndexRequest:
+    """Leader -> follower, for linearizable reads: "do you still follow me in `generation`?" `round` numbers the
+    leader's checks: an answer to round r confirms every read that reached the leader before it sent round r."""
+
+    generation: int
+    leader: str
+    round: int
+
+
+@frozen
+class ReadIndexResponse:
+    """Follower -> leader: it follows `generation`'s leader still (a higher generation tells the leader it is not)."""
+
+    generation: int
+    follower: str
+    round: int
+
+
+@frozen
 class EpochQuery:
     """leader-epoch strategy: a restarted follower asks where the leader's log ends for `of_generation`."""
 
@@ -162,8 +181,13 @@ class ClientWrite(NamedTuple):  # one per write: a NamedTuple, like Entry and An
 
 @frozen
 class ClientRead:
+    """A client's read of one index. `linearizable`: ask the leader, which first confirms with a round of its
+    followers that it still leads, then serves up to its mark (ReadIndex, Raft thesis 6.4): a read that cannot be
+    stale. A plain read is served by whichever node is asked, up to that node's own mark."""
+
     request: str
     index: int
+    linearizable: bool = False
 
 
 class Answer(NamedTuple):
@@ -183,6 +207,22 @@ class Answer(NamedTuple):
     error: str = ""
     refusal: str = ""
     holders: tuple[str, ...] = ()
+
+
+def answer_fields(answer: Answer, node: str | None) -> dict:
+    """An answer as the trace's `client_answer` line holds it (lab.core.events.CLIENT_ANSWER): `node` answered."""
+    fields = {"request": answer.request, "ok": answer.ok}
+    if node:
+        fields["answered_by"] = node
+    if answer.index:
+        fields["index"] = answer.index
+    if answer.ok or answer.high_water_mark:
+        fields["hwm"] = answer.high_water_mark
+    if answer.ok:
+        fields["digest"] = digest(answer.payload)
+    else:
+        fields["refusal"] = answer.refusal
+    return fields
 
 
 # ---- control (supervisor, tests and dashboard to a node) ------------------------------------------------------

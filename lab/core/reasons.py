@@ -91,7 +91,17 @@ LEADERSHIP_LOST = _reason("leadership_lost", "leadership lost before the entry w
                                              "survive")
 LEADERSHIP_GIVEN_UP = _reason("leadership_given_up", "leadership given up for a new election; the entry may or may "
                                                      "not survive")
-REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE)
+# a linearizable read's (ReadIndex): refused with NOT_LEADER by a node that does not lead (its router follows the hint),
+# GENERATION_UNCOMMITTED by a new leader whose mark may still lag, TIMEOUT or LEADERSHIP_LOST while it confirms
+GENERATION_UNCOMMITTED = _reason("generation_uncommitted", "not yet: leader {leader} has committed no entry of its "
+                                 "generation {generation}, so its high-water mark {hwm} may be behind what an earlier "
+                                 "leader acknowledged; the next write commits one")
+READ_UNCONFIRMED = _reason("read_unconfirmed", "timeout: leader {leader} could not confirm that it still leads: only "
+                           "{nodes} answered, not a majority of {size}")
+READ_LEADERSHIP_LOST = _reason("read_leadership_lost", "leadership lost before the read was confirmed: ask the new "
+                                                       "leader")
+REFUSALS = (NOT_LEADER, ABOVE_HWM, NO_SUCH_INDEX, READ_REFUSED, TIMEOUT, LEADERSHIP_LOST, NODE_DOWN, UNREACHABLE,
+            GENERATION_UNCOMMITTED)
 # a node's refusal of a vote or a pre-vote
 OLDER_GENERATION = _reason("older_generation", "candidate's generation {generation} is older than {current}")
 LEADER_ALIVE = _reason("leader_alive", "a leader ({leader}) is alive in generation {generation}")
@@ -116,6 +126,13 @@ NO_ANSWER_WITHIN = _reason("no_answer_within", "timeout: no answer within {secon
 NOT_WRITTEN_YET = _reason("not_written_yet", "no answer: node {node} stopped because {function} is not written yet "
                                              "(it raises NotImplementedError)")
 NODE_SAYS = _reason("node_says", "{node}: {answer}")
+FORWARDED_SAYS = _reason("forwarded_says", "{node} sent the read on to the leader {leader}: {answer}")
+STALE_READ_OF = _reason("stale_read_of", "{node} refused index {index} with its mark at {hwm} after {acked_by} had "
+                                         "acknowledged it")
+NO_STALE_READ = _reason("no_stale_read", "no stale read")
+NOT_LINEARIZABLE_AT = _reason("not_linearizable_at", "not linearizable at indexes {indexes}")
+LINEARIZABLE_PARTS = _reason("linearizable_parts", "linearizable ({count} indexes checked)",
+                             one=("count", "linearizable (1 index checked)"))
 SERVED = _reason("served", "served {payload}")
 
 # the supervisor's answers and errors (lab/processes): a write or read it could not route, a fault it could not set
@@ -306,6 +323,9 @@ API_WHOLE_NUMBER = _reason("api_whole_number", "{name} must be a whole number fr
 API_SECONDS = _reason("api_seconds", "{name} must be more than 0 and at most {high} seconds, not {value}")
 API_TEXT = _reason("api_text", "{name} must be a string, not {value}")
 API_INTEGER = _reason("api_integer", "{name} must be an integer, not {value}")
+API_YES_NO = _reason("api_yes_no", "{name} must be true or false, not {value}")
+API_CLIENT_NAME = _reason("api_client_name", "client must be 1 to 40 letters, digits, dots, dashes or underscores, "
+                                             "not {value}")
 API_CONTENT_LENGTH = _reason("api_content_length", "Content-Length is not a number")
 API_BODY_SHORT = _reason("api_body_short", "the body ended after {got} of {length} bytes")
 API_BODY_DEEP = _reason("api_body_deep", "the request body nests deeper than {most} levels")

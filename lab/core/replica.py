@@ -38,6 +38,8 @@ from lab.core.messages import (
     LeaderAppend,
     PreVoteRequest,
     PreVoteResponse,
+    ReadIndexRequest,
+    ReadIndexResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -153,6 +155,19 @@ class Ready:
         return self
 
 
+class PendingRead:
+    """A linearizable read the leader holds until it knows it still leads (ReadIndex, Raft thesis 6.4). `confirmed`
+    only grows: the leader itself, then each follower that answered a round numbered `round` or later (asked after
+    the read arrived). Served once a majority confirmed and the leader's mark covers an entry of its own generation;
+    failed at `deadline` (a tick)."""
+
+    __slots__ = ("read", "read_index", "round", "deadline", "confirmed")
+
+    def __init__(self, read: ClientRead, read_index: int, round: int, deadline: int, confirmed: set[str]):
+        self.read, self.read_index, self.round, self.deadline = read, read_index, round, deadline
+        self.confirmed = confirmed
+
+
 class Replica:
     """One node. Construct it from durable state, call `start()`, then feed it inputs."""
 
@@ -220,6 +235,9 @@ class Replica:
         self.election_timeout = self._new_election_timeout()
         self.awaiting_epoch_answer = False
         self._last_request: ReplicationRequest | None = None
+        # Linearizable reads waiting for the leader to confirm it leads, in arrival order; each check is a round.
+        self.pending_reads: list[PendingRead] = []
+        self.read_round = 0
 
     # ---- inputs --------------------------------------------------------------------------------------------
 
@@ -259,6 +277,8 @@ class Replica:
             for peer in self.peers:
                 self._send_replication(out, peer)
         self._expire_writes(out)
+        if self.pending_reads:
+            self._settle_reads(out)
 
     def _tick_election(self, out: Ready) -> None:
         """A follower's or candidate's time: its election timer, which starts a (pre-)election when it runs out."""
@@ -307,9 +327,19 @@ class Replica:
             self._event(out, ev.WRITE_FAILED, request=write.request, reason=error)
 
     def read(self, request: ClientRead) -> Ready:
-        """Serve an entry only if it lies at or below this node's high-water mark."""
+        """Serve an entry only if it lies at or below this node's high-water mark. A linearizable read is the
+        leader's to answer, once it has confirmed that it still leads (`_read_linearizable`)."""
         out = Ready()
+        if request.linearizable:
+            self._read_linearizable(out, request)
+        else:
+            self._answer_read(out, request)
+        return out.done()
+
+    def _answer_read(self, out: Ready, request: ClientRead) -> None:
+        """A read decided by this node's mark (exercise 4's check_read): served or refused, now."""
         index, hwm = request.index, self.high_water_mark
+        said_how = {"request": request.request, **({"linearizable": True} if request.linearizable else {})}
         refusal = self.impl.check_read(index, hwm)
         kind = ABOVE_HWM if index > hwm else NO_SUCH_INDEX if index < 1 else READ_REFUSED
         if refusal is None and index > self.log.log_end:
@@ -321,16 +351,94 @@ class Replica:
             refusal = said if said == refusal else refusal
         if refusal is not None:
             out.answers.append(Answer(request=request.request, ok=False, index=index, high_water_mark=hwm,
-                                      error=refusal, refusal=kind))
-            self._event(out, ev.READ_REFUSED, index=request.index, hwm=self.high_water_mark, reason=refusal)
+                                      leader=self.node_id if request.linearizable else None, error=refusal,
+                                      refusal=kind))
+            self._event(out, ev.READ_REFUSED, index=request.index, hwm=self.high_water_mark, reason=refusal,
+                        **said_how)
         else:
             entry = self.log.entry_at(request.index)
             out.answers.append(Answer(request=request.request, ok=True, index=entry.index,
                                       generation=entry.generation, payload=entry.payload,
-                                      high_water_mark=self.high_water_mark))
+                                      high_water_mark=self.high_water_mark,
+                                      leader=self.node_id if request.linearizable else None))
             self._event(out, ev.READ_SERVED, index=entry.index, hwm=self.high_water_mark, entry=entry.as_trace(),
-                        payload=entry.payload)
-        return out.done()
+                        payload=entry.payload, **said_how)
+
+    # ---- linearizable reads (ReadIndex): the leader serves up to its mark once a majority says it still leads ----
+
+    def _read_linearizable(self, out: Ready, request: ClientRead) -> None:
+        """A node that does not lead refuses, naming the leader it knows (its client asks there). A leader with no
+        entry of its own generation refuses too: its mark may lag what an earlier leader acknowledged, and nothing
+        would commit one. Otherwise the read waits for a round of confirmations, asked now."""
+        if self.role != LEADER:
+            error = Reason(reasons.NOT_LEADER, leader=self.leader) if self.leader else Reason(reasons.NO_LEADER)
+            self._fail_read(out, request, error, NOT_LEADER, leader=self.leader)
+            return
+        if self.log.last_generation != self.generation:
+            self._fail_read(out, request, Reason(reasons.GENERATION_UNCOMMITTED, leader=self.node_id,
+                                                 generation=self.generation, hwm=self.high_water_mark),
+                            reasons.GENERATION_UNCOMMITTED, leader=self.node_id)
+            return
+        self.read_round += 1
+        self.pending_reads.append(PendingRead(request, self.high_water_mark, self.read_round,
+                                              self.ticks + self.write_timeout_ticks, {self.node_id}))
+        self._event(out, ev.READ_INDEX, request=request.request, index=request.index, read_index=self.high_water_mark,
+                    round=self.read_round)
+        check = ReadIndexRequest(generation=self.generation, leader=self.node_id, round=self.read_round)
+        for peer in self.peers:
+            out.messages.append(Envelope(self.node_id, peer, check))
+        self._settle_reads(out)
+
+    def _settle_reads(self, out: Ready) -> None:
+        """Answer the reads a majority confirmed, once the mark covers an entry of this leader's generation (then
+        it covers everything any leader acknowledged before); fail those whose time ran out."""
+        majority, kept = self._majority(), []
+        own_committed = self.log.generation_at(self.high_water_mark) == self.generation
+        for pending in self.pending_reads:
+            if len(pending.confirmed) >= majority and own_committed:
+                self._answer_read(out, pending.read)
+            elif self.ticks >= pending.deadline:
+                if len(pending.confirmed) >= majority:
+                    error = Reason(reasons.GENERATION_UNCOMMITTED, leader=self.node_id, generation=self.generation,
+                                   hwm=self.high_water_mark)
+                else:
+                    error = Reason(reasons.READ_UNCONFIRMED, leader=self.node_id, nodes=sorted(pending.confirmed),
+                                   size=len(self.nodes))
+                self._fail_read(out, pending.read, error, TIMEOUT, leader=self.node_id)
+            else:
+                kept.append(pending)
+        self.pending_reads = kept
+
+    def _fail_read(self, out: Ready, request: ClientRead, error: Reason, refusal: str, leader: str | None) -> None:
+        out.answers.append(Answer(request=request.request, ok=False, index=request.index,
+                                  high_water_mark=self.high_water_mark, leader=leader, error=error, refusal=refusal))
+        self._event(out, ev.READ_FAILED, request=request.request, index=request.index, reason=error)
+
+    def _fail_reads(self, out: Ready) -> None:
+        """A leader that steps down answers none of the reads it held: their client asks the new leader."""
+        pending, self.pending_reads = self.pending_reads, []
+        for held in pending:
+            self._fail_read(out, held.read, Reason(reasons.READ_LEADERSHIP_LOST), LEADERSHIP_LOST, leader=None)
+
+    def on_read_index_request(self, out: Ready, src: str, req: ReadIndexRequest) -> None:
+        """A leader asks whether this node still follows it. A node of a later generation says its own (the asker
+        then steps down); otherwise it answers as a follower of the asker, which counts as hearing from it."""
+        if req.generation >= self.generation:
+            if self.role != FOLLOWER or self.leader != req.leader:
+                self._become_follower(out, req.generation, req.leader)
+            self.election_elapsed = 0
+            self.leader_contact = 0
+            self.prevotes = None
+        out.messages.append(Envelope(self.node_id, src, ReadIndexResponse(
+            generation=self.generation, follower=self.node_id, round=req.round)))
+
+    def on_read_index_response(self, out: Ready, src: str, resp: ReadIndexResponse) -> None:
+        if self.role != LEADER or resp.generation != self.generation:
+            return
+        for pending in self.pending_reads:
+            if pending.round <= resp.round:
+                pending.confirmed.add(resp.follower)
+        self._settle_reads(out)
 
     def receive(self, src: str | None, message: Any) -> Ready:
         out = Ready()
@@ -544,6 +652,7 @@ class Replica:
         self.election_timeout = self._new_election_timeout()
         if was == LEADER:
             self._fail_pending(out, Reason(reasons.LEADERSHIP_LOST))
+            self._fail_reads(out)
         self._event(out, ev.BECAME_FOLLOWER, generation=generation, leader=leader)
 
     def _start_prevote(self, out: Ready) -> None:
@@ -561,6 +670,7 @@ class Replica:
         self.prevotes = None
         if self.role == LEADER:
             self._fail_pending(out, Reason(reasons.LEADERSHIP_GIVEN_UP))
+            self._fail_reads(out)
         self._event(out, ev.GENERATION_CHANGED, from_generation=self.generation, generation=self.generation + 1)
         self.generation += 1
         self.role = CANDIDATE
@@ -663,6 +773,8 @@ class Replica:
             deadlines = self.write_deadlines
             while deadlines and deadlines[0][0] <= new:
                 deadlines.popleft()
+        if self.pending_reads:  # the mark may now cover the leader's own generation: reads confirmed may go
+            self._settle_reads(out)
 
     def _truncate(self, out: Ready, index: int, *, reason: str, conflicting_generation: int | None) -> None:
         self._last_request = None
@@ -778,4 +890,6 @@ _HANDLERS = {
     ReplicationResponse: Replica.on_replication_response,
     EpochQuery: Replica.on_epoch_query,
     EpochAnswer: Replica.on_epoch_answer,
+    ReadIndexRequest: Replica.on_read_index_request,
+    ReadIndexResponse: Replica.on_read_index_response,
 }

@@ -17,6 +17,7 @@ from pathlib import Path
 from lab.processes.client import ControlClient
 from lab.core.events import BECAME_LEADER, ELECTION_STARTED, NODE_EXITED, PREVOTE_STARTED
 from lab.harness.checker import Fault, ReadRecord, Verdict, WriteRecord, check, leader_gaps, read_trace
+from lab.harness.history import STALE, History, check_dir as check_history
 from lab.harness.nemesis import Clients, Nemesis
 
 ELECTION_RATIO = 3  # target: elections started < 3 x elections won
@@ -41,13 +42,15 @@ class Report:
     not_live: list[str]
     pids: list[int]
     run_dir: str
+    history: History | None = None  # the clients' history (lab.harness.history), read from the trace
 
     @property
     def targets(self) -> list[tuple[str, str, str, bool]]:
-        """(name, measured, target, met) for each acceptance figure."""
+        """(name, measured, target, met) for each acceptance figure; with linearizable reads, also no stale read
+        and a linearizable history (plain reads may be stale: the pattern allows it)."""
         v = self.verdict
         ratio_ok = self.elections_started < ELECTION_RATIO * self.elections_won
-        return [
+        found = [
             ("acknowledged writes lost", str(len(v.lost)), "0", not v.lost),
             ("violations", str(len(v.violations)), "0", not v.violations),
             ("elections started < 3 x won", f"{self.elections_started} started, {self.elections_won} won",
@@ -55,6 +58,12 @@ class Report:
             ("converged after the faults", f"{'yes' if self.converged else 'no'} ({self.settle_seconds:.1f} s)",
              "yes", self.converged),
         ]
+        if self.options.get("linearizable") and self.history is not None:
+            stale, linearizable = len(self.history.of_verdict(STALE)), self.history.linearizable
+            found += [("stale reads", str(stale), "0", stale == 0),
+                      ("linearizable", {True: "yes", False: "no", None: "not decided"}[linearizable], "yes",
+                       linearizable is True)]
+        return found
 
 
 def run(options: argparse.Namespace | dict, *, out) -> Report:
@@ -82,11 +91,12 @@ def run(options: argparse.Namespace | dict, *, out) -> Report:
         nemesis = Nemesis(api, names, random.Random(o["seed"]), supervisor.start_time,
                           max_down=o["max_down"] if o["max_down"] is not None else (len(names) - 1) // 2,
                           storage=bool(o["storage"]))
-        clients = Clients(api, names, o["seed"], o["writers"], o["readers"], o["write_timeout"])
+        clients = Clients(api, names, o["seed"], o["writers"], o["readers"], o["write_timeout"],
+                          linearizable=bool(o["linearizable"]))
         clients.start()
         out("started", nodes=len(names), impl=o["impl"], fsync=o["fsync"], seed=o["seed"], duration=o["duration"],
             interval=o["interval"], writers=o["writers"], readers=o["readers"], storage=bool(o["storage"]),
-            dir=str(run_dir))
+            linearizable=bool(o["linearizable"]), dir=str(run_dir))
         end = time.monotonic() + o["duration"]
         next_report = time.monotonic() + 30.0
         while time.monotonic() < end:
@@ -120,7 +130,7 @@ def run(options: argparse.Namespace | dict, *, out) -> Report:
             leader_kills_without_successor=without,
             node_exits=[e for e in events if e["type"] == NODE_EXITED], converged=converged,
             settle_seconds=settle_seconds, final=final, not_live=not_live, pids=sorted(pids),
-            run_dir=str(run_dir))
+            run_dir=str(run_dir), history=check_history(run_dir))
         return report
     finally:
         if clients is not None:
@@ -130,7 +140,8 @@ def run(options: argparse.Namespace | dict, *, out) -> Report:
             supervisor.stop()
         finally:
             supervisor.kill_leftovers()
-            keep = report is None or not all(met for *_, met in report.targets[:2])
+            keep = report is None or not all(met for *_, met in report.targets[:2]) or \
+                not all(met for *_, met in report.targets[4:])
             if temporary and not keep and not o["keep"]:
                 shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -159,7 +170,8 @@ def _settle(api: ControlClient, clients: Clients, timeout: float) -> tuple[bool,
 
 DEFAULTS = {"nodes": 5, "duration": 60.0, "seed": 1, "impl": "solutions", "fsync": "always",
             "truncation": "generation", "interval": 1.0, "writers": 4, "readers": 2, "write_timeout": 3.0,
-            "max_down": None, "settle": 60.0, "dir": None, "keep": False, "json": False, "storage": False}
+            "max_down": None, "settle": 60.0, "dir": None, "keep": False, "json": False, "storage": False,
+            "linearizable": False}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -181,6 +193,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds the healed cluster has to converge before the check (default 60)")
     p.add_argument("--storage", action="store_true", help="storage faults too: disk-full and fsync-fail (the node "
                    "stops with the reason, and is restarted after disk-ok)")
+    p.add_argument("--linearizable", action="store_true", help="every read asks the leader, which confirms it still "
+                   "leads before it serves (then no read may be stale, and the history must be linearizable)")
     p.add_argument("--dir", help="run directory, kept (default: a temporary one, removed unless the check fails)")
     p.add_argument("--keep", action="store_true", help="keep the temporary run directory")
     p.add_argument("--json", action="store_true", help="print the figures as JSON too")
@@ -202,5 +216,6 @@ def command(args: argparse.Namespace, *, out, show) -> int:
             "new_leader_median_s": statistics.median(gaps) if gaps else None,
             "new_leader_max_s": max(gaps) if gaps else None, "converged": report.converged,
             "node_exits": len(report.node_exits), "load_average": os.getloadavg(),
+            "history": report.history.summary() if report.history is not None else None,
             "passed": all(met for *_, met in report.targets)}))
     return 0 if all(met for *_, met in report.targets) else 1

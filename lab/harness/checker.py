@@ -3,13 +3,12 @@ trace format and the clients' own records, not from the replica's code (lab/core
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.core.messages import digest
 from lab.core.monitor import check_trace
-from lab.ports.trace import parse_line
+from lab.ports.trace import read_kinds
 from lab.core.events import (
     BECAME_LEADER, ELECTION_STARTED, EPOCH_ANSWER, EPOCH_TRUNCATION, HWM_CHANGED, MATCH_INDEX_UPDATED, NODE_EXITED,
     NODE_KILLED, NODE_STARTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, TRUNCATED, WAL_TRUNCATED, WRITE_ACKED)
@@ -209,24 +208,14 @@ def _read_problems(node, index, hwm, generation, entry_digest, history, committe
 
 # ---- the trace -----------------------------------------------------------------------------------------------
 
-_WANTED = re.compile('"type":"(' + "|".join((
-    HWM_CHANGED, BECAME_LEADER, ELECTION_STARTED, PREVOTE_STARTED, WRITE_ACKED, READ_SERVED, NODE_KILLED,
-    NODE_EXITED, NODE_STARTED, MATCH_INDEX_UPDATED, READ_REFUSED, TRUNCATED, WAL_TRUNCATED, EPOCH_ANSWER,
-    EPOCH_TRUNCATION)) + ')"')  # a quick look at a line's kind, before it is parsed
+WANTED = (HWM_CHANGED, BECAME_LEADER, ELECTION_STARTED, PREVOTE_STARTED, WRITE_ACKED, READ_SERVED, NODE_KILLED,
+          NODE_EXITED, NODE_STARTED, MATCH_INDEX_UPDATED, READ_REFUSED, TRUNCATED, WAL_TRUNCATED, EPOCH_ANSWER,
+          EPOCH_TRUNCATION)
 
 
 def read_trace(run_dir: Path) -> list[dict]:
     """The events the checker and the figures need, from every events-*.jsonl (a torn last line is skipped)."""
-    events = []
-    for path in sorted(run_dir.glob("events-*.jsonl")):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if _WANTED.search(line):
-                    try:
-                        events.append(parse_line(line))
-                    except ValueError:
-                        pass
-    return events
+    return read_kinds(run_dir, WANTED)
 
 
 def leader_gaps(faults: list[Fault], events: list[dict]) -> tuple[list[tuple[float, float]], int]:

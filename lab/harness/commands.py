@@ -13,6 +13,7 @@ from lab.core.reasons import NODE_SAYS, Reason, Reasons, SERVED
 from lab.core.invariants import safety_violations
 from lab.core.monitor import check_trace
 from lab.core.messages import digest
+from lab.harness import history
 from lab.ports.fault_vocabulary import FAULTS, FaultWord
 
 
@@ -202,17 +203,40 @@ def expect_log(run: Run, status: dict, rest: list[str]):
 
 
 def expect_read(run: Run, status: dict, rest: list[str]):
-    (index, *want), spec = _on(rest)
+    """`expect read 4 refused on C`, `expect read 4 = e4 on C` (`linearizable` at the end: the read asks the
+    leader, which confirms it still leads; a node that does not lead names it, and the read goes there)."""
+    linearizable = rest[-1] == "linearizable"
+    (index, *want), spec = _on(rest[:-1] if linearizable else rest)
     ok, details = True, []
     for name in run.nodes(spec):
-        answer = run.driver.read(int(index), name)
-        if want == ["refused"]:
-            ok &= not answer.ok
-            details.append(Reason(NODE_SAYS, node=name, answer=answer.error or Reason(SERVED, payload=answer.payload)))
+        answer = run.driver.read(int(index), name, linearizable) if linearizable else run.driver.read(int(index), name)
+        said = answer.error or Reason(SERVED, payload=answer.payload) if want == ["refused"] else \
+            answer.payload if answer.ok else answer.error
+        ok &= not answer.ok if want == ["refused"] else answer.ok and answer.payload == want[-1]
+        if linearizable and answer.leader and answer.leader != name:
+            details.append(Reason(reasons.FORWARDED_SAYS, node=name, leader=answer.leader, answer=said))
         else:
-            ok &= answer.ok and answer.payload == want[-1]
-            details.append(Reason(NODE_SAYS, node=name, answer=answer.payload if answer.ok else answer.error))
+            details.append(Reason(NODE_SAYS, node=name, answer=said))
     return ok, Reasons(details)
+
+
+def expect_stale_reads(run: Run, status: dict, rest: list[str]):
+    """`expect stale-reads 1`: the clients' history so far (lab.harness.history) holds that many stale reads."""
+    stale = history.check(run.driver.events()).of_verdict(history.STALE)
+    detail = Reasons(Reason(reasons.STALE_READ_OF, node=op.node or "?", index=op.index, hwm=op.hwm,
+                            acked_by=op.acked_before.node or "?") for op in stale[:5]) if stale else \
+        Reason(reasons.NO_STALE_READ)
+    return len(stale) == int(rest[0]), detail
+
+
+def expect_linearizable(run: Run, status: dict, rest: list[str]):
+    """`expect linearizable yes` (or `no`): whether the clients' history so far is linearizable, a register per
+    log index."""
+    found = history.check(run.driver.events())
+    broken = found.not_linearizable()
+    detail = Reason(reasons.NOT_LINEARIZABLE_AT, indexes=", ".join(map(str, broken[:10]))) if broken else \
+        Reason(reasons.LINEARIZABLE_PARTS, count=len(found.parts))
+    return found.linearizable is (rest[0] == "yes"), detail
 
 
 def expect_leader(run: Run, status: dict, rest: list[str]):
@@ -314,6 +338,8 @@ EXPECTATIONS: dict[str, Callable] = {  # `expect WHAT ...` -> its check (docs/sc
     "not-acked": expect_not_acked,
     "safety": expect_safety,
     "rules": expect_rules,
+    "stale-reads": expect_stale_reads,
+    "linearizable": expect_linearizable,
 }
 
 # The fault vocabulary's words with a spelling of their own in a script, and those a script does not take.

@@ -235,12 +235,18 @@ WAIT = Move("wait", (), 1.0, lambda nemesis, look: True, lambda nemesis, fault, 
 
 
 class Clients:
-    """Writers and readers on their own threads, each recording what it was told."""
+    """Writers and readers on their own threads, each recording what it was told. Each is a session of the clients'
+    history (its name is sent as `client`): a writer reads back some of its acknowledged writes from a node drawn
+    at random (read-your-writes), a reader reads indexes acknowledged to anyone from every node in turn (monotonic
+    reads). `linearizable`: every read asks the leader, which confirms it leads first (ReadIndex)."""
+
+    READ_BACK = 0.3  # the share of a writer's acknowledged writes it reads back
 
     def __init__(self, api: ControlClient, names: list[str], seed: int, writers: int, readers: int,
-                 write_timeout: float):
+                 write_timeout: float, linearizable: bool = False):
         self.url, self.token, self.names, self.seed = api.url, api.token, names, seed
         self.write_timeout = write_timeout
+        self.linearizable = linearizable
         self.writes: list[WriteRecord] = []
         self.reads: list[ReadRecord] = []
         self.acked_indexes: list[int] = []
@@ -261,7 +267,7 @@ class Clients:
 
     def write(self, api: ControlClient, client: str, payload: str) -> WriteRecord:
         try:
-            answer = api.write(payload, timeout=self.write_timeout)
+            answer = api.write(payload, timeout=self.write_timeout, client=client)
         except (ApiError, ClusterUnavailable) as exc:
             answer = {"ok": False, "refusal": f"api: {exc}"}
         record = WriteRecord(client=client, payload=payload, ok=bool(answer.get("ok")), index=answer.get("index", 0),
@@ -274,26 +280,35 @@ class Clients:
 
     def _writer(self, client: str) -> None:
         api = ControlClient(self.url, timeout=self.write_timeout + 10, token=self.token)
+        rng = random.Random(f"{self.seed}-{client}")
         count = 0
         while not self.stopping.is_set():
             count += 1
             record = self.write(api, client, f"{self.seed}.{client}.{count}")
             if not record.ok and record.refusal.startswith("api:"):
                 time.sleep(0.05)
+            elif record.ok and rng.random() < self.READ_BACK:
+                self.read(api, client, record.index, rng.choice(self.names))
+
+    def read(self, api: ControlClient, client: str, index: int, node: str) -> ReadRecord:
+        try:
+            answer = api.read(max(1, index), node, linearizable=self.linearizable, client=client)
+        except (ApiError, ClusterUnavailable) as exc:
+            answer = {"ok": False, "refusal": f"api: {exc}"}
+        record = ReadRecord(client=client, node=answer.get("node") or node, index=answer.get("index", index),
+                            ok=bool(answer.get("ok")), generation=answer.get("generation", 0),
+                            payload=answer.get("payload", ""), hwm=answer.get("high_water_mark", 0),
+                            refusal=answer.get("refusal", "") if not answer.get("ok") else "")
+        self.reads.append(record)
+        return record
 
     def _reader(self, client: str, rng: random.Random) -> None:
         api = ControlClient(self.url, timeout=10.0, token=self.token)
+        turn = rng.randrange(len(self.names))
         while not self.stopping.is_set():
             known = self.acked_indexes[-2000:]
             top = max(known) if known else 0
             index = rng.choice(known) if known and rng.random() < 0.8 else top + rng.randint(0, 3)
-            node = rng.choice(self.names)
-            try:
-                answer = api.read(max(1, index), node)
-            except (ApiError, ClusterUnavailable) as exc:
-                answer = {"ok": False, "refusal": f"api: {exc}"}
-            self.reads.append(ReadRecord(client=client, node=node, index=answer.get("index", index),
-                                         ok=bool(answer.get("ok")), generation=answer.get("generation", 0),
-                                         payload=answer.get("payload", ""), hwm=answer.get("high_water_mark", 0),
-                                         refusal=answer.get("refusal", "") if not answer.get("ok") else ""))
+            turn += 1
+            self.read(api, client, index, self.names[turn % len(self.names)])  # every node in turn
             time.sleep(0.01)

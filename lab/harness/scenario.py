@@ -36,7 +36,7 @@ class ScenarioDriver(Protocol):
     cluster: Cluster
 
     def write(self, payload: str, node: str | None = None, wait: bool = True, timeout: float = 5.0) -> Answer | None: ...
-    def read(self, index: int, node: str) -> Answer: ...
+    def read(self, index: int, node: str, linearizable: bool = False) -> Answer: ...
     def stream(self, on: bool) -> None: ...
     def status(self) -> dict: ...
     def wait_for(self, predicate: Callable[[dict], bool], timeout: float) -> bool: ...
@@ -88,8 +88,16 @@ class SimDriver:
             return Reason(reasons.NOT_WRITTEN_YET, node=node, function=function)
         return Reason(reasons.NO_ANSWER_WITHIN, seconds=f"{timeout:g}")
 
-    def read(self, index, node):
-        return self.cluster.read(index, node)
+    def read(self, index, node, linearizable=False):
+        """A read of `node`; a linearizable one waits for its round of messages (refused by a node that does not
+        lead, the cluster asks the leader it named, as the supervisor does)."""
+        if not linearizable:
+            return self.cluster.read(index, node)
+        request = self.cluster.ask_read(index, node, linearizable=True)
+        self._run_until(lambda: request in self.cluster.answers, wait_seconds(self.cluster.timing))
+        return self.cluster.answers.pop(request, None) or Answer(
+            request=request, ok=False, index=index, refusal=TIMEOUT, error=self._no_answer(wait_seconds(
+                self.cluster.timing)))
 
     def stream(self, on):
         self._streaming = on

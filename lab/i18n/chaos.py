@@ -11,6 +11,7 @@ from collections import Counter
 from lab.core.reasons import WORDS
 from lab.harness.chaos import ELECTION_RATIO, Report
 from lab.i18n import Joined, Listed, Text, say, word
+from lab.i18n.history import chaos_lines
 
 PASS, FAIL = word("verdict", "PASS"), word("verdict", "FAIL")
 
@@ -28,7 +29,9 @@ REFUSALS = {  # a client's refusal by its kind (lab.core.reasons.REFUSALS)
     "above_hwm": word("refusal", "above the high-water mark"), "no_such_index": word("refusal", "no such index"),
     "read_refused": word("refusal", "read refused"), "leadership_lost": word("refusal", "leadership lost"),
     "node_down": word("refusal", "node down"), "unreachable": word("refusal", "unreachable"),
+    "generation_uncommitted": word("refusal", "no entry of the leader's generation committed yet"),
 }
+LINEARIZABLE = {"yes": say("yes"), "no": say("no"), "not decided": say("not decided")}  # Report.targets' answer
 EXITS = {"disk full": word("exit", "disk full"), "fsync failed": word("exit", "fsync failed")}  # a node's exit
 # by the first words of its reason (lab.ports.disk_faults)
 
@@ -37,6 +40,8 @@ def progress(kind: str, **values) -> Text:
     """What the run says while it runs (lab.harness.chaos.run's `out`); its counts are figures after their names,
     so no word follows a count (1 node, 2 nodes)."""
     if kind == "started":
+        if values.pop("linearizable", False):
+            values["readers"] = say("{readers} (linearizable reads)", readers=values["readers"])
         if values.pop("storage"):
             return say("nemesis: nodes {nodes}, impl {impl}, fsync {fsync}, seed {seed}; faults for {duration} s, "
                        "one every ~{interval} s, storage faults too; writers {writers}, readers {readers}; run "
@@ -77,6 +82,8 @@ def report(r: Report) -> Joined:
     lines.append(say("reads     {ok} served, {not_ok} refused ({why})", ok=sum(x.ok for x in r.reads),
                      not_ok=sum(not x.ok for x in r.reads),
                      why=_counts(Counter(x.refusal for x in r.reads if not x.ok), REFUSALS)))
+    if r.history is not None:
+        lines += chaos_lines(r.history)
     lines.append(_elections(r))
     lines += _leaders(r)
     lines.append(_exits(r))
@@ -187,7 +194,9 @@ def _check(r: Report) -> list:
 
 def _targets(r: Report) -> list[tuple]:
     """Report.targets, each said: its name, what was measured and the target."""
-    v, (lost, violations, ratio, converged) = r.verdict, r.targets
+    v, (lost, violations, ratio, converged, *history) = r.verdict, r.targets
+    said = [(say("stale reads"), int(history[0][1]), 0, history[0][3]),
+            (say("linearizable"), LINEARIZABLE[history[1][1]], say("yes"), history[1][3])] if history else []
     return [
         (say("acknowledged writes lost"), len(v.lost), 0, lost[3]),
         (say("violations"), len(v.violations), 0, violations[3]),
@@ -196,4 +205,4 @@ def _targets(r: Report) -> list[tuple]:
          f"< {ELECTION_RATIO * r.elections_won}", ratio[3]),
         (say("converged after the faults"), say("yes ({seconds} s)", seconds=round(r.settle_seconds, 1))
          if r.converged else say("no ({seconds} s)", seconds=round(r.settle_seconds, 1)), say("yes"), converged[3]),
-    ]
+    ] + said

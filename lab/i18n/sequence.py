@@ -15,10 +15,11 @@ import html
 from html import escape
 from pathlib import Path
 
+from lab.harness.history import StaleWatch
 from lab.i18n import localize, say
 from lab.core import events as ev
 from lab.core.events import (
-    BECAME_LEADER, CLIENT_WRITE, CLUSTER_STARTED, ELECTION_STARTED, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
+    BECAME_LEADER, CLIENT_ANSWER, CLIENT_WRITE, CLUSTER_STARTED, ELECTION_STARTED, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
     LINK_HEALED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, PREVOTE_DENIED,
     PREVOTE_GRANTED, PREVOTE_STARTED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, STEP, TRUNCATED,
     VOTE_DENIED, VOTE_GRANTED, WRITE_ACKED, WRITE_REQUESTED)
@@ -144,15 +145,18 @@ class _Builder:
         self.down_from: dict[str, int] = {}  # node -> the number of the event that took it down
         self.row = 0.0
         self.last_step_row, self.first_step = None, 0
+        self.stale_reads, self.stale = StaleWatch(), None  # the clients' history's rule, as the events go
 
     def diagram(self) -> Diagram:
         for i, e in enumerate(self.events):
             if not self.visible[i]:
                 continue
+            self.stale = self.stale_reads.observe(e)
             node = e.get("node")
             if node == CLUSTER:
                 drawn = ON_CLUSTER.get(e.get("type"))
-                if drawn is not None and (e.get("type") in ACROSS or e.get("target") in self.known):
+                if drawn is not None and (e.get("type") in ACROSS or e.get("target") in self.known
+                                          or e.get("type") == CLIENT_ANSWER):  # (it says who answered itself)
                     drawn(self, i, e)
             elif node in self.known:
                 drawn = ON_NODE.get(e.get("type"))
@@ -311,6 +315,16 @@ class _Builder:
         if e.get("boot", 0) and node in self.down_since:
             self.up(node, i, self.take(i))
 
+    def answered(self, i: int, e: dict) -> None:
+        """A client's answer draws nothing, unless it is a stale read's: marked on the node that refused it."""
+        stale = self.stale
+        if stale is not None and stale.node in self.known:
+            label = say("✗ stale read {index}: mark {hwm}, leader {leader} {leader_hwm}", index=stale.index,
+                        hwm=stale.hwm, leader=stale.leader, leader_hwm=stale.leader_hwm) \
+                if stale.leader is not None else say("✗ stale read {index}: mark {hwm}", index=stale.index,
+                                                     hwm=stale.hwm)
+            self.put(i, Mark(stale.node, self.take(i), label, "stale"))
+
 
 ACROSS = (LINK_CUT, LINK_HEALED, STEP)  # the cluster's events drawn across every line (the others, on their target's)
 ANSWERS = {VOTE_GRANTED: say("vote ✓"), VOTE_DENIED: say("vote ✗"), PREVOTE_GRANTED: say("pre-vote ✓"),
@@ -319,7 +333,7 @@ ANSWERS = {VOTE_GRANTED: say("vote ✓"), VOTE_DENIED: say("vote ✗"), PREVOTE_
 # a scenario's step), then a node's own (messages, votes, leadership, appends, its mark, truncations, a reboot).
 ON_CLUSTER = {LINK_CUT: _Builder.link, LINK_HEALED: _Builder.link, NODE_KILLED: _Builder.killed,
               NODE_RESTARTED: _Builder.restarted, NODE_PAUSED: _Builder.paused, NODE_RESUMED: _Builder.paused,
-              STEP: _Builder.step}
+              STEP: _Builder.step, CLIENT_ANSWER: _Builder.answered}
 ON_NODE = {REPLICATION_SENT: _Builder.sent, REPLICATION_RECEIVED: _Builder.received,
            REPLICATION_REJECTED: _Builder.rejected, ELECTION_STARTED: _Builder.campaign,
            PREVOTE_STARTED: _Builder.campaign, **{kind: _Builder.answer for kind in ANSWERS},
@@ -332,7 +346,8 @@ NO_MARK = frozenset({
     ev.CLOCKS_RELEASED, ev.CLUSTER_STARTED, ev.CLUSTER_STOPPED, ev.DELAY_SET, ev.DISK_FULL, ev.DISK_OK, ev.DROP_SET,
     ev.EPOCH_ANSWER, ev.EPOCH_QUERY, ev.EPOCH_TRUNCATION, ev.EXPECTATION, ev.FOLLOWER_APPEND, ev.FSYNC_FAIL,
     ev.GENERATION_CHANGED, ev.LOG_SNAPSHOT, ev.MATCH_INDEX_UPDATED, ev.NEXT_INDEX_BACKED_UP, ev.NODE_EXITED,
-    ev.NODE_STOPPED, ev.READ_REFUSED, ev.READ_SERVED, ev.RESPONSE_IGNORED, ev.RULE_BROKEN, ev.SETTINGS_CHANGED,
+    ev.NODE_STOPPED, ev.READ_FAILED, ev.READ_INDEX, ev.READ_REFUSED, ev.READ_SERVED, ev.RESPONSE_IGNORED,
+    ev.RULE_BROKEN, ev.SETTINGS_CHANGED,
     ev.STUDENT_CALL, ev.TRUNCATION_REFUSED, ev.WAL_RECOVERED, ev.WAL_TRUNCATED, ev.WRITE_ACKED, ev.WRITE_FAILED,
     ev.WRITE_REQUESTED,
 })
@@ -443,7 +458,8 @@ def _width(text: str) -> int:
 
 STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "paused": ("#6b4b00", "#fff0c2"),
          "leader": ("#0072B2", "#fff"), "append": ("#333", "#f1f3f5"), "hwm": ("#111", "#fff"),
-         TRUNCATED: ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff")}
+         TRUNCATED: ("#b3261e", "#fff"), "ack": ("#1b7f3b", "#fff"), "read": ("#333", "#fff"),
+         "stale": ("#b3261e", "#fff")}
 
 
 def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> str:
@@ -458,7 +474,7 @@ def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> st
                 f'stroke-dasharray="6 4" opacity=".6"/><text x="4" y="{top - 3}" fill="{color}" font-weight="700" '
                 f'font-size="11">{label}</text></g>')
     fg, bg = STYLE.get(m.kind, ("#333", "#fff"))
-    filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED)
+    filled = m.kind in ("killed", "restarted", "leader", "hwm", TRUNCATED, "stale")
     w = _width(html.unescape(label)) + 10
     cx = x[m.node]
     return (f'<g class="mark {m.kind}" data-node="{escape(m.node)}"{numbered}><rect x="{cx - w / 2:.1f}" '

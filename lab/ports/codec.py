@@ -32,6 +32,8 @@ from lab.core.messages import (
     Hello,
     PreVoteRequest,
     PreVoteResponse,
+    ReadIndexRequest,
+    ReadIndexResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -157,7 +159,7 @@ _ENCODERS: dict[type, Callable[[Any], dict]] = {
     ClientWrite: _encode_client_write,
 }
 for _cls in (ReplicationResponse, VoteRequest, VoteResponse, PreVoteRequest, PreVoteResponse, EpochQuery, EpochAnswer, ClientRead, Hello, Challenge,
-             ControlReply):
+             ControlReply, ReadIndexRequest, ReadIndexResponse):
     _ENCODERS[_cls] = _generic(_cls)
 
 
@@ -322,7 +324,9 @@ _SCHEMAS: dict[str, tuple] = {
     "EpochQuery": _schema(EpochQuery, generation=_check_int, follower=_check_str, of_generation=_check_int),
     "EpochAnswer": _schema(EpochAnswer, generation=_check_int, leader=_check_str, of_generation=_check_int,
                            end_index=_check_int),
-    "ClientRead": _schema(ClientRead, request=_check_str, index=_check_signed),
+    "ClientRead": _schema(ClientRead, request=_check_str, index=_check_signed, linearizable=_check_bool),
+    "ReadIndexRequest": _schema(ReadIndexRequest, generation=_check_int, leader=_check_str, round=_check_int),
+    "ReadIndexResponse": _schema(ReadIndexResponse, generation=_check_int, follower=_check_str, round=_check_int),
     "Answer": _schema(Answer, request=_check_str, ok=_check_bool, index=_check_signed, generation=_check_int,
                       payload=_check_text, high_water_mark=_check_int, leader=_check_optional_str,
                       error=_check_str, refusal=_check_refusal, holders=_check_names),

@@ -37,6 +37,8 @@ from lab.core.messages import (
     Hello,
     PreVoteRequest,
     PreVoteResponse,
+    ReadIndexRequest,
+    ReadIndexResponse,
     ReplicationRequest,
     ReplicationResponse,
     VoteRequest,
@@ -62,6 +64,8 @@ SENDER_FIELD = {
     PreVoteResponse: "voter",
     EpochQuery: "follower",
     EpochAnswer: "leader",
+    ReadIndexRequest: "leader",
+    ReadIndexResponse: "follower",
 }
 
 # What poll() returns, one tuple per input: (PEER, sender, message), (READ, None, ClientRead),
@@ -278,9 +282,15 @@ class TcpTransport:
         elif kind is ClientRead:
             if conn.kind == "unknown":
                 conn.kind = "client"
-            request = f"{conn.cid}.{message.request}"
+            # The client's own id, as a write's (the trace then names the read as its client did), unless taken.
+            request = message.request
+            if request in self.requests:
+                request = f"{conn.cid}.{request}"
+                while request in self.requests:
+                    request += "'"
+                message = replace(message, request=request)
             self.requests[request] = (conn, message.request)
-            self._inputs.append((READ, None, ClientRead(request=request, index=message.index)))
+            self._inputs.append((READ, None, message))
         elif kind is Control:
             if conn.kind == "unknown":
                 conn.kind = "client"

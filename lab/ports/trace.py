@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -280,6 +281,18 @@ class Trace:
 def read_trace(run_dir: str | os.PathLike) -> Trace:
     """Read a trace directory: meta plus every event file merged in (time, node, seq) order."""
     run_dir = Path(run_dir)
+    meta = read_trace_meta(run_dir)
+    events: list[dict] = []
+    warnings: list[str] = []
+    for path in sorted(run_dir.glob("events-*.jsonl")):
+        events.extend(_read_events(path, warnings))
+    events.sort(key=lambda e: (e["time"], e["node"], e["seq"]))
+    return Trace(meta=meta, events=events, warnings=warnings)
+
+
+def read_trace_meta(run_dir: str | os.PathLike) -> dict:
+    """A trace directory's trace.json, checked: ours, and a version this reader understands."""
+    run_dir = Path(run_dir)
     meta_path = run_dir / "trace.json"
     if not meta_path.exists():
         raise TraceError(Reason(reasons.NOT_A_TRACE, dir=str(run_dir)))
@@ -292,12 +305,23 @@ def read_trace(run_dir: str | os.PathLike) -> Trace:
     if int(meta.get("version", 0)) > VERSION:
         raise TraceError(Reason(reasons.TRACE_TOO_NEW, path=str(meta_path), version=str(meta["version"]),
                                 understood=str(VERSION)))
-    events: list[dict] = []
-    warnings: list[str] = []
-    for path in sorted(run_dir.glob("events-*.jsonl")):
-        events.extend(_read_events(path, warnings))
-    events.sort(key=lambda e: (e["time"], e["node"], e["seq"]))
-    return Trace(meta=meta, events=events, warnings=warnings)
+    return meta
+
+
+def read_kinds(run_dir: str | os.PathLike, kinds) -> list[dict]:
+    """The events of those kinds from every events-*.jsonl of a trace directory, in file order: a quick look at each
+    line's kind before it is parsed (a long run's trace is mostly heartbeats); a torn or broken line is skipped."""
+    wanted = re.compile('"type":"(' + "|".join(map(re.escape, kinds)) + ')"')
+    events = []
+    for path in sorted(Path(run_dir).glob("events-*.jsonl")):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if wanted.search(line):
+                    try:
+                        events.append(parse_line(line))
+                    except ValueError:
+                        pass
+    return events
 
 
 def _read_events(path: Path, warnings: list[str]) -> Iterable[dict]:

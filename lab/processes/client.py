@@ -132,18 +132,26 @@ class ControlClient:
         return self._op("GET", f"/api/nodes/{node}/log")["entries"]
 
     # -- clients --
-    def write(self, payload: str, node: str | None = None, *, timeout: float = 5.0, wait: bool = True) -> dict:
+    def write(self, payload: str, node: str | None = None, *, timeout: float = 5.0, wait: bool = True,
+              client: str | None = None) -> dict:
         body = {"payload": payload, "timeout": timeout}
         if not wait:
             body["wait"] = False  # the control API waits for the answer unless told not to
         if node:
             body["node"] = node
+        if client:
+            body["client"] = client  # the session the clients' history puts it in
         return self.call("POST", "/api/write", body, timeout=timeout + 5.0)[1]
 
-    def read(self, index: int, node: str | None = None) -> dict:
+    def read(self, index: int, node: str | None = None, *, linearizable: bool = False,
+             client: str | None = None) -> dict:
         body: dict[str, Any] = {"index": index}
         if node:
             body["node"] = node
+        if linearizable:
+            body["linearizable"] = True
+        if client:
+            body["client"] = client
         return self.call("POST", "/api/read", body)[1]
 
     # -- faults --
@@ -336,8 +344,10 @@ class NodeClient:
     def write(self, payload: str, *, request: str | None = None, timeout: float | None = None) -> Answer:
         return self.request(ClientWrite(request=request or self.new_request_id("w"), payload=payload), timeout)
 
-    def read(self, index: int, *, timeout: float | None = None) -> Answer:
-        return self.request(ClientRead(request=self.new_request_id("r"), index=index), timeout)
+    def read(self, index: int, *, timeout: float | None = None, request: str | None = None,
+             linearizable: bool = False) -> Answer:
+        return self.request(ClientRead(request=request or self.new_request_id("r"), index=index,
+                                       linearizable=linearizable), timeout)
 
     def control(self, op: str, timeout: float | None = None, **args) -> dict:
         reply = self.request(Control(request=self.new_request_id("k"), op=op, args=args), timeout)

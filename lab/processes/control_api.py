@@ -24,8 +24,8 @@ from urllib.parse import parse_qs, urlsplit
 from lab.ports.fault_vocabulary import FAULTS, NODE_WORDS, check_delay, check_rate
 from lab.core.messages import NODE_DOWN, TIMEOUT, UNREACHABLE
 from lab.core.reasons import (API_BODY_DEEP, API_BODY_NOT_JSON, API_BODY_NOT_OBJECT, API_BODY_SHORT,
-                              API_CONTENT_LENGTH, API_NOT_A_NUMBER, API_NOTE_TYPE, API_SECONDS, API_TEXT,
-                              API_WHOLE_NUMBER, BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons)
+                              API_CLIENT_NAME, API_CONTENT_LENGTH, API_NOT_A_NUMBER, API_NOTE_TYPE, API_SECONDS,
+                              API_TEXT, API_WHOLE_NUMBER, API_YES_NO, BECAUSE, CLUSTER_HAS_STOPPED, Reason, because, with_reasons)
 from lab.processes.errors import BadRequest, NotFound, SupervisorError
 
 log = logging.getLogger("lab.processes.control_api")
@@ -36,6 +36,7 @@ MAX_WAIT = 60.0  # the longest a client may ask a write to wait, in seconds
 TOKEN_HEADER = "X-HWM-Token"
 CLIENT_SECONDS = 10  # a client has this long to send its request line, headers and body
 INT_LIMIT = 1 << 63
+CLIENT_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")  # a client session's name (the clients' history, lab.harness.history)
 BACKLOG = 256  # connections waiting to be accepted
 
 # A refused write or read is an answer, with the status that says why.
@@ -230,15 +231,32 @@ def _node_action(s, name: str, word: str, body: dict) -> dict:
 # ---- POST routes: each (supervisor, body) -> (status, answer) --------------------------------------------------
 
 
+def _yes_no(body: dict, name: str) -> bool:
+    value = body.get(name, False)
+    if not isinstance(value, bool):
+        raise BadRequest(Reason(API_YES_NO, name=name, value=repr(value)[:80]))
+    return value
+
+
+def _client(body: dict) -> str | None:
+    """The session a write or read belongs to in the clients' history: a short name, or none."""
+    client = _text(body.get("client"), "client", True)
+    if client is not None and not CLIENT_NAME.fullmatch(client):
+        raise BadRequest(Reason(API_CLIENT_NAME, value=repr(client)[:80]))
+    return client
+
+
 def _write(s, body: dict) -> tuple[int, dict]:
     answer = s.write(_text(body.get("payload"), "payload"), _text(body.get("node"), "node", True),
-                     _seconds(body.get("timeout", 5.0), "timeout", MAX_WAIT), bool(body.get("wait", True)))
+                     _seconds(body.get("timeout", 5.0), "timeout", MAX_WAIT), bool(body.get("wait", True)),
+                     client=_client(body))
     return _answer_status(answer), answer
 
 
 def _read(s, body: dict) -> tuple[int, dict]:
     answer = s.read(_int(body.get("index"), "index", 1 - INT_LIMIT, INT_LIMIT - 1),
-                    _text(body.get("node"), "node", True))
+                    _text(body.get("node"), "node", True), linearizable=_yes_no(body, "linearizable"),
+                    client=_client(body))
     return _answer_status(answer), answer
 
 

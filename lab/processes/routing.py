@@ -10,16 +10,17 @@ from __future__ import annotations
 import threading
 import time
 
-from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Answer, digest
+from lab.core.messages import NODE_DOWN, NOT_LEADER, TIMEOUT, UNREACHABLE, Answer, answer_fields, digest
 from lab.core.replica import timeout_error
 from lab.ports import codec
 from lab.processes.client import NodeClient
 from lab.processes.errors import BadRequest, SupervisorError
 from lab.core import reasons
-from lab.core.events import CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND
+from lab.core.events import CLIENT_ANSWER, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, LEADER_APPEND
 from lab.core.reasons import Reason, because
 
 READ_SECONDS = 3.0  # a node answers a read at once, or not at all
+LINEARIZABLE_SECONDS = 6.0  # a leader answers a linearizable read within its write timeout (3 s), or steps down
 
 
 class NodeClients:
@@ -61,17 +62,25 @@ class NodeClients:
 class Routing:
     """Client writes and reads, as the control API serves them."""
 
-    def write(self, payload: str, node: str | None = None, timeout: float = 5.0, wait: bool = True) -> dict:
+    def write(self, payload: str, node: str | None = None, timeout: float = 5.0, wait: bool = True,
+              client: str | None = None) -> dict:
         if not isinstance(payload, str):
             raise BadRequest(Reason(reasons.API_TEXT, name="payload", value=repr(payload)[:80]))
         if node is not None:
             self._node(node)
         request = f"w{self._request_prefix}-{next(self._requests)}"
-        self.cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=node, request=request)
+        self.cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=node, request=request,
+                           **({"client": client} if client else {}))
         if not wait:
-            threading.Thread(target=self._write, args=(payload, node, timeout, request), daemon=True).start()
+            threading.Thread(target=self._answered_write, args=(payload, node, timeout, request), daemon=True).start()
             return {"ok": True, "pending": True, "request": request}
-        return codec.answer_to_json(*self._write(payload, node, timeout, request))
+        return codec.answer_to_json(*self._answered_write(payload, node, timeout, request))
+
+    def _answered_write(self, payload: str, node: str | None, timeout: float,
+                        request: str) -> tuple[Answer, str | None]:
+        answer, target = self._write(payload, node, timeout, request)
+        self.cluster_event(CLIENT_ANSWER, **answer_fields(answer, target))
+        return answer, target
 
     def _write(self, payload: str, node: str | None, timeout: float, request: str) -> tuple[Answer, str | None]:
         """Route one write until a node acknowledges or refuses it for good: its Answer, and who answered."""
@@ -146,27 +155,43 @@ class Routing:
     def _find_leader(self) -> str | None:
         return self.state(log=0)["leader"]
 
-    def read(self, index: int, node: str | None = None) -> dict:
+    def read(self, index: int, node: str | None = None, linearizable: bool = False,
+             client: str | None = None) -> dict:
+        """A read of `node` (default: the leader as last seen). A linearizable one that a node refuses because it
+        does not lead is asked again of the leader it names, as a write is: `node` in the answer says who answered."""
         if isinstance(index, bool) or not isinstance(index, int):
             raise BadRequest(Reason(reasons.API_INTEGER, name="index", value=repr(index)[:80]))
         target = node or self._leader_hint or self._find_leader() or self._any_running()
         if target is None:
             raise SupervisorError(Reason(reasons.NO_NODE_RUNNING))
         proc = self._node(target)
-        self.cluster_event(CLIENT_READ, index=index, target=target)
-        return codec.answer_to_json(self._read(proc, index), node=target)
+        request = f"r{self._request_prefix}-{next(self._requests)}"
+        self.cluster_event(CLIENT_READ, index=index, target=target, request=request,
+                           **({"client": client} if client else {}), **({"linearizable": True} if linearizable else {}))
+        answer = self._read(proc, index, request, linearizable)
+        for _ in range(len(self.nodes)):  # each hop to the leader a node names (or the last one seen), bounded
+            hop = (answer.leader or self._leader_hint or self._find_leader()) if linearizable and \
+                answer.refusal == NOT_LEADER else None
+            if hop is None or hop == target or hop not in self.nodes:
+                break
+            target = hop
+            answer = self._read(self.nodes[target], index, request, linearizable)
+        if linearizable and answer.ok:
+            self._leader_hint = target
+        self.cluster_event(CLIENT_ANSWER, **answer_fields(answer, target if answer.refusal != NODE_DOWN else None))
+        return codec.answer_to_json(answer, node=target)
 
-    def _read(self, proc, index: int) -> Answer:
+    def _read(self, proc, index: int, request: str, linearizable: bool = False) -> Answer:
         if proc.state != "running":
-            return Answer(request="", ok=False, index=index,
+            return Answer(request=request, ok=False, index=index,
                           error=Reason(reasons.NODE_IS, node=proc.id, state=proc.state), refusal=NODE_DOWN)
-        port = proc.port
-        client = self.clients.take(proc.id, port, READ_SECONDS)
+        port, seconds = proc.port, LINEARIZABLE_SECONDS if linearizable else READ_SECONDS
+        client = self.clients.take(proc.id, port, seconds)
         try:
-            answer = client.read(index, timeout=READ_SECONDS)
+            answer = client.read(index, timeout=seconds, request=request, linearizable=linearizable)
         except (TimeoutError, OSError, codec.CodecError) as exc:
             client.close()
-            return Answer(request="", ok=False, index=index,
+            return Answer(request=request, ok=False, index=index,
                           error=Reason(reasons.NO_ANSWER, node=proc.id, error=because(exc)), refusal=UNREACHABLE)
         self.clients.give_back(proc.id, port, client)
         return answer

@@ -24,7 +24,8 @@ from lab.core import guard
 from lab.core import impl as impl_module
 from lab.core.judges import Call, judged
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
-from lab.core.messages import NODE_DOWN, Answer, ClientRead, ClientWrite, Entry, Event, digest
+from lab.core.messages import (
+    NODE_DOWN, NOT_LEADER, Answer, ClientRead, ClientWrite, Entry, Event, answer_fields, digest)
 from lab.core.replica import Replica
 from lab.ports.driver import ReadyDriver
 from lab.ports.disk_faults import DiskFaults, failure
@@ -35,8 +36,8 @@ from lab.ports.segments import SEGMENT_BYTES
 from lab.core import reasons
 from lab.core.reasons import Reason
 from lab.core.events import (
-    CLIENT_READ, CLIENT_WRITE, CLUSTER_STARTED, CLUSTER_STOPPED, DISK_FULL, DISK_OK, FSYNC_FAIL, LINK_CUT,
-    LINK_HEALED, LOG_SNAPSHOT, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, STEP)
+    CLIENT_ANSWER, CLIENT_READ, CLIENT_WRITE, CLUSTER_STARTED, CLUSTER_STOPPED, DISK_FULL, DISK_OK, FSYNC_FAIL,
+    LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, STEP)
 
 log = logging.getLogger("lab.sim")
 
@@ -52,7 +53,7 @@ class SimTransport:
         self.cluster._send(self.node, dst, message)
 
     def answer(self, answer: Answer) -> None:
-        self.cluster.answers[answer.request] = answer
+        self.cluster.answered(answer, self.node)
 
     def flush(self) -> None:
         pass
@@ -129,7 +130,7 @@ class SimCluster:
         self.reorder_ticks = 0
         self._drop_nth: dict[tuple[str, str], int] = {}
         self.requests = 0  # the clients' requests so far: w1, r2, w3, ... (an int, so that a copy counts on)
-        self.answers: dict[str, Answer] = {}
+        self.answers, self._forwarding, self._hops = {}, {}, []  # (the last two: linearizable reads, ask_read)
         self.events: list[dict] = []
         self.listeners: list[Callable[[dict], None]] = []
         self.trace_dir = Path(trace_dir) if trace_dir else None
@@ -201,18 +202,29 @@ class SimCluster:
             reason = storage[0] if storage else fault.sentence() if fault else \
                 traceback.format_exception_only(type(exc), exc)[-1].strip()
             log.debug("node %s stopped: %s", name, reason, exc_info=True)
-            self.replicas[name] = None
-            self.states[name] = "exited"
-            self.exit_reasons[name] = reason
-            self._held[name].clear()
-            extra = {}
-            if isinstance(exc, NotImplementedError):  # an exercise not started: the scenario says so, not "timeout"
-                self.stopped_unwritten.setdefault(name, _raising_function(exc))
-            if fault:
-                extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
-                self.faults.setdefault(name, extra["fault"])
-            self._cluster_event(NODE_EXITED, target=name, code=storage[1] if storage else 70, reason=reason,
-                                **extra)
+            self._stopped(name, reason, exc, storage, fault)
+        while self._hops:
+            node, read = self._hops.pop(0)
+            if self.states[node] == "running":
+                self._step(node, self.replicas[node].read, read)
+            else:
+                self.answered(Answer(request=read.request, ok=False, index=read.index, refusal=NODE_DOWN,
+                                     error=Reason(reasons.NODE_IS, node=node, state=self.states[node])), None)
+
+    def _stopped(self, name: str, reason, exc: BaseException, storage, fault) -> None:
+        """A node's step raised: it stops, as a node process would, and the trace says why."""
+        self.replicas[name] = None
+        self.states[name] = "exited"
+        self.exit_reasons[name] = reason
+        self._held[name].clear()
+        extra = {}
+        if isinstance(exc, NotImplementedError):  # an exercise not started: the scenario says so, not "timeout"
+            self.stopped_unwritten.setdefault(name, _raising_function(exc))
+        if fault:
+            extra = {"fault": fault.as_dict(), "step": self.step, "scenario": self.meta.get("scenario")}
+            self.faults.setdefault(name, extra["fault"])
+        self._cluster_event(NODE_EXITED, target=name, code=storage[1] if storage else 70, reason=reason,
+                            **extra)
 
     def kill(self, node: str, *, lose_unsynced: bool = False) -> None:
         """Crash a node: its volatile state is gone; with lose_unsynced, so is what was never synced."""
@@ -346,30 +358,55 @@ class SimCluster:
 
     # ---- clients ---------------------------------------------------------------------------------------------
 
-    def write(self, payload: str, node: str | None = None) -> str:
+    def write(self, payload: str, node: str | None = None, *, client: str | None = None) -> str:
         """Send a client write to `node` (default: the current leader, else the first node); returns the request id.
-        A node that is not running answers NODE_DOWN at once."""
+        A node that is not running answers NODE_DOWN at once. `client`: the session it belongs to (the history's)."""
         target = node or self.leader() or self.names[0]
         self._check(target)
         request = self._request("w")
-        self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request)
+        self._cluster_event(CLIENT_WRITE, payload=payload, digest=digest(payload), target=target, request=request,
+                            **({"client": client} if client else {}))
         if self.states[target] != "running":
-            self.answers[request] = Answer(request=request, ok=False, refusal=NODE_DOWN,
-                                           error=Reason(reasons.NODE_IS, node=target, state=self.states[target]))
+            self.answered(Answer(request=request, ok=False, refusal=NODE_DOWN,
+                                 error=Reason(reasons.NODE_IS, node=target, state=self.states[target])), None)
         else:
             self._step(target, self.replicas[target].propose, [ClientWrite(request=request, payload=payload)])
         return request
 
-    def read(self, index: int, node: str) -> Answer:
+    def read(self, index: int, node: str, *, client: str | None = None) -> Answer:
         """Read `index` from `node`: its answer, or NODE_DOWN when it is not running (or stopped on the read)."""
+        request = self.ask_read(index, node, client=client)
+        return self.answers.pop(request)
+
+    def ask_read(self, index: int, node: str, *, linearizable: bool = False, client: str | None = None) -> str:
+        """Send a read to `node`; its answer comes to `answers` under the request id returned: at once for a plain
+        read (or none, when the node is not running), after a round of messages for a linearizable one."""
         self._check(node)
         request = self._request("r")
-        self._cluster_event(CLIENT_READ, index=index, target=node, request=request)
+        if linearizable:
+            self._forwarding[request] = (index, 0)
+        self._cluster_event(CLIENT_READ, index=index, target=node, request=request,
+                            **({"client": client} if client else {}),
+                            **({"linearizable": True} if linearizable else {}))
         if self.states[node] == "running":
-            self._step(node, self.replicas[node].read, ClientRead(request=request, index=index))
-        return self.answers.pop(request, None) or Answer(
-            request=request, ok=False, error=Reason(reasons.NODE_IS, node=node, state=self.states[node]),
-            refusal=NODE_DOWN)
+            self._step(node, self.replicas[node].read, ClientRead(request=request, index=index,
+                                                                  linearizable=linearizable))
+        if request not in self.answers and self.states[node] != "running":  # not running, or stopped on the read
+            self.answered(Answer(request=request, ok=False, index=index, refusal=NODE_DOWN,
+                                 error=Reason(reasons.NODE_IS, node=node, state=self.states[node])), None)
+        return request
+
+    def answered(self, answer: Answer, node: str | None) -> None:
+        """A client gets its answer (from `node`, None when no node gave it): kept, and traced as the clients'
+        history reads it (lab.harness.history)."""
+        hop = self._forwarding.pop(answer.request, None)
+        if hop is not None and answer.refusal == NOT_LEADER and answer.leader not in (None, node) and \
+                answer.leader in self.states and hop[1] < len(self.names):
+            self._forwarding[answer.request] = (hop[0], hop[1] + 1)
+            self._hops.append((answer.leader, ClientRead(request=answer.request, index=hop[0], linearizable=True)))
+            return
+        self.answers[answer.request] = answer
+        self._cluster_event(CLIENT_ANSWER, **answer_fields(answer, node))
 
     def _request(self, kind: str) -> str:
         self.requests += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lab.core.progress import MatchIndex, Progress
-from lab.core.replica import Log
+from lab.core.replica import Log, PendingRead
 from lab.ports.memlog import _Segment
 
 
@@ -25,6 +25,9 @@ def _copy_replica(r):
     new.votes = set(r.votes)
     new.prevotes = set(r.prevotes) if r.prevotes is not None else None
     new.pending_writes, new.write_deadlines = r.pending_writes.copy(), r.write_deadlines.copy()
+    if r.pending_reads:  # (a search makes no linearizable read; a clone of one holding them keeps its own)
+        new.pending_reads = [PendingRead(p.read, p.read_index, p.round, p.deadline, set(p.confirmed))
+                             for p in r.pending_reads]
     return new
 
 

@@ -155,7 +155,7 @@ def test_the_readme_walkthrough_step_by_step(tmp_path, mode):
         # 7. The Guide tab runs the scenarios step by step, and the students' pages follow.
         room.click("button[data-tab=guide]")
         options = room.locator("#guide-scenario option").all_inner_texts()
-        assert [o.split(":")[0] for o in options] == ["S1", "K1", "K2", "F8", "N4", "D1"]
+        assert [o.split(":")[0] for o in options] == ["S1", "K1", "K2", "F8", "N4", "D1", "R1"]
         room.select_option("#guide-scenario", "s1")
         dialogs = []  # the live cluster holds the room's entries: the page asks, in the page, before replacing it
         room.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

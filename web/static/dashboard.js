@@ -55,7 +55,8 @@
   // ---- socket ------------------------------------------------------------------------------------------
   // Where frames come from: the dashboard's server over Socket.IO (and its drawings over HTTP), or the page's
   // own file when it carries a whole replay (onefile.js, `hwm-lab replay DIR --html FILE`).
-  const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: (url) => fetch(url).then((r) => r.text()) };
+  const fetched = (url) => fetch(url).then((r) => (r.ok ? r.text() : Promise.reject(new Error(String(r.status)))));
+  const source = window.HWM_SOURCE || { connect: (options) => io(options), sequence: fetched, history: fetched };
   const seat = window.hwmSeat();  // this page's own random name: it answers the room's questions once
   const socket = source.connect({ auth: { ...(token ? { token } : {}), lang: T.lang, ...(seat ? { seat } : {}) },
                                   query: token ? { token } : {} });
@@ -248,9 +249,12 @@
   $("#read-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const index = Number($("#read-index").value), node = $("#read-node").value;
-    const a = await control("read", { index, node });
-    if (a.ok) showAnswer(T.served(node, index, a.payload, a.generation, a.high_water_mark));
-    else showAnswer(T.refused(node, index, a.error), true);
+    const linearizable = $("#read-linearizable").checked;
+    const a = await control("read", linearizable ? { index, node, linearizable } : { index, node });
+    const by = a.node || node;  // a linearizable read is answered by the leader the node named
+    if (a.ok && linearizable) showAnswer(T.servedByLeader(by, index, a.payload, a.generation, a.high_water_mark));
+    else if (a.ok) showAnswer(T.served(node, index, a.payload, a.generation, a.high_water_mark));
+    else showAnswer(T.refused(by, index, a.error), true);
   });
 
   $("#settings-form").addEventListener("submit", (ev) => {
@@ -432,6 +436,7 @@
     else if (k === "b") { if (!$("#btn-back").disabled) control("guide_back"); }
     else if (k === "l") setLarge(!document.body.classList.contains("large"));
     else if (k === "q") setSequence(!seq.on);
+    else if (k === "i") setHistory(!hist.on);
     else if (k === "c") setPanel(document.body.classList.contains("no-panel"));
     else if (k === "f") setFeed($("#feed-wrap").classList.contains("collapsed"));
     else if (k === " " && S.mode === "replay") togglePlay();
@@ -564,6 +569,7 @@
     });
   }
   function setSequence(on) {
+    if (on && hist.on) setHistory(false);
     seq.on = on; seq.shownKey = null;
     document.body.classList.toggle("sequence-view", on);
     $("#sequence-wrap").hidden = !on;
@@ -575,6 +581,32 @@
   $("#seq-heartbeats").addEventListener("change", () => { S.dirty = true; schedule(); });
   $("#seq-span").addEventListener("change", () => { S.dirty = true; schedule(); });
   window.hwmSequence = setSequence;
+
+  // ---- the clients' history: each operation an interval on a time axis, stale reads marked (lab/i18n/intervals.py,
+  // the server's drawing of the whole run); a live cluster's is drawn again at most every two seconds.
+  const hist = { on: false, pending: false, shownKey: null, at: 0 };
+  function renderHistory(now) {
+    const key = [S.mode, S.mode === "replay" ? S.total : ""].join("|");
+    if (key === hist.shownKey && (S.mode === "replay" || now - hist.at < 2000)) return;
+    if (hist.pending) return;
+    hist.pending = true; hist.at = now; hist.shownKey = key;
+    $("#history-caption").textContent = S.mode === "replay" ? T.historyReplay : T.seqWhole;
+    const q = new URLSearchParams({ lang: T.lang });
+    if (S.mode === "replay") q.set("mode", "replay");
+    source.history("history.svg?" + q.toString())
+      .then((text) => { $("#history").innerHTML = text; })  // the server's own SVG: its labels are escaped
+      .catch(() => { hist.shownKey = null; }).finally(() => { hist.pending = false; });
+  }
+  function setHistory(on) {
+    if (on && seq.on) setSequence(false);
+    hist.on = on; hist.shownKey = null;
+    document.body.classList.toggle("history-view", on);
+    $("#history-wrap").hidden = !on;
+    $("#btn-history").setAttribute("aria-pressed", String(on));
+    S.dirty = true; schedule();
+  }
+  $("#btn-history").addEventListener("click", () => setHistory(!hist.on));
+  window.hwmHistory = setHistory;
 
   // ---- drawing -----------------------------------------------------------------------------------------
   function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(draw); } }
@@ -594,7 +626,7 @@
 
   function renderAll(now) {
     renderHeader(); renderLegend(); renderBanners(); renderCaption(); question.render();
-    if (seq.on) renderSequence(now); else stage.render(now);
+    if (hist.on) renderHistory(now); else if (seq.on) renderSequence(now); else stage.render(now);
     renderFeed(S.feedFull); S.feedFull = false;
     renderNodeButtons(); renderLinks(); renderSelects(); renderTimeline();
     const rights = [S.canControl, S.mode, S.ownsCluster, S.liveAvailable, (S.cluster.ids || []).join()].join();
@@ -678,7 +710,8 @@
   const FEED_LINES = 80;
   let feedShown = null;  // the newest event drawn (object identity)
   function feedLine(e) {
-    const li = el("li", (IMPORTANT.has(e.type) ? "important " : "") + e.type + (e.type === KINDS.EXPECTATION && !e.ok ? " expect-fail" : ""));
+    const li = el("li", (IMPORTANT.has(e.type) || e.stale ? "important " : "") + e.type
+                  + (e.type === KINDS.EXPECTATION && !e.ok ? " expect-fail" : "") + (e.stale ? " stale" : ""));
     li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
     li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
     li.appendChild(el("span", "x", e.text || e.type));
@@ -708,7 +741,7 @@
       while (list.children.length > FEED_LINES) list.lastChild.remove();
     }
     feedShown = S.feed.length ? S.feed[0] : null;
-    const latest = S.feed.find((e) => IMPORTANT.has(e.type));
+    const latest = S.feed.find((e) => IMPORTANT.has(e.type) || e.stale);
     $("#feed-latest").textContent = latest ? latest.text : "";
     const top = T.feedTop(S.skippedByType);
     // The count always; which kinds, when they fit the line (and in the tooltip).

@@ -33,7 +33,7 @@
     document.title = view.title;
     window.HWM_I18N = { ...view.i18n, chosen };
     window.HWM_KINDS = page.kinds;
-    window.HWM_SOURCE = { connect, sequence, ready };
+    window.HWM_SOURCE = { connect, sequence, history, ready };
     for (const code of page.scripts) {  // the dashboard's own scripts, in order
       const script = document.createElement("script");
       script.textContent = code;
@@ -159,6 +159,10 @@
       cut(svg, Number(q.get("position")) || 0);
       return new XMLSerializer().serializeToString(svg);
     });
+  }
+  // The clients' history: the server's drawing of the whole run, in the page's language.
+  function history() {
+    return ready.then((run) => run.history[lang]);
   }
   // Export SVG saves the picture shown, from the page itself.
   document.addEventListener("click", (ev) => {

@@ -97,6 +97,7 @@
     seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
     seqLive: (s) => t("the last {seconds} s", { seconds: s }),
     seqWhole: t("the whole run, as far as the dashboard keeps it"),
+    historyReplay: t("the whole run: each client's operations from request to answer, stale reads in red"),
     msg: {
       append: (a, b) => (a === b ? t("append {index}", { index: a }) : t("append {first}–{last}", { first: a, last: b })),
       heartbeat: (h) => t("♥ HWM {hwm}", { hwm: h }),
@@ -153,6 +154,8 @@
     notAcked: (p, e) => t("Write “{payload}” not acknowledged: {error}", { payload: p, error: e }),
     served: (n, i, p, g, h) => t("{node} serves index {index}: “{payload}” (generation {generation}); its high-water mark is {hwm}.",
                                  { node: n, index: i, payload: p, generation: g, hwm: h }),
+    servedByLeader: (n, i, p, g, h) => t("The leader {node}, once a majority confirmed it still leads, serves index {index}: “{payload}” (generation {generation}); its high-water mark is {hwm}.",
+                                         { node: n, index: i, payload: p, generation: g, hwm: h }),
     refused: (n, i, e) => t("{node} refuses index {index}: {error}", { node: n, index: i, error: e }),
     needNode: (key) => t("{key} needs a selected node: press 1–7 or click a lane first", { key }),
     noChange: t("No change"), applied: t("Settings applied"),
