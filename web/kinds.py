@@ -24,6 +24,7 @@ BUSY = frozenset({
 # High volume and bookkeeping: sampled like BUSY, and hidden from the feed on request.
 BOOKKEEPING = frozenset({
     ev.REPLICATION_SENT, ev.REPLICATION_RECEIVED, ev.MATCH_INDEX_UPDATED, ev.GENERATION_CHANGED, ev.WRITE_REQUESTED,
+    ev.LOG_PERSISTED,
 })
 # Few, but hidden from the feed on request with the bookkeeping.
 QUIET = frozenset({ev.VOTE_GRANTED})

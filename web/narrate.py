@@ -9,7 +9,8 @@ from lab.core.events import (
     BECAME_FOLLOWER, BECAME_LEADER, CAUGHT_UP, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED, CLOCKS_HELD,
     CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, DISK_FULL, DISK_OK, DROP_SET, ELECTION_STARTED,
     EPOCH_ANSWER, EPOCH_QUERY, EPOCH_TRUNCATION, EXPECTATION, FOLLOWER_APPEND, FSYNC_FAIL, GENERATION_CHANGED,
-    HWM_CHANGED, KINDS, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED, NEXT_INDEX_BACKED_UP,
+    HWM_CHANGED, KINDS, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_PERSISTED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED,
+    NEXT_INDEX_BACKED_UP,
     NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED, NODE_STOPPED, PREVOTE_DENIED,
     PREVOTE_GRANTED, PREVOTE_STARTED, READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED,
     REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED,
@@ -340,6 +341,11 @@ class Narrator:
         return say("{node}: the leader's generation ends at index {end}, so it keeps its whole log", node=node,
                    end=g("end_index"))
 
+    def _log_persisted(self, e: dict):
+        node = e.get("node", "?")
+        g = e.get
+        return say("{node}'s log is on its disk up to index {index}", node=node, index=g("index"))
+
     def _caught_up(self, e: dict):
         node = e.get("node", "?")
         g = e.get
@@ -532,6 +538,7 @@ NARRATION = {
     WAL_TRUNCATED: Narrator._wal_truncated,
     EPOCH_TRUNCATION: Narrator._epoch_truncation,
     CAUGHT_UP: Narrator._caught_up,
+    LOG_PERSISTED: Narrator._log_persisted,
     VOTE_GRANTED: Narrator._vote_granted,
     VOTE_DENIED: Narrator._vote_denied,
     BECAME_LEADER: Narrator._became_leader,
