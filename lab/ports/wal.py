@@ -154,6 +154,10 @@ class WriteAheadLog:
         os.makedirs(self.directory, exist_ok=True)
         self.recovery: Recovery | None = self._recover()
         self._open_last()
+        if self.fsync != "never" and self._fd is not None:
+            # What a crash left in the OS's cache is read back as if durable: make it so before anyone counts on it
+            # (a leader counts itself on its recovered log, and a crash may come before it had synced).
+            self._fsync(self._fd)
 
     # ---- opening -----------------------------------------------------------------------------------------
 
