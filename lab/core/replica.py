@@ -288,15 +288,15 @@ class Replica:
         """Client writes: the leader appends them all, then sends one replication request per follower."""
         out = Ready()
         generation, events = self.generation, out.events
-        for request, payload in writes:
-            events.append(_new(WriteRequested, (generation, request, digest(payload), payload)))
+        digests = [digest(payload) for _, payload in writes]
+        for (request, payload), entry_digest in zip(writes, digests):
+            events.append(_new(WriteRequested, (generation, request, entry_digest, payload)))
         if self.role != LEADER:
             self._redirect(out, writes)
             return out.done()
         index, pending, entries = self.log.log_end, self.pending_writes, out.append
-        for request, payload in writes:
+        for (request, payload), entry_digest in zip(writes, digests):
             index += 1
-            entry_digest = digest(payload)
             entries.append(_new(Entry, (index, generation, payload)))
             pending.append((index, request, entry_digest))
             events.append(_new(LeaderAppend, (generation, index, generation, entry_digest, payload, request)))
