@@ -116,20 +116,20 @@ class ReadyDriver:
                 held.extend(ready.messages)
                 held.extend(ready.answers)
             return
-        persisted = None
         if must_sync:
             log.sync()
-            persisted = self._tell_persisted()
         for ready in readys:
             if not must_sync:
                 for envelope in ready.early_messages:
                     transport.send(envelope.dst, envelope.message)
             for envelope in ready.messages:
                 transport.send(envelope.dst, envelope.message)
+        transport.flush()  # a follower's answer to its leader first: the replica hears of the sync after
+        persisted = self._tell_persisted() if must_sync else None
         if persisted is not None:
             for envelope in (*persisted.early_messages, *persisted.messages):
                 transport.send(envelope.dst, envelope.message)
-        transport.flush()
+            transport.flush()
         self._trace(readys, storage_events, now)
         if persisted is not None and persisted.events:
             trace.emit(persisted.events, time=self.clock.now(), boot=self.boot)
