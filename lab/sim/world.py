@@ -242,10 +242,7 @@ class World(SimCluster):
         if state is not None:
             self._own(node)
         if head == "sync":
-            if state != "running" or not self.drivers[node].sync_pending:
-                return None
-            self._step(node, self.drivers[node].finish_sync)
-            return words
+            return words if self._finish_sync(node) else None
         if head == "campaign" or head == "heartbeat":
             if state != "running":
                 return None
@@ -272,6 +269,13 @@ class World(SimCluster):
             self.resume(node)
             return words
         return None
+
+    def _finish_sync(self, node: str) -> bool:
+        """A leader's pending fsync completes (the choice `sync A`); False when the node has none under way."""
+        if self.states[node] != "running" or not self.drivers[node].sync_pending:
+            return False
+        self._step(node, self.drivers[node].finish_sync)
+        return True
 
     def _find(self, words) -> int | None:
         if len(words) < 3 or "->" not in words[1]:
