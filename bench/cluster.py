@@ -299,6 +299,9 @@ def measure(args, run_dir: Path) -> dict:
 
 PEERS = {"PySyncObj": (pysyncobj_peer, "pip install '.[bench]'"),
          "etcd": (etcd_peer, "apt-get install etcd-server, and pip install '.[bench]' for its client (grpcio)")}
+# What a peer's figures do not say by themselves.
+PEER_NOTES = {"etcd": "its pipelined rate is its Python gRPC client's (futures on one channel; grpc.aio does no "
+                      "better here), not etcd's own: compare the one-at-a-time latency"}
 
 
 def run_peer(name: str, args, root: Path) -> dict | None:
@@ -406,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peer     {name}: p50 {figures['p50_ms']:.3f} ms, p99 {figures['p99_ms']:.3f} ms, "
               f"{figures['pipelined_per_s']:,.0f} entries/s pipelined, leader CPU "
               f"{figures['leader_cpu_us_per_entry']:.1f} us per entry (medians of {len(peer_runs[name])} runs)")
+        if name in PEER_NOTES:
+            print(f"         ({PEER_NOTES[name]})")
         print(f"ratio    lab / {name}: p50 {median['p50_ms'] / figures['p50_ms']:.2f} (lower is better), "
               f"throughput {median['pipelined_per_s'] / figures['pipelined_per_s']:.2f} (higher is better), "
               f"leader CPU per entry {median['leader_cpu_us'] / max(figures['leader_cpu_us_per_entry'], 1e-9):.2f} "
