@@ -363,7 +363,7 @@ class World(SimCluster):
         if r is None:
             return hash((head, tuple(disk.entries())))
         return hash((head, r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
-                     r.confirmed_hwm, tuple(sorted((n, p.match, p.next) for n, p in r.progress.items())),
+                     r.confirmed_hwm, r.durable_end, tuple(sorted((n, p.match, p.next) for n, p in r.progress.items())),
                      tuple(sorted(r.votes)), r.awaiting_epoch_answer, tuple(r.pending_writes)))
 
     def clone(self) -> "World":
