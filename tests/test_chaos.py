@@ -220,12 +220,12 @@ def test_the_report_is_said_in_the_readers_language_with_its_numbers(tmp_path):
         assert left_in(lang, said) == [], said
         assert len(said.splitlines()) == len(english)
         assert ", " not in said if lang == "zh" else True, said
-    stuck = localize(said_report(_a_report(tmp_path, converged=False, not_live=["B (killed)"], leader_gaps=[],
+    stuck = localize(said_report(_a_report(tmp_path, converged=False, not_live=[("B", "killed")], leader_gaps=[],
                                            elections_won=0, final={"A": {"hwm": 1100}, "C": {"hwm": 1099}})), "es")
     assert "NO convergió 2,2 s después" in stuck and "sin funcionar: B (muerto)" in stuck, stuck
     assert "marcas de agua alta A en 1.100 y C en 1.099" in stuck, stuck
     assert "高水位标记 A 为 1,100、C 为 1,099；未在运行：B（已被杀死）" in localize(said_report(_a_report(
-        tmp_path, not_live=["B (killed)"], final={"A": {"hwm": 1100}, "C": {"hwm": 1099}})), "zh")
+        tmp_path, not_live=[("B", "killed")], final={"A": {"hwm": 1100}, "C": {"hwm": 1099}})), "zh")
 
 
 @pytest.mark.parametrize("changes, one, many", [
@@ -255,8 +255,8 @@ def test_a_count_of_one_is_said_as_one_in_every_language(tmp_path, changes, one,
 
 def test_a_faults_target_and_setting_are_said_in_the_language(tmp_path):
     faults = [checker.Fault(1.0, "kill", "A", leader="A"), checker.Fault(1.2, "delay", "A->B", leader="C",
-                                                                         detail="30 ms"),
-              checker.Fault(1.3, "drop", "*", leader="C", detail="rate 0.12")]
+                                                                         delay_ms=30),
+              checker.Fault(1.3, "drop", "*", leader="C", drop_rate=0.12)]
     said = said_report(_a_report(tmp_path, faults=faults))
     assert "new leader: kill A, delay A->B 30 ms, drop on every link (loss rate 0.12)" in str(said), str(said)
     assert "muerte A, retardo A->B (30 ms) y pérdida de mensajes en todos los enlaces (tasa de pérdida 0,12)" in \

@@ -39,7 +39,7 @@ class Report:
     converged: bool
     settle_seconds: float
     final: dict[str, dict]
-    not_live: list[str]
+    not_live: list[tuple[str, str]]  # (node, its state) of each node not running at the end
     pids: list[int]
     run_dir: str
     history: History | None = None  # the clients' history (lab.harness.history), read from the trace
@@ -116,7 +116,7 @@ def run(options: argparse.Namespace | dict, *, out) -> Report:
         converged, settle_seconds = _settle(api, clients, o["settle"])
         state = api.state(log="all")
         final = {n["id"]: {"log": n["log"], "hwm": n["hwm"]} for n in state["nodes"] if n["state"] == "running"}
-        not_live = [f"{n['id']} ({n['state']})" for n in state["nodes"] if n["state"] != "running"]
+        not_live = [(n["id"], n["state"]) for n in state["nodes"] if n["state"] != "running"]
         pids.update(supervisor.pids())
         supervisor.stop()
         events = read_trace(run_dir)

@@ -46,7 +46,9 @@ class Fault:
     time: float  # seconds since the run started, taken just before the request
     op: str
     target: str = ""
-    detail: str = ""
+    delay_ms: float | None = None  # what a delay set
+    drop_rate: float | None = None  # what a drop set (a loss rate, 0 to 1)
+    after_disk_ok: bool = False  # a restart of a node whose disk fault was cleared first
     leader: str | None = None  # the leader as the nemesis saw it just before
     leader_generation: int = 0
     refused: str = ""

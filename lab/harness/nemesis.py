@@ -124,7 +124,7 @@ def _restart_running(nemesis: Nemesis, fault: Fault, look: Look) -> None:
 def _restart(nemesis: Nemesis, fault: Fault, look: Look) -> None:
     fault.target = nemesis.rng.choice(look.dead)
     if fault.target in nemesis.disk_faulted:
-        fault.detail = "after disk-ok"
+        fault.after_disk_ok = True
         nemesis.api.disk_ok(fault.target)
         nemesis.disk_faulted.discard(fault.target)
     nemesis.api.restart(fault.target)
@@ -171,12 +171,12 @@ def _heal(nemesis: Nemesis, fault: Fault, look: Look) -> None:
         nemesis.cuts.discard((src, dst))
 
 
-def _slow(setting: str, draw: Callable[[random.Random], float], shown: str):
-    """A delay or a drop rate (`setting`, of a value drawn by `draw`), on every link (three times in ten) or on the
-    pair's."""
+def _slow(setting: str, draw: Callable[[random.Random], float], noted: str):
+    """A delay or a drop rate (`setting`, of a value drawn by `draw`, noted on the Fault as `noted`), on every link
+    (three times in ten) or on the pair's."""
     def apply(nemesis: Nemesis, fault: Fault, look: Look) -> None:
         value = draw(nemesis.rng)
-        fault.detail = shown.format(value)
+        setattr(fault, noted, value)
         if nemesis.rng.random() < 0.3:
             getattr(nemesis.api, setting)(value)
         else:
@@ -219,8 +219,8 @@ MOVES = (  # in the order their weights are drawn
     Move("cut", ("cut",), 1.0, _links, _cut),
     Move("cut_one_way", ("cut",), 1.0, _links, _cut),
     Move("isolate", ("isolate",), 0.4, _links, _isolate),
-    Move("delay", ("delay",), 0.8, _links, _slow("delay", lambda rng: round(rng.uniform(5, 150)), "{} ms")),
-    Move("drop", ("drop",), 0.4, _links, _slow("drop", lambda rng: round(rng.uniform(0.05, 0.3), 2), "rate {}")),
+    Move("delay", ("delay",), 0.8, _links, _slow("delay", lambda rng: round(rng.uniform(5, 150)), "delay_ms")),
+    Move("drop", ("drop",), 0.4, _links, _slow("drop", lambda rng: round(rng.uniform(0.05, 0.3), 2), "drop_rate")),
     Move("kill", ("kill",), 2.0, _may_take_down, _kill),
     Move("pause", ("pause",), 1.2, _may_take_down, _pause),
     Move("restart_running", ("restart",), 0.4, _may_take_down, _restart_running),

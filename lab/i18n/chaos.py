@@ -4,7 +4,6 @@ writes numbers and each list as it writes lists."""
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import Counter
 
@@ -129,9 +128,9 @@ def _leaders(r: Report) -> list[Text]:
 def _fault(f) -> Text:
     """A fault as the report lists it: its name, its target and what it set ("delay A->B 30 ms")."""
     name, target = FAULTS.get(f.op, f.op), f.target
-    rate = re.fullmatch(r"rate (\S+)", f.detail or "")
-    detail = say("loss rate {rate}", rate=float(rate.group(1))) if rate else \
-        say("after disk ok") if f.detail == "after disk-ok" else f.detail
+    detail = (say("{delay} ms", delay=f.delay_ms) if f.delay_ms is not None else
+              say("loss rate {rate}", rate=f.drop_rate) if f.drop_rate is not None else
+              say("after disk ok") if f.after_disk_ok else "")
     if target == "*":  # every link
         return say("{fault} on every link ({detail})", fault=name, detail=detail) if detail else \
             say("{fault} on every link", fault=name)
@@ -168,12 +167,10 @@ def _final(r: Report) -> Text:
             say("final     NOT converged {seconds} s after the faults stopped; high-water marks {hwms}", **values))
 
 
-def _not_live(item: str):
+def _not_live(item: tuple[str, str]):
     """A node not running at the end, "B (killed)", with its state said as the lanes say it."""
-    found = re.fullmatch(r"(\S+) \((.+)\)", item)
-    if found is None or found.group(2) not in WORDS["state"]:
-        return item
-    return say("{node} ({state})", node=found.group(1), state=word("state", found.group(2)))
+    node, state = item
+    return say("{node} ({state})", node=node, state=word("state", state) if state in WORDS["state"] else state)
 
 
 def _check(r: Report) -> list:
