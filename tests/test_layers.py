@@ -228,3 +228,12 @@ def test_every_module_of_lab_and_web_is_at_most_600_lines_but_the_replica():
     offences = [f"{path} ({n} lines)" for path, n in sorted(sizes.items())
                 if n > MOST_MODULE_LINES and path not in ONE_FILE]
     assert offences == [], "\n".join(offences)
+
+
+def test_the_entry_point_is_on_top():
+    """lab/cli.py runs the parser that lab/commands/parser.py builds: nothing of the lab imports it back (the help's
+    extractor and the guides' samples read the parser where it is built)."""
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in python_files()
+             for target, line in imports(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+             if target == "lab.cli" and module_name(path) != "lab.cli"]
+    assert found == []

@@ -1,1 +1,1 @@
-"""The `hwm-lab` command groups (see lab/cli.py)."""
+"""The `hwm-lab` command groups, and the parser they register with (lab/commands/parser.py; lab/cli.py runs it)."""

@@ -21,7 +21,7 @@ def printed(args: str, lang: str) -> str:
     import os
     import tempfile
 
-    from lab.cli import main
+    from lab.commands.parser import main
 
     if str(ROOT) not in sys.path:  # a sample may run the tests' wrong variants (`--impl tests.wrong_variants...`)
         sys.path.insert(0, str(ROOT))

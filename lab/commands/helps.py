@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from lab.cli import build_parser
+from lab.commands.parser import build_parser
 from lab.commands.options import ARGPARSE, ARGPARSE_WORDS, HELP
 
 
 def extract(fileobj, keywords, comment_tags, options):
-    """Babel's extractor for the commands' help (lab.i18n.extract names it for lab/cli.py): every help, description
+    """Babel's extractor for the commands' help (lab.i18n.extract names it for lab/commands/parser.py): every help, description
     and epilog as the parser says it (context "help"), and argparse's own words (context "argparse")."""
     found, parsers = [], [build_parser()]
     while parsers:

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {  # folder -> [(files, extractor)]
     "lab": [("i18n/**.py", "python"), ("student/**.py", "python"), ("commands/exercise.py", "python"), ("commands/simulate.py", "python"),
             ("commands/cluster.py", "python"), ("commands/options.py", "python"),
-            ("commands/chaos.py", "python"), ("commands/history.py", "python"), ("cli.py", "lab.commands.helps:extract"),  # every command's help, read from the parser itself
+            ("commands/chaos.py", "python"), ("commands/history.py", "python"), ("commands/parser.py", "lab.commands.helps:extract"),  # every command's help, read from the parser itself
             ("explore/**.py", "python"), ("commands/explore.py", "python"),
             ("sim/scenarios/*.txt", "lab.i18n.scenarios:extract")],
     "web": [("**.py", "python"), ("static/text.js", "javascript"),
