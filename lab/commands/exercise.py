@@ -14,6 +14,7 @@ from lab.core.impl import load as load_impl
 from lab.i18n import complaint, localize
 from lab.core.reasons import because
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, last_verdict, package_dir, run_check
+from lab.student.ids import student_id
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
@@ -164,6 +165,7 @@ def cmd_submit(args) -> int:
     lang = _lang(args)
     progress = Progress(lang, args.json)
     try:
+        args.student = student_id(args.student)
         check_student_id(args.student)
         result = submit(args.student, impl=args.impl, checks_dir=checks_dir(args), seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)

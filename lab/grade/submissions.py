@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from lab.core.config import MAX_NODES
 from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
 from lab.grade.storage import MiB, Rejected, join
-from lab.student.ids import valid_student_id
+from lab.student.ids import student_id, valid_student_id
 from lab.core.events import NODE_EXITED
 from lab.ports.trace import parse_line
 
@@ -89,6 +89,7 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
                        f"({max(VERSIONS)})")
     sub.version = version
     student = m.get("student")
+    student = student_id(student) if isinstance(student, str) else student
     if not valid_student_id(student):
         raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id (letters, digits, "
                        f"'.', '_' and '-', 1 to 64 characters, not starting with '.')")

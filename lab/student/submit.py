@@ -18,7 +18,7 @@ from typing import Callable
 
 from lab.i18n import Listed, columns, localize, say
 from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
-from lab.student.ids import packed, valid_student_id
+from lab.student.ids import packed, student_id, valid_student_id
 
 FORMAT, VERSION = "hwm-lab-submission", 2
 
@@ -29,7 +29,7 @@ class NothingToSubmit(Exception):
 
 def check_student_id(student: str) -> None:
     """A clear error for an id that could not name a zip safely (or that the grader would refuse)."""
-    if not valid_student_id(student):
+    if not valid_student_id(student_id(student) if isinstance(student, str) else student):
         raise NothingToSubmit(say("{student} is not a valid student id: use letters, digits, '.', '_' and '-', 1 to "
                                   "64 characters, not starting with '.'", student=repr(student)))
 
@@ -47,6 +47,7 @@ class Submission:
 
 def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out: str | Path, seed: int = 7,
            lab_version: str = "unknown", progress: Callable[[str], None] = lambda s: None) -> Submission:
+    student = student_id(student)
     check_student_id(student)
     checks_dir, out = Path(checks_dir), Path(out)
     current = files_sha256(impl)
