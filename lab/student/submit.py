@@ -39,6 +39,7 @@ class Submission:
     manifest: dict
     out: Path
     table: list[dict] = field(default_factory=list)  # exercise, verdict, runs, left_out
+    code: Path | None = None  # the folder of the exercise files checked and packed
 
     @property
     def complete(self) -> bool:
@@ -99,7 +100,7 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
         root = package_dir(impl)
         for module in current:
             archive.write(root / Path(module).name, f"files/{module}")
-    return Submission(manifest, out, table)
+    return Submission(manifest, out, table, root)
 
 
 def _run_record(path: Path, scenario: dict) -> dict:
@@ -132,6 +133,8 @@ def table_text(submission: Submission, lang: str = "en") -> str:
     failing = [str(r["exercise"]) for r in submission.table if r["verdict"] != "passing"]
     exercises = Listed(map(str, submission.manifest["exercises"]))
     runs = sum(r["runs"] for r in submission.table)
+    if submission.code is not None:
+        lines.append(say_in(say("checked and packed the files of {folder}", folder=str(submission.code))))
     lines.append(say_in(say("wrote {out}: {runs} runs of exercises {exercises}", out=str(submission.out), runs=runs,
                             exercises=exercises) if exercises else
                         say("wrote {out}: {runs} runs of exercises none", out=str(submission.out), runs=runs)))
