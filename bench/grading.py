@@ -329,6 +329,13 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
             expected = e["end_index"] + 1 if e["end_index"] < e["log_end"] else None
             if e.get("cut") != expected:
                 v["epoch-truncation"] += 1
+        if t == "read_refused" and 1 <= e["index"] < e["hwm"]:
+            v["progress"] += 1
+
+    # 14: the run gets as far as its scenario waits for (lab.grade.checks.PROGRESS_WAITS)
+    waits = ("wait hwm ", "wait log_end ", "wait converged", "wait leader")
+    v["progress"] += sum(1 for e in cluster if e["type"] == "expectation" and e.get("ok") is False and (
+        e["name"].startswith(waits) or (e["name"].startswith("write ") and not e["name"].endswith(" nowait"))))
     return v
 
 

@@ -10,26 +10,29 @@ from lab.grade.rubric import RULES_ENTRY, Rubric
 
 
 def graded_column(rubric: Rubric):
-    """True where `Rubric.grades(exercise, scenario, check)` is: over columns exercise, scenario and check."""
+    """True where `Rubric.grades(exercise, scenario, check, index)` is: over columns exercise, scenario, check and
+    index."""
     from pyspark.sql import functions as F
 
     scenario = F.lower(F.coalesce(F.col("scenario"), F.lit("")))
     listed = []
     for ex in rubric.exercises:
-        checks = [c for c in ex.points if c != RULES_ENTRY]
+        checks = sorted({*(c for c in ex.points if c != RULES_ENTRY), *ex.progress})
         counts = F.lit(True) if "*" in ex.scenarios else scenario.isin(list(ex.scenarios))
         listed.append((F.col("exercise") == ex.number) & F.col("check").isin(checks) & counts)
-    skipped = [(scenario == s) & F.col("check").isin(sorted(checks)) for s, checks in rubric.skip.items() if checks]
+    skipped = [(scenario == s) & F.col("check").isin(sorted(skip.checks))
+               & (F.col("index").isin(sorted(skip.indexes)) if skip.indexes else F.lit(True))
+               for s, skip in rubric.skip.items() if skip.checks]
     graded = functools.reduce(operator.or_, listed, F.lit(False))
     if skipped:
-        graded = graded & ~functools.reduce(operator.or_, skipped)
+        graded = graded & ~F.coalesce(functools.reduce(operator.or_, skipped), F.lit(False))
     return F.coalesce(graded, F.lit(False))
 
 
 def graded_totals(rubric: Rubric, counts: dict[tuple[str, str, str], int],
                   runs: dict[tuple[str, str], tuple[int, str | None]]) -> dict[str, int]:
-    """Violations per check, of graded rows only. counts: (student, run, check) -> n; runs: (student, run) ->
-    (exercise, scenario)."""
+    """Violations per check, of graded rows only. counts: (student, run, check) -> n, of the graded violations
+    (a skip at an index was applied to them already); runs: (student, run) -> (exercise, scenario)."""
     totals: dict[str, int] = {}
     for (student, run, check), n in counts.items():
         exercise, scenario = runs.get((student, run), (None, None))

@@ -40,8 +40,8 @@ def rubric_digest(rubric) -> str:
     """A digest of the rubric's content, the same in every process (a set's order is not: string hashing is
     seeded per process)."""
     canon = {"name": rubric.name, "credit": rubric.credit, "decimals": rubric.decimals,
-             "skip": {s: sorted(c) for s, c in sorted(rubric.skip.items())},
-             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios)]
+             "skip": {s: [sorted(k.checks), sorted(k.indexes)] for s, k in sorted(rubric.skip.items())},
+             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios), sorted(e.progress)]
                            for e in rubric.exercises]}
     return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 

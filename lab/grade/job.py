@@ -460,18 +460,6 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
         f"({jobs['jobs']} Spark job{'s' if jobs['jobs'] != 1 else ''}, {jobs['stages']} stages, "
         f"{jobs['shuffle_stages']} shuffle stages, {jobs['tasks']} tasks)")
 
-    # Per run and check: how many, and the first (earliest) violation, for scores and feedback.
-    first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
-    for row in (violations.groupBy("submission", "run", "check")
-                .agg(F.count(F.lit(1)).alias("n"), first.alias("first")).collect()):
-        key = (row["submission"], row["run"], row["check"])
-        found.counts[key] = row["n"]
-        found.firsts[key] = row["first"].asDict()
-    run_of = {(s.student, r.run): (r.exercise, r.scenario) for s in graded for r in s.runs}
-    found.check_totals = graded_totals(rubric, found.counts, run_of)
-    for i, (name, _) in enumerate(CHECKS, 1):
-        say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
-
     runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
     runs_df = small_table(spark, storage, join(staging, "runs.jsonl"), runs_rows, T.StructType([
         T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
@@ -481,10 +469,22 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
     ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
+    written = spark.read.parquet(storage.for_spark(join(out, "violations.parquet")))
+
+    # Per run and check: how many graded violations, and the first (earliest) of them, for scores and feedback.
+    first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
+    for row in (written.filter("graded").groupBy("submission", "run", "check")
+                .agg(F.count(F.lit(1)).alias("n"), first.alias("first")).collect()):
+        key = (row["submission"], row["run"], row["check"])
+        found.counts[key] = row["n"]
+        found.firsts[key] = row["first"].asDict()
+    run_of = {(s.student, r.run): (r.exercise, r.scenario) for s in graded for r in s.runs}
+    found.check_totals = graded_totals(rubric, found.counts, run_of)
+    for i, (name, _) in enumerate(CHECKS, 1):
+        say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
     if whole:
-        found.common = common_messages(marked)
-        _write_single_csv(spark.read.parquet(storage.for_spark(join(out, "violations.parquet"))), storage,
-                          staging, join(out, "violations.csv"))
+        found.common = common_messages(written)
+        _write_single_csv(written, storage, staging, join(out, "violations.csv"))
     return found
 
 

@@ -80,9 +80,14 @@ def grades_csv(rubric: Rubric, results: list[StudentResult]) -> str:
 # ---- feedback -----------------------------------------------------------------------------------------------
 
 def _failed(r: StudentResult):
-    for cs in r.score.checks if r.score else []:
-        if cs.failed:
-            yield cs
+    """The failed entries, each exercise's progress checks first: they say why its other checks earned less."""
+    for cs in sorted((c for c in (r.score.checks if r.score else []) if c.failed), key=lambda c: not c.progress):
+        yield cs
+
+
+def _points(cs: CheckScore) -> str:
+    """", 3 / 4 points" beside an entry's title; nothing for a progress check that has no points of its own."""
+    return f", {fmt(cs.points)} / {fmt(cs.max_points)} points" if cs.max_points or not cs.progress else ""
 
 
 def _how(cs: CheckScore) -> str:
@@ -100,10 +105,23 @@ def _how(cs: CheckScore) -> str:
     if cs.check in GRADER_ENTRIES:  # a probe of the grader's
         return ("The grader's own probe of your function found a case that breaks this rule: the smallest one is "
                 "below." if cs.violations else
+                f"The grader's own probe found nothing, but these points follow the share of the exercise's runs "
+                f"that advanced: {len(cs.idle_runs)} of {cs.runs} did not ({', '.join(cs.idle_runs)}; see "
+                f"`progress`)." if cs.idle_runs else
                 "Not probed (graded without re-execution): these points follow the share of the exercise's other "
                 "points that your traces earned.")
-    return (f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}), "
-            f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all.")
+    if cs.progress:
+        return (f"Not met in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}): in "
+                f"{'that run' if len(cs.failed_runs) == 1 else 'those runs'} the exercise's other checks earn "
+                f"nothing, since a run that never advances breaks no safety rule and proves nothing by it.")
+    broken = (f"Broken in {len(cs.failed_runs)} of {cs.runs} runs ({', '.join(cs.failed_runs)}), "
+              f"{cs.violations} violation{'s' if cs.violations != 1 else ''} in all." if cs.failed_runs else "")
+    if cs.idle_runs:
+        idle = (f"{len(cs.idle_runs)} {'more ' if cs.failed_runs else ''}of {cs.runs} runs "
+                f"({', '.join(cs.idle_runs)}) earn nothing here: the cluster did not get as far as the scenario waits "
+                f"for (see `progress`).")
+        return f"{broken} {idle}" if broken else f"Nothing broken, but {idle}"
+    return broken
 
 
 def _title(rubric: Rubric, number: int) -> str:
@@ -248,7 +266,7 @@ def feedback_md(rubric: Rubric, r: StudentResult) -> str:
 
 def _check_md(r: StudentResult, cs: CheckScore) -> list[str]:
     rule = BY_ID[cs.check]
-    lines = [f"#### {rule.title} (`{cs.check}`), {fmt(cs.points)} / {fmt(cs.max_points)} points", "",
+    lines = [f"#### {rule.title} (`{cs.check}`){_points(cs)}", "",
              f"The rule: {rule.rule}", "", _how(cs), ""]
     if cs.check == RULES_ENTRY:
         lines += [f"- {text}: {detail}" for text, ok, detail in r.rule_results.get(cs.exercise, []) if not ok] + [""]
@@ -338,7 +356,7 @@ def _row_note(r: StudentResult, number: int) -> str:
 def _check_html(r: StudentResult, cs: CheckScore) -> str:
     e = html.escape
     rule = BY_ID[cs.check]
-    parts = [f"<h4>{e(rule.title)} (<code>{cs.check}</code>), {fmt(cs.points)} / {fmt(cs.max_points)} points</h4>",
+    parts = [f"<h4>{e(rule.title)} (<code>{cs.check}</code>){_points(cs)}</h4>",
              f"<p class=\"rule\">The rule: {marked(rule.rule)}</p>", f"<p>{marked(_how(cs))}</p>"]
     if cs.check == RULES_ENTRY:
         broken = [(text, detail) for text, ok, detail in r.rule_results.get(cs.exercise, []) if not ok]
