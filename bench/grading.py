@@ -592,7 +592,7 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
         raise SystemExit(f"the grader failed (exit {proc.returncode})")
     m = re.search(r"re-executed (\d+) \(submission, exercise\) pairs in the sandbox in ([0-9.]+) s", stderr)
     with open(out / "reexec.csv", newline="") as f:
-        pairs = list(csv.DictReader(f))
+        pairs = [r for r in csv.DictReader(f) if not r["run"]]  # (the submitted runs' rows have one)
     with open(out / "grades.csv", newline="") as f:
         grades = f.read()
     played = sorted(p.stat().st_size for p in (out / "feedback").glob("*-ex*.html"))

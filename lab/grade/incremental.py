@@ -166,6 +166,7 @@ def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
             if graded else [],
             "weights": dict(graded.weights.get(r.student) or {}) if graded else {},
             "timings": [t for t in graded.timings if t["student"] == r.student] if graded else [],
+            "submitted": [x for x in graded.submitted if x["student"] == r.student] if graded else [],
             "version": sub.version, "events": events,
             "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
             "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())],

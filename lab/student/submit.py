@@ -62,12 +62,16 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
             meta = _read_json(real / "trace.json")
             if meta is None:
                 continue
-            wanted = {ex.module: current.get(ex.module)}
-            if meta.get("files_sha256") != wanted:
-                why = (say("made before runs recorded their files") if "files_sha256" not in meta
-                       else say("made from another version of {module}", module=ex.module))
-                left_out.append(say("{run}: {why}", run=real.name, why=why))
+            recorded = meta.get("files_sha256")
+            if not isinstance(recorded, dict) or ex.module not in recorded:
+                left_out.append(say("{run}: {why}", run=real.name, why=say("made before runs recorded their files")))
                 continue
+            changed = sorted(m for m, digest in recorded.items() if current.get(m) != digest)
+            if changed:  # made from other files than these (the exercise's own, or in a handout another's)
+                left_out.append(say("{run}: {why}", run=real.name,
+                                    why=say("made from another version of {module}", module=changed[0])))
+                continue
+            wanted = {m: current[m] for m in recorded}
             verdict_file = _read_json(real / "verdict.json") or {}
             scenario = {"scenario": meta.get("scenario"), "truncation": meta.get("truncation"), "source": "real",
                         "seed": meta.get("seed"), "passed": bool(verdict_file.get("passed")),

@@ -117,7 +117,7 @@ def test_two_workers_re_execute_and_give_the_same_grades_as_local_mode(spark, st
     assert len(started) == 2 and all("-XX:TieredStopAtLevel=1" in c for c in started)  # one executor per worker
     assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
     with open(remote / "reexec.csv", newline="") as f:
-        assert [r["status"] for r in csv.DictReader(f)] == ["ok"] * 12
+        assert [r["status"] for r in csv.DictReader(f) if not r["run"]] == ["ok"] * 12
     grades = (local / "grades.csv").read_text().splitlines()
     assert grades[1].startswith("alice,10,10,10,10,10,10,60,") and grades[2].startswith("lena,10,10,")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["local", "made", "remote", "subs"]
