@@ -141,7 +141,8 @@ def test_the_installed_lab_writes_a_run_as_one_file_and_serves_the_dashboard_in_
         assets = sorted(set(re.findall(r'(?:src|href)="(/static/[^"]+)"', html)))
         assert "/static/favicon.svg" in assets and "/static/vendor/socket.io/socket.io.min.js" in assets
         static = ROOT / "web" / "static"
-        for name in [*assets, *(f"/static/{p.relative_to(static).as_posix()}" for p in static.rglob("*") if p.is_file())]:
+        every = [f"/static/{p.relative_to(static).as_posix()}" for p in static.rglob("*") if p.is_file()]
+        for name in [*assets, *every]:
             with urllib.request.urlopen(url.rstrip("/") + name, timeout=10) as answer:
                 assert answer.status == 200 and answer.read(), name
     finally:

@@ -41,12 +41,19 @@ def graded_totals(rubric: Rubric, counts: dict[tuple[str, str, str], int],
     return totals
 
 
+NODE_NAME = r"\b[A-G]\b"  # a node's name in a message (the lab names nodes A to G): the same mistake on another node
+
+
 def common_messages(marked, limit: int = 15) -> list[dict]:
-    """The most common failure messages of graded violations (numbers as N, digests as <digest>): per check and
-    message, the students and violations."""
+    """The most common failure messages of graded violations (numbers as N, digests as <digest>, and messages that
+    differ by their nodes' names only taken as one, shown as the first of them): per check and message, the students
+    and violations."""
     from pyspark.sql import functions as F
 
     shape = F.regexp_replace(F.regexp_replace("detail", "[0-9a-f]{16}", "<digest>"), r"\d+(\.\d+)?", "N")
-    return [r.asDict() for r in marked.filter("graded").groupBy("check", shape.alias("message"))
-            .agg(F.count(F.lit(1)).alias("violations"), F.countDistinct("submission").alias("students"))
-            .orderBy(F.desc("students"), F.desc("violations"), "check", "message").limit(limit).collect()]
+    return [r.asDict() for r in marked.filter("graded")
+            .select("check", "submission", shape.alias("shape"), F.regexp_replace(shape, NODE_NAME, "X").alias("key"))
+            .groupBy("check", "key")
+            .agg(F.min("shape").alias("message"), F.count(F.lit(1)).alias("violations"),
+                 F.countDistinct("submission").alias("students"))
+            .drop("key").orderBy(F.desc("students"), F.desc("violations"), "check", "message").limit(limit).collect()]

@@ -35,8 +35,8 @@ def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spar
     # tests/grade/test_rubric.py)
     whole = tmp_path / "rubric.toml"
     whole.write_text(rubric_module.default_text().replace("index = 2\n", ""))
-    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1", "--trust-traces",
-                                          "--rubric", str(whole)])
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1",
+                                          "--trust-traces", "--rubric", str(whole)])
     assert job.run(args, spark) == 0
     out = tmp_path / "out"
     assert "kate,10,10,10,10,10,10,60,ok" in (out / "grades.csv").read_text()
