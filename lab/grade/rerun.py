@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from lab.grade.sandbox import EXIT_MEMORY, PROCESSES, TIMEOUT, classify
@@ -200,8 +201,8 @@ def _reproduce(run: dict, task: dict, out: Path, result: dict, faults: Faults, i
     folder = out / "reproduce" / run["run"]
     # Under the name the run was made with (its cluster_started event names it): the same code, the same events.
     made_as = run.get("impl") if isinstance(run.get("impl"), str) and run["impl"] != "solutions" else None
-    if made_as:
-        impl_module._cache[made_as] = impl_module._cache[impl or task["impl"]]
+    if made_as:  # (the name is in the events too: a node that stops names the implementation it ran)
+        impl_module._cache[made_as] = replace(impl_module._cache[impl or task["impl"]], name=made_as)
     record, seconds = simulate(run, {**task, "impl": made_as or impl or task["impl"]}, folder, faults)
     result["sim_seconds"] += seconds
     result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],

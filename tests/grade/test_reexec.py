@@ -161,8 +161,18 @@ def test_runs_made_from_other_code_earn_what_the_students_own_code_earns(graded)
     assert row(first, "carl") == row(honest, "carl")
     assert row(first, "vic") == row(honest, "vic")
     feedback = (graded["root"] / "out" / "feedback" / "carl.md").read_text()
-    assert "not reproducible: run ex1-n4-generation-sim-seed7" in feedback
+    assert ("Your run ex1-n4-generation-sim-seed7 (exercise 1) was not graded: the grader ran it again from its own "
+            "seed with exercises/high_water_mark.py, the files it was made from, and got other events") in feedback
     assert "version 1" in (graded["root"] / "out" / "feedback" / "vic.md").read_text()
+    # reexec.csv, per submitted run (here after a re-grade that reused every result): what re-simulating it gave
+    with open(graded["root"] / "out" / "reexec.csv", newline="") as f:
+        runs = [r for r in csv.DictReader(f) if r["run"]]
+    said = {(r["student"], r["run"]): (r["reproduction"], r["counts"]) for r in runs}
+    alice = {v for (s, _), v in said.items() if s == "alice"}
+    assert alice == {("matched", "yes")} and sum(1 for s, _ in said if s == "alice") >= 9
+    assert said[("carl", "ex1-n4-generation-sim-seed7")] == ("differed", "no")
+    assert {r["reproduction"] for r in runs if r["student"] == "vic"} == {"not tried"}
+    assert all(r["why"].startswith("format version 1") for r in runs if r["student"] == "vic")
 
 
 def test_a_submission_that_loops_forever_gets_a_status_and_the_class_is_graded(graded):
