@@ -214,7 +214,8 @@ PLAIN: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(a, re.S), b) for a
     (r"exercise (\d+): not started", r"Exercise \1 is not started: its functions still raise NotImplementedError."),
     (r"exercise (\d+): not submitted", r"Exercise \1 was not submitted: your submission holds no file for it."),
     (r"exercise (\d+): timeout; none of its runs count",
-     r"Exercise \1 ran past a time limit of the grader (see below), so none of its runs count."),
+     r"Exercise \1 ran past a time limit of the grader (a call of your function, its CPU time or its wall clock), "
+     r"so none of its runs count."),
     (r"exercise (\d+): memory; none of its runs count",
      r"Exercise \1 ran out of the memory the grader allows, so none of its runs count."),
     (r"exercise (\d+): processes; none of its runs count",

@@ -160,19 +160,22 @@ class LogCopy:
 
 def load(module: str, names: list[str], limit: float) -> tuple[dict, dict]:
     """The student's functions, guarded, and where each is defined (file, line), from the files in the working
-    folder: each from its own exercise's file (`module` for a function of no exercise's); an ImportError if a
-    function is missing or is not defined there."""
+    folder: from `module`, or, for a function it does not hold, from that function's own exercise's file (a run
+    made with the student's files of several exercises); an ImportError if a function is missing or is not defined
+    there."""
     from lab.core.interface import EXERCISES
 
     code = Path.cwd().resolve()
     sys.path.insert(0, str(code))
     home = {name: row.path for row in EXERCISES for name in row.names}
+    first = importlib.import_module("exercises." + Path(module).stem)
     functions, where = {}, {}
     for name in names:
-        imported = importlib.import_module("exercises." + Path(home.get(name, module)).stem)
+        imported = first if callable(getattr(first, name, None)) or name not in home else \
+            importlib.import_module("exercises." + Path(home[name]).stem)
         fn = getattr(imported, name, None)
         if not callable(fn):
-            raise AttributeError(f"{home.get(name, module)} has no function {name}")
+            raise AttributeError(f"{module} has no function {name}")
         file = getattr(getattr(fn, "__code__", None), "co_filename", "")
         if not file or code not in Path(file).resolve().parents:
             raise ImportError(f"{name} is not defined in the submitted files")

@@ -262,7 +262,6 @@ def _fallback_id(source: str) -> str:
 class Catalog:
     submissions: list[Submission]
     files: list[tuple[int, str, str, str, str]]  # (file id, student, run, node, path in submission)
-    skipped: list[str]  # (kept for callers: every entry is now a submission, graded or not)
     events_dir: str
     events_bytes: int = 0  # the size of the staged events files, to size Spark's partitions
     set_aside: list[Submission] = field(default_factory=list)  # a student's other submissions, not graded
@@ -392,7 +391,7 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
         if n % step == 0 or n == len(candidates):
             progress(f"read {n}/{len(candidates)} submissions")
     set_aside = _resolve_duplicates(subs, files)
-    return Catalog(subs, files, [], events_dir, events_bytes, set_aside)
+    return Catalog(subs, files, events_dir, events_bytes, set_aside)
 
 
 def _resolve_duplicates(subs: list[Submission], files: list) -> list[Submission]:
