@@ -26,7 +26,7 @@ from lab.grade.archive import Limits
 from lab.grade.lms import lms_mapping
 from lab.grade.parse import read_events, small_table
 from lab.grade.storage import HadoopStorage, LocalStorage, MiB, is_uri, join
-from lab.grade.submissions import catalog
+from lab.grade.submissions import NOT_A_SUBMISSION, catalog
 from lab.grade import rubric as rubric_module
 from lab.grade import sandbox
 from lab.grade import seeds as reexec_seeds
@@ -341,7 +341,8 @@ def _read_class(storage, args, staging: str, limits: Limits, previous, say):
         storage.remove(staging)
         cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
     if previous is not None:
-        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
+        now = [s for s in cat.submissions if s.status != NOT_A_SUBMISSION]  # (a file that is none: a row each time)
+        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(now)} graded now")
     if not cat.submissions and not cat.set_aside and not reuse:
         raise incremental.Refused(f"{args.submissions} holds no submission (no zip, no folder): nothing to grade")
     return cat, reuse, hashes
@@ -485,14 +486,9 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
         T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
     marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
               .withColumn("graded", graded_column(rubric)))
-    ordered = (marked.select(*OUTPUT_COLUMNS)
-               .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
-    ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
-    written = spark.read.parquet(storage.for_spark(join(out, "violations.parquet")))
-
     # Per run and check: how many graded violations, and the first (earliest) of them, for scores and feedback.
     first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
-    for row in (written.filter("graded").groupBy("submission", "run", "check")
+    for row in (marked.filter("graded").groupBy("submission", "run", "check")
                 .agg(F.count(F.lit(1)).alias("n"), first.alias("first")).collect()):
         key = (row["submission"], row["run"], row["check"])
         found.counts[key] = row["n"]
@@ -501,6 +497,11 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
     found.check_totals = graded_totals(rubric, found.counts, run_of)
     for i, (name, _) in enumerate(CHECKS, 1):
         say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
+
+    ordered = (marked.select(*OUTPUT_COLUMNS)
+               .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
+    ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
+    written = spark.read.parquet(storage.for_spark(join(out, "violations.parquet")))
     if whole:
         found.common = common_messages(written)
         _write_single_csv(written, storage, staging, join(out, "violations.csv"))
