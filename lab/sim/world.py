@@ -233,7 +233,7 @@ class World(SimCluster):
             if self.states.get(words[3]) != "running":
                 return None
             self._own(words[3])
-            self.read(int(words[1]), words[3])
+            self.ask_read(int(words[1]), words[3])  # (its answer may wait for a sync: the rules judge the traces)
             return words
         if head == "heal" and len(words) == 1:
             self.heal()
