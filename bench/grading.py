@@ -21,7 +21,7 @@ classic mistake), re-executed per (submission, exercise); the bench prints the g
   reexec32wrong  32 students, each wrong in every exercise (the wrong variants of tests/wrong_variants/)
   slow32      31 students, then the same with a 32nd whose every call takes 0.9 s (issue 49): the difference
               beside the budget the grade gave that student (its time for all its exercises together)
-Each re-executing grade starts by proving its sandbox (lab/grade/proof.py): its seconds are printed too.
+Each re-executing grade starts by proving its sandbox (lab/grade/sandbox/proof.py): its seconds are printed too.
 Before them, the cost of one call of a student's function across the socket to the student's process (issue 32: the
 harness and the student's functions in two sandboxes) is printed beside the same call in process (the floor).
 Each re-executing grade also prints the files of failing runs to play beside the feedback (issue 36): how many, their
@@ -41,7 +41,7 @@ those of the full grade.
     .venv/bin/python bench/grading.py --incremental large --data DIR
 
 With --archive: a class of two students graded from the command line with and without the JVM's class archive
-(lab/grade/jvm.py), alternately, --repeat times each; the run without it is the floor.
+(lab/grade/spark/jvm.py), alternately, --repeat times each; the run without it is the floor.
 
     .venv/bin/python bench/grading.py --archive --classes "" --repeat 3
 """
@@ -66,8 +66,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.grade import styles, synth  # noqa: E402
 from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND  # noqa: E402
-from lab.grade import jvm  # noqa: E402
-from lab.grade.rules import CHECK_IDS  # noqa: E402
+from lab.grade.spark import jvm  # noqa: E402
+from lab.grade.inputs.rubric_entries import CHECK_IDS  # noqa: E402
 
 BUGS = ("majority", "read", "hwm-back", "stall", "truncate-committed", "expect", "read-strict", "wal-keeps")
 
@@ -335,7 +335,7 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
         if t == "read_refused" and 1 <= e["index"] < e["hwm"]:
             v["progress"] += 1
 
-    # 14: the run gets as far as its scenario waits for (lab.grade.checks.PROGRESS_WAITS)
+    # 14: the run gets as far as its scenario waits for (lab.grade.spark.trace_checks.PROGRESS_WAITS)
     waits = ("wait hwm ", "wait log_end ", "wait converged", "wait leader")
     v["progress"] += sum(1 for e in cluster if e["type"] == "expectation" and e.get("ok") is False and (
         e["name"].startswith(waits) or (e["name"].startswith("write ") and not e["name"].endswith(" nowait"))))
@@ -347,8 +347,8 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
 _FLOOR = """
 import sys, time
 from pyspark.sql import functions as F
-from lab.grade.session import spark_session
-from lab.grade.schema import EVENT_LINE
+from lab.grade.spark.session import spark_session
+from lab.grade.spark.schema import EVENT_LINE
 spark = spark_session(sys.argv[2], driver_memory=sys.argv[3])
 lines = (spark.read.text(sys.argv[1] + "/*/runs/*/events-*.jsonl", wholetext=True)
          .select(F.explode(F.split("value", "\\n")).alias("text")).filter(F.length("text") > 0))
@@ -470,10 +470,10 @@ def bench_class(name: str, data: Path, args) -> dict:
 
 def bench_archive(data: Path, args) -> None:
     """A class of two students graded from the command line with and without the JVM's class archive, alternately
-    (lab/grade/jvm.py): what the archive saves on a grade's fixed cost."""
+    (lab/grade/spark/jvm.py): what the archive saves on a grade's fixed cost."""
     made = jvm.ready()
     if made is None:
-        raise SystemExit("no JVM class archive to measure: run `python -m lab.grade.warm` first")
+        raise SystemExit("no JVM class archive to measure: run `python -m lab.grade.spark.warm_jvm` first")
     class_dir = data / "two"
     generate(class_dir, 2, 10, 312)
     events, _ = class_size(class_dir)
@@ -641,7 +641,7 @@ def page_floor() -> int:
 
 def call_cost(calls: int = 2000) -> dict:
     """One call of a student's function across the socket (the reference's functions in the student's sandbox,
-    lab.grade.serve, as the harness calls them: lab.grade.proxy) beside the same call in process, guarded: the floor.
+    lab.grade.sandbox.student_box, as the harness calls them: lab.grade.sandbox.student_calls) beside the same call in process, guarded: the floor.
     Exercise 1's function (a list of ints) and exercise 3's (a log, entries, an AppendResult), microseconds each."""
     import socket
     import threading
@@ -651,7 +651,9 @@ def call_cost(calls: int = 2000) -> dict:
     from lab.core.impl import load
     from lab.core.messages import Entry
     from lab.core.replica import Log
-    from lab.grade import pair, proxy, sandbox
+    from lab.grade.sandbox import pair
+    from lab.grade.sandbox import student_calls as proxy
+    from lab.grade.sandbox import bubblewrap as sandbox
 
     work = Path(tempfile.mkdtemp(prefix="hwm-call-cost-"))
     try:

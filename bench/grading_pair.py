@@ -2,11 +2,11 @@
 process (the floor: the reference's functions called in process, as before the two-process split).
 
 One submission made of the reference answers, graded as bench/grading.py's classes are (the default rubric):
-  whole      lab.grade.reexec.execute, unsandboxed (bubblewrap's inner processes are not counted by the kernel's
+  whole      lab.grade.spark.one_submission.execute, unsandboxed (bubblewrap's inner processes are not counted by the kernel's
              children's usage; the processes, sockets and calls are the same): the harness's start and imports,
              its exercises' children, the student's processes, the executor's watch
   phases     the harness's work per phase, its calls of the student's functions across the socket to the student's
-             process (lab.grade.serve, in its sandbox), and that process's own CPU time
+             process (lab.grade.sandbox.student_box, in its sandbox), and that process's own CPU time
   floor      the same phases with the reference's functions in process (guarded)
 
     .venv/bin/python bench/grading_pair.py [--repeat 2]
@@ -33,23 +33,25 @@ PHASES = ("rules", "probes", "sims", "explore")
 
 
 def tasks() -> list[dict]:
-    from lab.grade import reexec, rubric, sandbox
+    from lab.grade.sandbox import one_submission
+    from lab.grade.inputs import rubric
+    from lab.grade.sandbox import bubblewrap as sandbox
 
     files = {f"exercises/{p.name}": p.read_bytes() for p in sorted((ROOT / "solutions").glob("*.py"))
              if p.name != "__init__.py"}
-    return [reexec.task("s001", ex, files, b"the bench's course secret", sandbox.Limits(), [])
+    return [one_submission.task("s001", ex, files, b"the bench's course secret", sandbox.Limits(), [])
             for ex in rubric.load(None).exercises]
 
 
 def whole(parts: list[dict]) -> dict:
     """One submission through the executor's path, unsandboxed: CPU of its processes and of the executor."""
-    from lab.grade import reexec
+    from lab.grade.sandbox import one_submission
 
-    reexec._TOOL["bwrap"] = None
-    task = reexec.bundle("s001", [dict(p, files=dict(p["files"])) for p in parts])
+    one_submission._TOOL["bwrap"] = None
+    task = one_submission.bundle("s001", [dict(p, files=dict(p["files"])) for p in parts])
     children, me = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    results = reexec.execute(task, {}, True)
+    results = one_submission.execute(task, {}, True)
     wall = time.perf_counter() - t0
     after, mine = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
     return {"wall": wall, "statuses": sorted({r["status"] for r in results}),
@@ -59,8 +61,8 @@ def whole(parts: list[dict]) -> dict:
 
 def run_phases(task: dict, impl, out: Path, count=lambda: 0) -> dict:
     """The harness's phases of one exercise with `impl`: CPU seconds each, and the calls across each made."""
-    from lab.grade import rerun
-    from lab.grade.probes import PROBES
+    from lab.grade.sandbox import harness_box as rerun
+    from lab.grade.sandbox.function_probes import PROBES
     from lab.student.checks import check_rules, exercise
 
     figures = {}
@@ -107,7 +109,10 @@ def _sandbox_cpu(pid: int) -> tuple[float, float]:
 def across(parts: list[dict], work: Path) -> dict:
     """The phases with the student's functions in the student's process (its sandbox), the harness here."""
     import lab.core.impl as impl_module
-    from lab.grade import pair, proxy, rerun, sandbox
+    from lab.grade.sandbox import pair
+    from lab.grade.sandbox import student_calls as proxy
+    from lab.grade.sandbox import harness_box as rerun
+    from lab.grade.sandbox import bubblewrap as sandbox
 
     shutil.copytree(ROOT / "solutions", work / "code" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
     (work / "tmp").mkdir()
@@ -161,7 +166,7 @@ def main(argv=None) -> int:
     import gc
 
     import lab.explore.counterexample  # noqa: F401 - what the harness imports before its children fork
-    import lab.grade.probes  # noqa: F401
+    import lab.grade.sandbox.function_probes  # noqa: F401
     import lab.harness.scenario  # noqa: F401
     import lab.student.checks  # noqa: F401
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from lab.grade import similarity as sim  # noqa: E402
+from lab.grade.outputs import similarity as sim  # noqa: E402
 from tests.grade import styles  # noqa: E402
 
 

@@ -21,7 +21,7 @@ ALL_EXERCISES = tuple(ex.number for ex in TABLE)
 def spark(tmp_path_factory):
     """One small local Spark session for the whole suite (starting a JVM costs seconds): the grader's tests, and
     the handout's and the mistakes' grades, which compare with or assert on a grade of the course's repository."""
-    from lab.grade.session import spark_session
+    from lab.grade.spark.session import spark_session
 
     # Executors start Python workers: the same interpreter as the tests.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -200,7 +200,7 @@ def test_runs_write_only_declared_kinds_with_their_declared_fields():
 
 def test_the_graders_schema_is_built_from_the_declarations():
     pytest.importorskip("pyspark")
-    from lab.grade import schema
+    from lab.grade.spark import schema
 
     for field in schema.EXTRA_FIELDS:
         declared = {KINDS[k].fields[field.name] for k in KINDS if field.name in KINDS[k].fields}
@@ -213,7 +213,7 @@ def test_the_graders_schema_is_built_from_the_declarations():
 
 def test_a_field_declared_with_two_types_is_refused(monkeypatch):
     pytest.importorskip("pyspark")
-    from lab.grade import schema
+    from lab.grade.spark import schema
 
     monkeypatch.setitem(KINDS, "odd", events.Kind("odd", events.NODE, {"hwm": events.STR}, frozenset(), False, ()))
     with pytest.raises(TypeError, match="hwm"):

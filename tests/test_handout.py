@@ -157,7 +157,7 @@ def test_submit_in_a_copy_of_the_handout_packs_the_copys_exercises_and_says_so(m
 
 @pytest.mark.spark
 def test_a_class_graded_from_the_handout_gets_the_same_grades(made, spark, tmp_path):
-    from lab.grade import job
+    from lab.grade.spark import job
     from tests.grade.helpers import make_class
 
     make_class(tmp_path / "subs")

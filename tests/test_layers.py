@@ -97,6 +97,77 @@ def test_the_walk_finds_an_upward_import(module, source, expected):
     assert found == expected
 
 
+# ---- the grader's four rooms (lab/grade/__init__.py) ----------------------------------------------------------
+
+# Lowest first; a room may import its own modules and the rooms it names (never one that names it).
+GRADE_ROOMS = {
+    "inputs": (),  # where a class is, each submission opened safely, the rubric, the seeds: no other room
+    "sandbox": ("inputs",),  # what runs or talks to a student's code: the seeds a task draws, where a path is
+    "outputs": ("inputs",),  # what a grade writes: from the rubric and the submissions, never the sandbox
+    "spark": ("inputs", "sandbox", "outputs"),  # the job: reads the inputs, runs the sandboxes, writes the outputs
+    "entry": ("spark",),  # lab/grade/__init__.py, __main__.py and cli.py: `python -m lab.grade`, `hwm-lab grade`
+}
+
+
+def room_of(module: str) -> str | None:
+    """The room of lab.grade `module` is in (None: not the grader's)."""
+    if module != "lab.grade" and not module.startswith("lab.grade."):
+        return None
+    room = module.split(".")[2] if module.count(".") >= 2 else ""
+    return room if room in GRADE_ROOMS and room != "entry" else "entry"
+
+
+def crossings(source: str, module: str, is_package: bool = False) -> list[tuple[str, int]]:
+    """The imports of `source` (module `module`) that cross the grader's rooms the wrong way."""
+    own = room_of(module)
+    if own is None:
+        return []
+    package = module if is_package else module.rpartition(".")[0]
+    named = []  # every name imported, under its module: `from lab.grade import cli` names lab.grade.cli
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            named += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            named += [(f"{base}.{alias.name}", node.lineno) for alias in node.names]
+    return [(target, line) for target, line in named if room_of(target) not in (None, own, *GRADE_ROOMS[own])]
+
+
+def test_the_grader_is_four_rooms_and_each_module_is_in_one():
+    grader = [p for p in python_files() if p.is_relative_to(ROOT / "lab" / "grade")]
+    rooms = {p.relative_to(ROOT / "lab" / "grade").parts[0] for p in grader if p.parent != ROOT / "lab" / "grade"}
+    assert rooms == set(GRADE_ROOMS) - {"entry"}
+    assert sorted(p.name for p in grader if p.parent == ROOT / "lab" / "grade") == ["__init__.py", "__main__.py",
+                                                                                   "cli.py"]
+    for room in rooms:  # each says what it holds
+        assert len(ast.get_docstring(ast.parse((ROOT / "lab" / "grade" / room / "__init__.py").read_text())) or "") > 80
+
+
+def test_no_import_crosses_the_graders_rooms_the_wrong_way():
+    problems = [f"{path.relative_to(ROOT)}:{line} ({room_of(module_name(path))}) imports {target} "
+                f"({room_of(target)})" for path in python_files()
+                for target, line in crossings(path.read_text(encoding="utf-8"), module_name(path),
+                                              path.name == "__init__.py")]
+    assert problems == []
+
+
+@pytest.mark.parametrize("module, source, expected", [
+    ("lab.grade.sandbox.pair", "from lab.grade.spark import job\n", ["lab.grade.spark.job"]),
+    ("lab.grade.inputs.rubric", "def f():\n    from lab.grade.outputs.report import FEEDBACK\n",
+     ["lab.grade.outputs.report.FEEDBACK"]),
+    ("lab.grade.sandbox.wire", "from ..spark import job\n", ["lab.grade.spark.job"]),
+    ("lab.grade.outputs.report", "from lab.grade.sandbox import proof\n", ["lab.grade.sandbox.proof"]),
+    ("lab.grade.sandbox.proof", "from lab.grade import cli\n", ["lab.grade.cli"]),
+    ("lab.grade.spark.job", "from lab.grade.sandbox import proof\nfrom lab.grade.outputs import report\n", []),
+    ("lab.grade.outputs.lms", "from lab.grade.inputs.rubric import Rubric\nfrom lab.core import events\n", []),
+])
+def test_the_walk_finds_an_import_across_the_rooms(module, source, expected):
+    assert [target for target, _ in crossings(source, module)] == expected
+
+
 # ---- no import circles -------------------------------------------------------------------------------------------
 
 # Circles left in rooms another change was working in, each with the issue that removes it (none left today: a new

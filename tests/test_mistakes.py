@@ -84,7 +84,7 @@ IDLE = (
 def legacy_rubric(folder: Path) -> Path:
     """The default rubric as it was before runs had to advance and before K2's skip named its index: no
     `progress` lines, and K2 skipping its checks on the whole run."""
-    from lab.grade import rubric
+    from lab.grade.inputs import rubric
 
     text = rubric.default_text()
     legacy = re.sub(r"^progress = .*\n", "", text, flags=re.M).replace("index = 2\n", "")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import sandbox
+from lab.grade.sandbox import bubblewrap as sandbox
 from tests.studentcode import StudentCode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +101,7 @@ def test_the_installed_lab_grades_a_class_of_two(installed):
     (tmp / "course.key").write_text("the course secret of an installed lab")
     rubric = tmp / "rubric.toml"  # the shipped rubric without the explorer's walks (most of a pair's time)
     rubric.write_text(re.sub(r"^(\[exercises\.\d+\])$", r"\1\nexplore = 0",
-                             (installed["site"] / "lab" / "grade" / "rubric.toml").read_text(), flags=re.M))
+                             (installed["site"] / "lab" / "grade" / "inputs" / "rubric.toml").read_text(), flags=re.M))
     done = run(installed, "grade", str(subs), "--out", str(tmp / "out"), "--course-secret", str(tmp / "course.key"),
                "--rubric", str(rubric), "--master", "local[2]", cwd=tmp, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]

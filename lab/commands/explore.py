@@ -15,7 +15,7 @@ from lab.core.interface import (
     EPOCH_TRUNCATION_POINT, EXERCISE_OF, FOLLOWER_APPEND, HIGH_WATER_MARK, LEADER_EPOCH_END, ON_REPLICATION_RESPONSE,
     PLAN_TRUNCATION)
 from lab.core.impl import load as load_impl
-from lab.grade.rules import CHECK_IDS
+from lab.grade.inputs.rubric_entries import CHECK_IDS
 from lab.i18n import Listed, complaint, localize, say
 
 CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario", "progress")]  # (of a scenario's run only)

@@ -31,7 +31,7 @@ RETURNS: dict[str, tuple[tuple[type, ...], str]] = {f.name: (f.returns, f.return
 # The kinds of fault, as `StudentFault.kind`.
 RAISED, TIMEOUT, WRONG_TYPE, IMPORT = "raised", "timeout", "wrong type", "import"
 INTERRUPTED = "interrupted"  # Ctrl-C while the student's function ran (on the KeyboardInterrupt as `.fault`)
-ENDED = "ended"  # the grader's: the process that ran the student's function ended during the call (lab.grade.proxy)
+ENDED = "ended"  # the grader's: the process that ran the student's function ended during the call (lab.grade.sandbox.student_calls)
 
 
 @dataclass(frozen=True)
@@ -281,7 +281,7 @@ def not_importable(function: str, exc: BaseException) -> Callable:
 
 def answers(fn: Callable, calls: list[tuple]):
     """fn's answer to each call, in order: in one batch where fn answers many at once (the grader's calls across to
-    the student's process, lab.grade.proxy), else one call at a time. A call that fails raises where its answer is;
+    the student's process, lab.grade.sandbox.student_calls), else one call at a time. A call that fails raises where its answer is;
     the calls after it may have been made."""
     many = getattr(fn, "many", None)
     for answer in many(calls) if many else (fn(*args) for args in calls):

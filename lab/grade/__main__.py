@@ -2,6 +2,6 @@
 
 import sys
 
-from lab.grade.job import main
+from lab.grade.spark.job import main
 
 sys.exit(main())

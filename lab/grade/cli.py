@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from lab.grade import job
+    from lab.grade.spark import job
 
     parser = subparsers.add_parser(
         "grade", help="grade a class's submissions with Spark",
@@ -12,6 +12,6 @@ def register(subparsers) -> None:
     job.add_arguments(parser)
     parser.set_defaults(func=job.run)
 
-    from lab.grade import standalone
+    from lab.grade.spark import standalone
 
     standalone.register(subparsers)

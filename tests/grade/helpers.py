@@ -36,7 +36,7 @@ class Events:
 
 
 def to_events_df(spark, rows: list[dict]):
-    from lab.grade.schema import EVENTS
+    from lab.grade.spark.schema import EVENTS
 
     # Fields of the trace format that no check reads (src, dst, next_index, ...) are left out, as the job's
     # parser leaves them out.
@@ -158,7 +158,7 @@ def rubric_without_exploring(folder, keep=()) -> str:
     import re
     from pathlib import Path
 
-    from lab.grade import rubric
+    from lab.grade.inputs import rubric
 
     def table(m):
         return m.group(0) if int(m.group(1)) in keep else m.group(0) + "\nexplore = 0"

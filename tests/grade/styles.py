@@ -1,7 +1,7 @@
 """A generated class of independent, correct answers to the exercises, written in different styles: for each
 function several ways to write it, put together part by part, with equivalent rewrites of single lines (a flipped
 comparison, `i -= 1` or `i = i - 1`, ...) chosen at random per line. Used to measure the similarity threshold
-(lab/grade/similarity.py) and by its tests. Also: a copy of another answer with every name changed."""
+(lab/grade/outputs/similarity.py) and by its tests. Also: a copy of another answer with every name changed."""
 
 from __future__ import annotations
 

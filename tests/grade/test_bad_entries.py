@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
-from lab.grade.storage import LocalStorage
+from lab.grade.spark import job
+from lab.grade.sandbox import bubblewrap as sandbox
+from lab.grade.inputs.storage import LocalStorage
 
 from . import styles, synth
 from .helpers import full_runs, rubric_without_exploring
@@ -143,7 +144,7 @@ def test_every_bad_entry_gets_a_status_and_the_good_ones_their_grades_alone(spar
 
 
 def test_hashing_a_class_never_reads_a_link_or_a_pipe(tmp_path):
-    from lab.grade import incremental
+    from lab.grade.outputs import incremental
 
     good(tmp_path / "subs")
     folder = tmp_path / "subs" / "dora"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job
+from lab.grade.spark import job
 
 pytestmark = pytest.mark.spark
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
+from lab.grade.spark import job
+from lab.grade.sandbox import bubblewrap as sandbox
 
 from . import synth
 from .helpers import full_runs, rubric_without_exploring

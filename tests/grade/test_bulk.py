@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job
-from lab.grade.archive import Limits, class_entries, open_box
-from lab.grade.storage import LocalStorage
-from lab.grade.submissions import NOT_A_SUBMISSION, catalog
+from lab.grade.spark import job
+from lab.grade.inputs.archive import Limits, class_entries, open_box
+from lab.grade.inputs.storage import LocalStorage
+from lab.grade.inputs.submissions import NOT_A_SUBMISSION, catalog
 
 from . import synth
 from .helpers import full_runs

@@ -2,8 +2,8 @@
 
 import pytest
 
-from lab.grade import checks
-from lab.grade.schema import VIOLATIONS
+from lab.grade.spark import trace_checks as checks
+from lab.grade.spark.schema import VIOLATIONS
 
 from .helpers import Events, entry, rows, to_events_df
 
@@ -410,7 +410,7 @@ def test_a_run_that_stops_at_a_wait_or_refuses_a_read_below_the_hwm_fails(spark)
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 def test_every_check_runs_in_one_job_without_a_shuffle(spark, tmp_path):
-    from lab.grade import job, session
+    from lab.grade.spark import job, session
 
     ev = snapshots(leader_with_three_entries(Events()), {n: E123 for n in "ABC"})
     other = snapshots(leader_with_three_entries(Events(run="r2")), {n: E123[:2] for n in "ABC"})

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
+from lab.grade.spark import job
+from lab.grade.sandbox import bubblewrap as sandbox
 
 from . import synth
 
@@ -28,7 +29,7 @@ def standalone(tmp_path_factory):
     """A master and two workers (`hwm-lab spark-cluster`'s own start), stopped also when a test fails. The workers'
     Python is the tests' interpreter, without this checkout on the path (PYTHONPATH empty): the lab reaches them
     as the job's zip."""
-    from lab.grade import standalone as cluster
+    from lab.grade.spark import standalone as cluster
 
     folder = str(tmp_path_factory.mktemp("spark-cluster"))
     try:
@@ -51,7 +52,7 @@ def small_class(folder: Path) -> Path:
 
 def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_local_mode(spark, standalone,
                                                                                            tmp_path):
-    # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/job.py SUBMISSIONS --out DIR,
+    # The documented entry point: spark-submit --master spark://HOST:PORT lab/grade/spark/job.py SUBMISSIONS --out DIR,
     # from a folder outside the checkout (the job file puts its checkout on the path itself). The executors'
     # Python is `false`, which runs no Python: grading the traces as sent must need none there (docs/grading.md says
     # so). (`python -m lab.grade --master spark://...` on a cluster: the next test.)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade.storage import LocalStorage
-from lab.grade.submissions import catalog
-from lab.grade import report
-from lab.grade.rubric import load, score
+from lab.grade.inputs.storage import LocalStorage
+from lab.grade.inputs.submissions import catalog
+from lab.grade.outputs import report
+from lab.grade.inputs.rubric import load, score
 
 from .helpers import make_class
 
@@ -60,7 +60,7 @@ def test_ctrl_c_ends_the_job_in_one_line_and_removes_the_staging_folder(tmp_path
 
 
 def test_an_unfinished_grade_leaves_out_as_it_was_and_the_next_grade_removes_its_log(tmp_path):
-    from lab.grade import outdir
+    from lab.grade.outputs import outdir
 
     storage, out = LocalStorage(), tmp_path / "out"
     for before in ("absent", "empty"):  # a grade into a folder that held no grade: it holds none after
@@ -105,7 +105,7 @@ def test_spark_log_stays_out_of_the_progress_lines_and_binds_to_loopback(tmp_pat
 
 
 def test_local_mode_is_configured_for_loopback(monkeypatch):
-    from lab.grade import edges
+    from lab.grade.spark import edges
 
     monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     assert edges.loopback_conf("local[2]") == {"spark.driver.host": "127.0.0.1",
@@ -138,7 +138,7 @@ def test_a_manifest_without_a_format_is_said_so_in_words(tmp_path):
 
 
 def test_re_execution_needs_the_reference_answers_which_a_handout_has_not(tmp_path, monkeypatch, capsys):
-    from lab.grade import job
+    from lab.grade.spark import job
 
     monkeypatch.setattr(job, "course_folder", lambda name: None)  # as in a handout: no solutions/ beside the lab
     (tmp_path / "subs").mkdir()

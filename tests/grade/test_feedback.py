@@ -1,4 +1,4 @@
-"""Feedback a student can act on (lab/grade/report.py), without Spark: each broken rule named with its input and the
+"""Feedback a student can act on (lab/grade/outputs/report.py), without Spark: each broken rule named with its input and the
 values expected and returned, an exercise not started said so, the explorer's steps as a list, no raw markup, the
 run to play linked (and named in Gradescope's results.json), every failure counted in the class's most common ones
 (probes and rules too); and report.html of a 32-student class no wider than a laptop's window, its side-by-side
@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from lab.grade import report
-from lab.grade.rubric import load, score
-from lab.grade.similarity import Pair, section_html
+from lab.grade.outputs import report
+from lab.grade.inputs.rubric import load, score
+from lab.grade.outputs.similarity import Pair, section_html
 from tests.dashboard.browser import BROWSER_MARKS, chromium
 
 RUNS = [(f"ex{n}-s1", n, "s1") for n in (1, 2, 3, 5, 6)]  # exercise 4: no runs (it was not started)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
+from lab.grade.spark import job
+from lab.grade.sandbox import bubblewrap as sandbox
 from tests.handoututil import ALL, in_handout, made_handout, variant
 from tests.test_mistakes import MISTAKES, Mistake
 

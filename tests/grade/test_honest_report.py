@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from lab.grade import job, report
-from lab.grade import rubric as rubric_module
-from lab.grade.rubric import load
+from lab.grade.spark import job
+from lab.grade.outputs import report
+from lab.grade.inputs import rubric as rubric_module
+from lab.grade.inputs.rubric import load
 
 from . import synth
 from .helpers import full_runs

@@ -7,7 +7,10 @@ import shutil
 
 import pytest
 
-from lab.grade import incremental, job, outdir, session
+from lab.grade.outputs import incremental
+from lab.grade.spark import job
+from lab.grade.outputs import outdir
+from lab.grade.spark import session
 
 from . import synth
 from .helpers import full_runs, make_class
@@ -107,7 +110,7 @@ def test_the_fingerprint_is_the_same_in_every_process():
 def test_a_grade_with_another_course_secret_or_none_reuses_nothing():
     from types import SimpleNamespace
 
-    from lab.grade.rubric import load
+    from lab.grade.inputs.rubric import load
 
     def fp(secret):
         return incremental.fingerprint(load(None), SimpleNamespace(secret=secret, max_file_mb=1, max_submission_mb=1))
@@ -123,7 +126,7 @@ def test_a_re_grade_of_a_few_changed_submissions_gets_a_jvm_that_compiles_with_c
     """The JIT is chosen from the part to grade, not from the whole class: hashes come before the JVM starts."""
     import zipfile
 
-    from lab.grade.storage import LocalStorage
+    from lab.grade.inputs.storage import LocalStorage
 
     subs, out = tmp_path / "subs", tmp_path / "out"
     (subs / "ann" / "runs").mkdir(parents=True)
@@ -153,7 +156,7 @@ def test_a_submission_is_changed_by_its_content_not_its_size_or_time(tmp_path):
     import os
     import zipfile
 
-    from lab.grade.storage import LocalStorage
+    from lab.grade.inputs.storage import LocalStorage
 
     subs = tmp_path / "subs"
     for i in range(12):

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, outdir, sandbox
+from lab.grade.spark import job
+from lab.grade.outputs import outdir
+from lab.grade.sandbox import bubblewrap as sandbox
 
 from . import styles, synth
 from .helpers import NO_EXPLORE, full_runs, rubric_without_exploring
@@ -107,7 +109,7 @@ def test_ctrl_c_at_any_moment_of_a_regrade_leaves_the_previous_grade(graded, mom
 
 
 def test_a_failed_grade_leaves_the_previous_grade_and_says_so(graded, spark, monkeypatch, capsys):
-    from lab.grade import reexec
+    from lab.grade.spark import reexec
 
     out = graded / "out"
     previous = {k: v for k, v in files_of(out).items() if k != outdir.INTERRUPTED_LOG}
@@ -126,7 +128,7 @@ def test_a_failed_grade_leaves_the_previous_grade_and_says_so(graded, spark, mon
 
 
 def test_a_ctrl_c_that_py4j_turns_into_its_own_error_is_still_an_interruption():
-    from lab.grade import edges
+    from lab.grade.spark import edges
 
     class Py4JLike(Exception):
         pass

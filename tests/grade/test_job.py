@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, session
+from lab.grade.spark import job, session
 from . import synth
 
 from .helpers import full_runs, make_class
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Worked out by hand from the default rubric (lab/grade/rubric.toml) and what each planted bug breaks. These are
+# Worked out by hand from the default rubric (lab/grade/inputs/rubric.toml) and what each planted bug breaks. These are
 # version 1 submissions (no rule results), so each exercise's `rules` point is the share of its other nine points
 # that the traces earned (7 of 9: 0.78); graded without a course secret, nothing is re-executed, so exercise 3's
 # probe `match-acknowledged` (3 points) earns the share of its traced points too (5 of 6: 2.5, then rules 0.83):
@@ -180,7 +180,7 @@ def test_real_simulator_traces_of_the_reference_solution_get_full_marks(spark, t
 
 
 def test_help_does_not_start_spark():
-    code = ("import sys, lab.grade.job, lab.grade.cli, lab.grade.rubric, lab.grade.report;"
+    code = ("import sys, lab.grade.spark.job, lab.grade.cli, lab.grade.inputs.rubric, lab.grade.outputs.report;"
             "assert 'pyspark' not in sys.modules, 'pyspark imported'")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     out = subprocess.run([sys.executable, "-m", "lab.grade", "--help"], cwd=ROOT, capture_output=True, text=True,
@@ -206,8 +206,8 @@ def test_without_a_course_secret_the_grader_refuses_unless_told_to_trust_the_tra
 
 
 def test_the_class_report_says_where_its_runs_came_from():
-    from lab.grade import report
-    from lab.grade.rubric import load
+    from lab.grade.outputs import report
+    from lab.grade.inputs.rubric import load
 
     trusted = report.class_report(load(None), [], [], {}, 0, trusted=True)
     checked = report.class_report(load(None), [], [], {}, 0)

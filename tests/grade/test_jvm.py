@@ -1,4 +1,4 @@
-"""The grader's JVM class archive (lab/grade/jvm.py): used when made, ignored when stale, made aside."""
+"""The grader's JVM class archive (lab/grade/spark/jvm.py): used when made, ignored when stale, made aside."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from lab.grade import jvm, session, warm
+from lab.grade.spark import jvm, session
+from lab.grade.spark import warm_jvm as warm
 
 
 def test_the_options_use_the_archive_or_write_it_and_nothing_without_one(tmp_path):

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, lms, report
-from lab.grade.rubric import load, score
+from lab.grade.spark import job
+from lab.grade.outputs import lms, report
+from lab.grade.inputs.rubric import load, score
 
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "grading.md").read_text()
 

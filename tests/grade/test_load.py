@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from lab.grade import archive, storage, submissions
+from lab.grade.inputs import archive, storage, submissions
 from . import synth
 
 from .helpers import full_runs, rewrite_zip

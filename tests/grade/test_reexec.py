@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, reexec, sandbox
-from lab.grade.archive import Limits
-from lab.grade.storage import LocalStorage
-from lab.grade.submissions import catalog
-from lab.grade import rubric as rubric_module
+from lab.grade.spark import job, reexec
+from lab.grade.sandbox import bubblewrap as sandbox
+from lab.grade.inputs.archive import Limits
+from lab.grade.inputs.storage import LocalStorage
+from lab.grade.inputs.submissions import catalog
+from lab.grade.inputs import rubric as rubric_module
 from tests.studentcode import StudentCode
 
 from .helpers import rewrite_zip, rubric_without_exploring
@@ -195,7 +196,7 @@ def test_two_grades_of_the_same_class_are_identical(graded):
 
 
 def test_a_regrade_reuses_the_graders_own_findings_not_the_manifests(graded):
-    from lab.grade import incremental
+    from lab.grade.outputs import incremental
 
     assert graded["regrade"] == graded["first"]  # lena keeps the points her re-executed runs and probe cost her
     state = json.loads((graded["root"] / "out" / incremental.STATE).read_text())

@@ -1,9 +1,9 @@
-"""The grader's search of an exercise (lab.grade.rerun.counterexample): an exercise that lost points on a rule or a
+"""The grader's search of an exercise (lab.grade.sandbox.harness_box.counterexample): an exercise that lost points on a rule or a
 probe is searched again, longer, when the first search found nothing, so that its student gets a run to watch."""
 
 from pathlib import Path
 
-from lab.grade import rerun
+from lab.grade.sandbox import harness_box as rerun
 
 TASK = {"exercise": 3, "impl": "student-x", "explore": 20, "runs": [{"seed": 7}]}
 

@@ -4,8 +4,8 @@ names and nothing else."""
 
 import pytest
 
-from lab.grade import rubric as rubric_module
-from lab.grade.rubric import RubricError, load, parse, score
+from lab.grade.inputs import rubric as rubric_module
+from lab.grade.inputs.rubric import RubricError, load, parse, score
 
 DEFAULT = load(None)
 RUNS = [("grader-a", 1, "n4"), ("grader-b", 1, "n4"), ("submitted", 1, "n4")]

@@ -1,5 +1,5 @@
 """The grader's sandbox and the seeds it draws, without Spark: a student's exercise re-executed as an executor does
-it (lab.grade.reexec.execute); hostile code gets a clear status and leaves nothing behind."""
+it (lab.grade.spark.one_submission.execute); hostile code gets a clear status and leaves nothing behind."""
 
 import dataclasses
 import os
@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import reexec, sandbox, seeds
-from lab.grade import rubric as rubric_module
+from lab.grade.spark import reexec
+from lab.grade.sandbox import one_submission
+from lab.grade.sandbox import bubblewrap as sandbox
+from lab.grade.inputs import seeds
+from lab.grade.inputs import rubric as rubric_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = b"a course secret of 32 bytes, ok."
@@ -50,11 +53,11 @@ def rerun_reads(body: str, tmp_path: Path, monkeypatch, limits=LIMITS, top: str 
     code = REFERENCE_READS.replace('    if index < 1:\n', body + '    if index < 1:\n', 1)
     code = top + code
     ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
-    task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(limits))
+    task = one_submission.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(limits))
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    (result,) = reexec.execute(reexec.bundle("s1", [task]), limits, unsandboxed=False)
+    (result,) = one_submission.execute(one_submission.bundle("s1", [task]), limits, unsandboxed=False)
     assert list(scratch.iterdir()) == []  # the sandbox's folder is removed
     return result
 
@@ -135,10 +138,10 @@ def test_a_thousand_processes_are_stopped(tmp_path, monkeypatch):
 
 
 def test_without_a_sandbox_tool_the_executor_refuses_unless_allowed(monkeypatch):
-    monkeypatch.setattr(reexec, "_TOOL", {"bwrap": None})
+    monkeypatch.setattr(one_submission, "_TOOL", {"bwrap": None})
     with pytest.raises(sandbox.NoSandbox, match="--unsandboxed"):
-        reexec._tool(unsandboxed=False)
-    assert reexec._tool(unsandboxed=True) is None
+        one_submission._tool(unsandboxed=False)
+    assert one_submission._tool(unsandboxed=True) is None
 
 
 def test_how_a_child_ended_is_named():
@@ -150,7 +153,7 @@ def test_how_a_child_ended_is_named():
     assert sandbox.classify(1, "Traceback ...\nValueError: boom\n") == "crashed: ValueError: boom"
     assert sandbox.classify(-signal.SIGSEGV, "") == "crashed: killed by SIGSEGV"
     assert sandbox.classify(-signal.SIGSYS, "") == sandbox.REFUSED_CALL and "system call" in sandbox.REFUSED_CALL
-    from lab.grade import privileges
+    from lab.grade.sandbox import privileges
 
     assert sandbox.classify(privileges.EXIT_PRIVILEGED, "") == sandbox.PRIVILEGED
 
@@ -212,7 +215,7 @@ def test_the_probe_finds_the_follower_that_answers_its_log_end():
     from lab.core.guard import guarded
     from lab.core.impl import load
     from lab.core.interface import AppendResult
-    from lab.grade.probes import match_acknowledged
+    from lab.grade.sandbox.function_probes import match_acknowledged
 
     reference = guarded(load("solutions"))
     assert match_acknowledged(reference) is None
@@ -232,23 +235,23 @@ def test_the_probe_finds_the_follower_that_answers_its_log_end():
 def test_a_submission_cannot_hand_in_the_reference_answers(tmp_path, monkeypatch):
     code = "from solutions.reads import check_read  # noqa\n"
     ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
-    task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
-    (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
+    task = one_submission.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+    (result,) = one_submission.execute(one_submission.bundle("s1", [task]), LIMITS, unsandboxed=False)
     no_module = "crashed: exercises/reads.py does not import: ModuleNotFoundError: No module named 'solutions'"
     assert result["status"] == no_module  # the student's process has no reference to import
     wrapped = "import importlib\ncheck_read = importlib.import_module('solutions').check_read\n"
-    task = reexec.task("s1", ex, {"exercises/reads.py": wrapped.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
-    (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
+    task = one_submission.task("s1", ex, {"exercises/reads.py": wrapped.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+    (result,) = one_submission.execute(one_submission.bundle("s1", [task]), LIMITS, unsandboxed=False)
     assert result["status"] == no_module
 
 
 def test_with_the_instructors_flag_and_no_bubblewrap_the_limits_still_hold(tmp_path, monkeypatch):
-    monkeypatch.setattr(reexec, "_TOOL", {"bwrap": None})
+    monkeypatch.setattr(one_submission, "_TOOL", {"bwrap": None})
     ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1)
     for body, status in (("", "ok"), ("    hoard = bytearray(10 * 1024 ** 3)\n", "memory")):
         code = REFERENCE_READS.replace('    if index < 1:\n', body + '    if index < 1:\n', 1)
-        task = reexec.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
-        (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=True)
+        task = one_submission.task("s1", ex, {"exercises/reads.py": code.encode()}, SECRET, sandbox.Limits.from_table(LIMITS))
+        (result,) = one_submission.execute(one_submission.bundle("s1", [task]), LIMITS, unsandboxed=True)
         assert result["status"] == status
 
 
@@ -257,9 +260,9 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     import json
     import zipfile
 
-    from lab.grade.archive import Limits
-    from lab.grade.storage import LocalStorage
-    from lab.grade.submissions import catalog
+    from lab.grade.inputs.archive import Limits
+    from lab.grade.inputs.storage import LocalStorage
+    from lab.grade.inputs.submissions import catalog
     from tests.studentcode import StudentCode
 
     from .helpers import rewrite_zip
@@ -284,7 +287,7 @@ def test_a_submitted_run_the_grader_cannot_simulate_again_counts_for_nothing(tmp
     cat = catalog(storage, str(subs), str(tmp_path / "staging"))
     rubric = rubric_module.load(None)
     tasks, metas = reexec.plan(storage, str(subs), cat, rubric, SECRET, Limits())
-    results = [r for t in tasks for r in reexec.execute(t, rubric.sandbox, unsandboxed=False)]
+    results = [r for t in tasks for r in one_submission.execute(t, rubric.sandbox, unsandboxed=False)]
     assert [r["status"] for r in results] == ["ok"] * 6
     reexec.apply(storage, cat, rubric, results, metas)
     (sub,) = cat.submissions
@@ -333,7 +336,7 @@ def _after(argv: list[str], flag: str) -> list[str]:
 @pytest.mark.parametrize("euid", [0, 1000])
 def test_each_sandbox_holds_no_privilege_whoever_runs_the_grader(tmp_path, monkeypatch, euid):
     """No capability, its own user, a new session, the seccomp filter, and scratch of a set size, under root and under
-    an ordinary user alike; only the way to the box's user differs (lab.grade.privileges)."""
+    an ordinary user alike; only the way to the box's user differs (lab.grade.sandbox.privileges)."""
     monkeypatch.setattr(os, "geteuid", lambda: euid)
     _, _, _, student, harness = _sandbox_args(tmp_path)
     spec = sandbox.Box.of(sandbox.Limits(), sandbox.STUDENT, "sized tmpfs")

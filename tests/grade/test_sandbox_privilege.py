@@ -21,8 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, proof, reexec, sandbox
-from lab.grade import rubric as rubric_module
+from lab.grade.spark import job
+from lab.grade.sandbox import proof
+from lab.grade.sandbox import one_submission
+from lab.grade.sandbox import bubblewrap as sandbox
+from lab.grade.inputs import rubric as rubric_module
 
 from . import synth
 from .helpers import full_runs, rubric_without_exploring
@@ -194,9 +197,9 @@ LIMITS = {"wall_seconds": 60, "call_seconds": 5, "processes": 16, "memory_mb": 5
 def rerun_reads(body: str) -> dict:
     ex = dataclasses.replace(next(e for e in rubric_module.load(None).exercises if e.number == 4), seeds=1,
                              explore=0)
-    task = reexec.task("s1", ex, {"exercises/reads.py": reads_with(body).encode()}, SECRET,
+    task = one_submission.task("s1", ex, {"exercises/reads.py": reads_with(body).encode()}, SECRET,
                        sandbox.Limits.from_table(LIMITS))
-    (result,) = reexec.execute(reexec.bundle("s1", [task]), LIMITS, unsandboxed=False)
+    (result,) = one_submission.execute(one_submission.bundle("s1", [task]), LIMITS, unsandboxed=False)
     return result
 
 
@@ -217,7 +220,10 @@ needs_user = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv")
 
 AS_USER = '''
 import json, sys
-from lab.grade import proof, reexec, rubric, sandbox
+from lab.grade.sandbox import proof
+from lab.grade.sandbox import one_submission
+from lab.grade.inputs import rubric
+from lab.grade.sandbox import bubblewrap as sandbox
 asked = json.loads(sys.argv[1])
 if asked["what"] == "proof":
     found = proof.prove(sandbox.Limits(), sandbox.bwrap(), [], None)
@@ -226,9 +232,9 @@ else:
     ex = next(e for e in rubric.load(None).exercises if e.number == 4)
     import dataclasses
     ex = dataclasses.replace(ex, seeds=1, explore=0)
-    task = reexec.task("s1", ex, {"exercises/reads.py": asked["code"].encode()}, b"x" * 32,
+    task = one_submission.task("s1", ex, {"exercises/reads.py": asked["code"].encode()}, b"x" * 32,
                        sandbox.Limits.from_table(asked["limits"]))
-    (r,) = reexec.execute(reexec.bundle("s1", [task]), asked["limits"], unsandboxed=False)
+    (r,) = one_submission.execute(one_submission.bundle("s1", [task]), asked["limits"], unsandboxed=False)
     print(json.dumps([r["status"], r["student_peak_bytes"]]))
 '''
 
@@ -301,7 +307,7 @@ def test_check_sandbox_prints_every_probe_and_exits_0(capsys):
 @needs_bwrap
 def test_a_weakened_sandbox_stops_the_grade_before_it_starts(tmp_path, monkeypatch, capsys):
     """Without its seccomp filter (bubblewrap given an empty one), the grade refuses and names what failed."""
-    from lab.grade import seccomp
+    from lab.grade.sandbox import seccomp
 
     monkeypatch.setattr(seccomp, "program", lambda machine=None: b"\x06\x00\x00\x00\x00\x00\xff\x7f")  # allow all
     subs = tmp_path / "subs"
@@ -318,7 +324,7 @@ def test_a_weakened_sandbox_stops_the_grade_before_it_starts(tmp_path, monkeypat
 
 
 def test_the_seccomp_filter_is_the_table_for_this_machine():
-    from lab.grade import seccomp
+    from lab.grade.sandbox import seccomp
 
     for machine in ("x86_64", "aarch64"):
         code = seccomp.program(machine)
@@ -340,7 +346,7 @@ def test_the_seccomp_filter_is_the_table_for_this_machine():
 
 
 def test_report_html_says_what_was_proved_and_an_unsafe_grade_at_the_top():
-    from lab.grade import report
+    from lab.grade.outputs import report
 
     held = proof.Proof([proof.Probe("ptrace", True, "refused")], "cgroup v1", 2.0, 30.0)
     weak = proof.Proof([proof.Probe("ptrace", False, "it succeeded"), proof.Probe("user", True, "uid 5")],

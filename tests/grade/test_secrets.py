@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import job, sandbox
+from lab.grade.spark import job
+from lab.grade.sandbox import bubblewrap as sandbox
 
 from . import synth
 from .helpers import full_runs, rubric_without_exploring
@@ -127,7 +128,7 @@ def high_water_mark(match_indexes):
 
 FORGE = '''
 import os
-from lab.grade import wire
+from lab.grade.sandbox import wire
 
 def check_read(index, high_water_mark):
     for fd in range(3, 12):  # a forged answer, and a forged result where the harness writes its own

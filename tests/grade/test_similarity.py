@@ -5,8 +5,8 @@ import csv
 
 import pytest
 
-from lab.grade import job
-from lab.grade import similarity as sim
+from lab.grade.spark import job
+from lab.grade.outputs import similarity as sim
 
 from . import styles, synth
 from .helpers import full_runs
@@ -85,7 +85,7 @@ def test_the_candidates_are_those_of_spark_mls_similarity_join(spark, tmp_path):
     from pyspark.ml.feature import MinHashLSH
     from pyspark.sql import functions as F
 
-    from lab.grade.storage import LocalStorage
+    from lab.grade.inputs.storage import LocalStorage
 
     files = {f"s{i:02d}": {k: v.decode() for k, v in styles.student_files(300 + i).items()} for i in range(12)}
     files["copy"] = {k: v.decode() for k, v in styles.renamed(styles.student_files(300)).items()}

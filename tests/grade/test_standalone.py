@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.grade import standalone
+from lab.grade.spark import standalone
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
-"""The student's process in the grader, without Spark: the harness's side (lab.grade.proxy) calls a student's
-functions in their own sandbox (lab.grade.serve, started by the executor's side, lab.grade.pair) across a socket,
+"""The student's process in the grader, without Spark: the harness's side (lab.grade.sandbox.student_calls) calls a student's
+functions in their own sandbox (lab.grade.sandbox.student_box, started by the executor's side, lab.grade.sandbox.pair) across a socket,
 as plain data; what the process sees of the machine; and every way a call can go wrong, said as the guard says it."""
 
 import json
@@ -13,7 +13,9 @@ import pytest
 from lab.core.guard import ENDED, RAISED, TIMEOUT, WRONG_TYPE, StudentFault
 from lab.core.interface import AppendResult, Entry, SegmentInfo, TruncationPlan
 from lab.core.replica import Log
-from lab.grade import pair, proxy, sandbox
+from lab.grade.sandbox import pair
+from lab.grade.sandbox import student_calls as proxy
+from lab.grade.sandbox import bubblewrap as sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = sandbox.bwrap()

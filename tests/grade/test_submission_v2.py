@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from lab.grade import job
+from lab.grade.spark import job
 
 from . import synth
 from .helpers import full_runs, rewrite_zip
