@@ -2,7 +2,7 @@
 process (the floor: the reference's functions called in process, as before the two-process split).
 
 One submission made of the reference answers, graded as bench/grading.py's classes are (the default rubric):
-  whole      lab.grade.spark.one_submission.execute, unsandboxed (bubblewrap's inner processes are not counted by the kernel's
+  whole      lab.grade.sandbox.one_submission.execute, unsandboxed (bubblewrap's inner processes are not counted by the kernel's
              children's usage; the processes, sockets and calls are the same): the harness's start and imports,
              its exercises' children, the student's processes, the executor's watch
   phases     the harness's work per phase, its calls of the student's functions across the socket to the student's

@@ -1,5 +1,5 @@
 """The grader's sandbox and the seeds it draws, without Spark: a student's exercise re-executed as an executor does
-it (lab.grade.spark.one_submission.execute); hostile code gets a clear status and leaves nothing behind."""
+it (lab.grade.sandbox.one_submission.execute); hostile code gets a clear status and leaves nothing behind."""
 
 import dataclasses
 import os
