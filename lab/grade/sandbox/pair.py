@@ -12,7 +12,7 @@ import time
 import uuid
 
 from lab.grade.sandbox import cgroups
-from lab.grade.sandbox import bubblewrap as sandbox
+from lab.grade.sandbox import bubblewrap
 from lab.grade.sandbox import seccomp
 
 
@@ -23,7 +23,7 @@ class Students:
     """The student's sandbox of one submission: its first process (lab.grade.sandbox.student_box) forks one process per exercise
     when the harness asks; the task hands the harness its end of that process's socket."""
 
-    def __init__(self, workdir: str, lab_view: str, limits: sandbox.Limits, tool: str | None, name: str = ""):
+    def __init__(self, workdir: str, lab_view: str, limits: bubblewrap.Limits, tool: str | None, name: str = ""):
         self.workdir, self.lab_view, self.limits, self.tool = workdir, lab_view, limits, tool
         self.code = os.path.join(workdir, "code")
         self.stderr = os.path.join(workdir, "student-stderr.txt")
@@ -33,7 +33,7 @@ class Students:
         self.number = 0
         self.started = 0
         self.group = group(limits, tool, f"{name or os.getpid()}-student")
-        self.box = sandbox.Box.of(limits, sandbox.STUDENT, self.group.kind)
+        self.box = bubblewrap.Box.of(limits, bubblewrap.STUDENT, self.group.kind)
         self.oom_seen = 0  # the group's memory kills counted so far
         self.forks_refused = 0  # and the new processes its limit refused
         self.peak = 0  # the most memory it held at once, once closed (bytes; 0 where no group measures it)
@@ -44,11 +44,11 @@ class Students:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         filter_fd = seccomp.memfd() if self.tool else -1
         try:
-            argv = sandbox.student_command(self.tool, self.lab_view, self.code, theirs.fileno(), self.box, filter_fd)
+            argv = bubblewrap.student_command(self.tool, self.lab_view, self.code, theirs.fileno(), self.box, filter_fd)
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": self.lab_view,
                    "TMPDIR": os.path.join(self.workdir, "tmp"), "HOME": self.code}
             fds = (theirs.fileno(), filter_fd) if self.tool else (theirs.fileno(),)
-            self.process = sandbox.start(argv, self.code, self.limits, self.stderr, env, fds, self.box,
+            self.process = bubblewrap.start(argv, self.code, self.limits, self.stderr, env, fds, self.box,
                                          self.group if self.tool else None)
         except BaseException:
             ours.close()
@@ -61,7 +61,7 @@ class Students:
 
     def stop(self) -> None:
         if self.process is not None:
-            sandbox.kill(self.process)
+            bubblewrap.kill(self.process)
             self.process = None
         if self.control is not None:
             self.control.close()
@@ -84,10 +84,10 @@ class Students:
         if self.process is None:
             return False
         refused, self.forks_refused = self.forks_refused, self.group.forks_refused()
-        if self.forks_refused == refused and not sandbox.too_many([self.process], self.limits.processes):
+        if self.forks_refused == refused and not bubblewrap.too_many([self.process], self.limits.processes):
             return False
         self.stop()
-        self.said = sandbox.PROCESSES
+        self.said = bubblewrap.PROCESSES
         return True
 
     def _ask(self, request: list, fd: int | None = None):
@@ -137,17 +137,17 @@ class Students:
         if self.process.poll() is not None:  # the whole sandbox ended
             code = self.process.returncode
             self.stop()
-            return sandbox.MEMORY if self.out_of_memory() else sandbox.classify(code, sandbox.tail(self.stderr))
+            return bubblewrap.MEMORY if self.out_of_memory() else bubblewrap.classify(code, bubblewrap.tail(self.stderr))
         code = self._ask(["end", wait])
         if code is None:
             self.stop()
-            return sandbox.MEMORY if self.out_of_memory() else "stopped"
+            return bubblewrap.MEMORY if self.out_of_memory() else "stopped"
         if self.out_of_memory():  # its memory (its scratch included) went over the limit: the kernel killed; a
             self.stop()  # new sandbox has a new, empty scratch
-            return sandbox.MEMORY
+            return bubblewrap.MEMORY
         if code in ("", "stopped"):
             return code
-        return sandbox.classify(code, "") if type(code) is int else "stopped"
+        return bubblewrap.classify(code, "") if type(code) is int else "stopped"
 
     def running(self) -> list[subprocess.Popen]:
         return [self.process] if self.process is not None else []
@@ -160,7 +160,7 @@ class Students:
 
     def serve_one(self, control: socket.socket) -> bool:
         """The harness's next request, if one comes within WATCH_SECONDS; False once it has closed its end."""
-        if not select.select([control], [], [], sandbox.WATCH_SECONDS)[0]:
+        if not select.select([control], [], [], bubblewrap.WATCH_SECONDS)[0]:
             return True
         data = control.recv(65536)
         if data:
@@ -184,15 +184,15 @@ class Students:
             control.send(json.dumps([0, f"not a request: {str(exc)[:100]}"]).encode())
 
 
-def group(limits: sandbox.Limits, tool: str | None, name: str) -> cgroups.Group:
+def group(limits: bubblewrap.Limits, tool: str | None, name: str) -> cgroups.Group:
     """A sandbox's control group (made where the machine gives one; none for a grade without bubblewrap)."""
-    made = cgroups.Group(f"{cgroups.PREFIX}{name}-{uuid.uuid4().hex[:8]}", limits.memory_mb * sandbox.MiB,
+    made = cgroups.Group(f"{cgroups.PREFIX}{name}-{uuid.uuid4().hex[:8]}", limits.memory_mb * bubblewrap.MiB,
                          limits.processes + 4)
     return made.make() if tool else made
 
 
-def run(workdir: str, lab_root: str, lab_view: str, limits: sandbox.Limits, tool: str | None,
-        wall_seconds: float, name: str = "") -> sandbox.Outcome:
+def run(workdir: str, lab_root: str, lab_view: str, limits: bubblewrap.Limits, tool: str | None,
+        wall_seconds: float, name: str = "") -> bubblewrap.Outcome:
     """The harness of one submission (WORKDIR/box/task.json), with its student's processes, to the end or until a
     limit stops it (`wall_seconds`: the submission's budget); what it wrote is in WORKDIR/box/out."""
     started = time.monotonic()
@@ -202,15 +202,15 @@ def run(workdir: str, lab_root: str, lab_view: str, limits: sandbox.Limits, tool
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": lab_root, "HOME": box,
            "TMPDIR": os.path.join(workdir, "tmp"), "PYTHONDONTWRITEBYTECODE": "1"}
     own = group(limits, tool, f"{name or os.getpid()}-harness")
-    spec = sandbox.Box.of(limits, sandbox.HARNESS, own.kind)
+    spec = bubblewrap.Box.of(limits, bubblewrap.HARNESS, own.kind)
     filter_fd = seccomp.memfd() if tool else -1
     students = None
     try:
         if tool and os.geteuid() == 0:
             _give(box, spec.uid)  # the harness writes there, as the box's user
-        argv = sandbox.harness_command(tool, lab_root, box, theirs.fileno(), spec, filter_fd)
+        argv = bubblewrap.harness_command(tool, lab_root, box, theirs.fileno(), spec, filter_fd)
         fds = (theirs.fileno(), filter_fd) if tool else (theirs.fileno(),)
-        harness = sandbox.start(argv, box, limits, stderr, env, fds, spec, own if tool else None)
+        harness = bubblewrap.start(argv, box, limits, stderr, env, fds, spec, own if tool else None)
     except BaseException:
         own.remove()
         control.close()
@@ -228,28 +228,28 @@ def run(workdir: str, lab_root: str, lab_view: str, limits: sandbox.Limits, tool
         students.prepare()
         while harness.poll() is None:
             if time.monotonic() - started > wall_seconds:
-                status, out_of_time = sandbox.TIMEOUT, True
+                status, out_of_time = bubblewrap.TIMEOUT, True
                 break
-            crowded = sandbox.too_many([harness, *students.running()], limits.processes)
+            crowded = bubblewrap.too_many([harness, *students.running()], limits.processes)
             if harness in crowded:
-                status = sandbox.PROCESSES
+                status = bubblewrap.PROCESSES
                 break
             if crowded:
                 students.crowded()
             if listening:
                 listening = students.serve_one(control)
             else:
-                time.sleep(sandbox.WATCH_SECONDS)
+                time.sleep(bubblewrap.WATCH_SECONDS)
     finally:
         if students is not None:
             students.close()
             peak = students.peak
-        sandbox.kill(harness)
+        bubblewrap.kill(harness)
         control.close()
         own.remove()
-    said = sandbox.tail(stderr)
+    said = bubblewrap.tail(stderr)
     code = harness.returncode
-    return sandbox.Outcome(status or sandbox.classify(code, said), code, time.monotonic() - started, said,
+    return bubblewrap.Outcome(status or bubblewrap.classify(code, said), code, time.monotonic() - started, said,
                            out_of_time, peak)
 
 

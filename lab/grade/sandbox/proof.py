@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from lab.grade.sandbox import bubblewrap as sandbox, cgroups, pair, seccomp
+from lab.grade.sandbox import bubblewrap, cgroups, pair, seccomp
 
 READY_SECONDS, DONE_SECONDS = 60.0, 120.0
 PROOF_MEMORY_MB = 256  # the attempts' sandbox: the class's limits, but its scratch fills this much, not a GiB
@@ -68,7 +68,7 @@ def need_of(probe: Probe) -> str:
     return next((need for key, need in NEEDS.items() if probe.name.startswith(key)), "")
 
 
-def prove(limits: sandbox.Limits, tool: str | None, outside_files: list[str] = (), rubric=None,
+def prove(limits: bubblewrap.Limits, tool: str | None, outside_files: list[str] = (), rubric=None,
           grade: str = "proof") -> Proof:
     """Every probe, and (with a rubric) the reference's re-execution and the budget it sets."""
     proof = Proof(counted=cgroups.mechanism())
@@ -86,12 +86,12 @@ def prove(limits: sandbox.Limits, tool: str | None, outside_files: list[str] = (
     return proof
 
 
-def attempts(limits: sandbox.Limits, tool: str, outside_files: list[str], grade: str) -> list[Probe]:
+def attempts(limits: bubblewrap.Limits, tool: str, outside_files: list[str], grade: str) -> list[Probe]:
     """The escape attempts in a student's sandbox, and what the grader sees of it from outside."""
     import lab
 
     root = str(Path(lab.__file__).resolve().parents[1])
-    workdir = tempfile.mkdtemp(prefix=f"{sandbox.FOLDER_PREFIX}{grade}-")
+    workdir = tempfile.mkdtemp(prefix=f"{bubblewrap.FOLDER_PREFIX}{grade}-")
     group = pair.group(limits, tool, f"{grade}-proof")
     listener = socket.socket()
     process, ours = None, None
@@ -101,20 +101,20 @@ def attempts(limits: sandbox.Limits, tool: str, outside_files: list[str], grade:
         planted = code / "planted.py"
         planted.write_text("answer = 42\n")
         Path(workdir, "grader-only.txt").write_text("the sandbox's folder, outside its view\n")
-        view = sandbox.student_lab(root, os.path.join(workdir, "hwm"))
+        view = bubblewrap.student_lab(root, os.path.join(workdir, "hwm"))
         shutil.copyfile(os.path.join(root, "lab", "grade", "sandbox", "escapes.py"),
                         os.path.join(view, "lab/grade/sandbox/escapes.py"))
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         listener.setblocking(False)
-        box = sandbox.Box.of(limits, sandbox.STUDENT, group.kind)
+        box = bubblewrap.Box.of(limits, bubblewrap.STUDENT, group.kind)
         ours, theirs = socket.socketpair()
         filter_fd = seccomp.memfd()
         try:
-            argv = sandbox.student_command(tool, view, str(code.parent), theirs.fileno(), box, filter_fd,
+            argv = bubblewrap.student_command(tool, view, str(code.parent), theirs.fileno(), box, filter_fd,
                                            module="lab.grade.sandbox.escapes")
             env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-            process = sandbox.start(argv, str(code.parent), limits, os.path.join(workdir, "stderr.txt"), env,
+            process = bubblewrap.start(argv, str(code.parent), limits, os.path.join(workdir, "stderr.txt"), env,
                                     (theirs.fileno(), filter_fd), box, group)
         finally:
             theirs.close()
@@ -128,13 +128,13 @@ def attempts(limits: sandbox.Limits, tool: str, outside_files: list[str], grade:
         if ours is not None:
             ours.close()
         if process is not None:
-            sandbox.kill(process)
+            bubblewrap.kill(process)
         listener.close()
         group.remove()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _converse(ours: socket.socket, process, limits: sandbox.Limits, port: int, workdir: str,
+def _converse(ours: socket.socket, process, limits: bubblewrap.Limits, port: int, workdir: str,
               outside_files: list[str]) -> list[Probe]:
     from lab.grade.sandbox import wire
 
@@ -142,15 +142,15 @@ def _converse(ours: socket.socket, process, limits: sandbox.Limits, port: int, w
     try:
         ready = channel.receive(time.monotonic() + READY_SECONDS)
     except (EOFError, TimeoutError, wire.Garbage) as exc:
-        said = sandbox.classify(process.poll(), "") if process.poll() is not None else type(exc).__name__
+        said = bubblewrap.classify(process.poll(), "") if process.poll() is not None else type(exc).__name__
         return [Probe("the sandbox starts", False, f"it said nothing ({said})")]
     found = [_outside(process)]
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-    python, _ = sandbox.python_runtime()
+    python, _ = bubblewrap.python_runtime()
     dynload = os.path.realpath(sysconfig.get_config_var("DESTSHARED") or os.path.join(stdlib, "lib-dynload"))
-    channel.send({"binds": [sandbox.CODE, sandbox.LAB, stdlib, dynload, python, "/"], "port": port,
-                  "outside_pid": os.getpid(), "memory_bytes": limits.memory_mb * sandbox.MiB,
-                  "file_bytes": limits.file_mb * sandbox.MiB,
+    channel.send({"binds": [bubblewrap.CODE, bubblewrap.LAB, stdlib, dynload, python, "/"], "port": port,
+                  "outside_pid": os.getpid(), "memory_bytes": limits.memory_mb * bubblewrap.MiB,
+                  "file_bytes": limits.file_mb * bubblewrap.MiB,
                   "outside_files": [*outside_files, os.path.join(workdir, "grader-only.txt"), "/etc/passwd",
                                     "/proc/1/environ"]})
     deadline = time.monotonic() + DONE_SECONDS
@@ -160,7 +160,7 @@ def _converse(ours: socket.socket, process, limits: sandbox.Limits, port: int, w
         except (EOFError, TimeoutError, wire.Garbage) as exc:
             ended = process.poll()
             found.append(Probe("the attempts run to their end", False,
-                               f"they stopped ({sandbox.classify(ended, '') if ended is not None else exc})"))
+                               f"they stopped ({bubblewrap.classify(ended, '') if ended is not None else exc})"))
             return found
         if message == ["done"]:
             return found
@@ -171,7 +171,7 @@ def _converse(ours: socket.socket, process, limits: sandbox.Limits, port: int, w
 def _outside(process) -> Probe:
     """The sandbox's processes as the machine sees them: their users and capabilities (bubblewrap's own two
     processes aside: they end with the sandbox and run nothing of the student's)."""
-    tree = sandbox._tree(process.pid, 64) or []
+    tree = bubblewrap._tree(process.pid, 64) or []
     seen = []
     for pid in tree[2:] if len(tree) > 2 else []:
         try:
@@ -209,7 +209,7 @@ def reference(rubric, tool: str, grade: str) -> tuple[float, str | None]:
         source = root / "solutions" / Path(module).name
         if source.is_file():
             files[module] = source.read_bytes()
-    limits = sandbox.Limits.from_table(rubric.sandbox)
+    limits = bubblewrap.Limits.from_table(rubric.sandbox)
     parts = [one_submission.task("the reference", ex, files, b"the reference's own seeds, not a course's", limits)
              for ex in rubric.exercises]
     started = time.monotonic()
@@ -244,8 +244,8 @@ def _outside_files(secret: str | None, out: str | None, submissions: str | None 
 
 def check(rubric, secret: str | None, out: str | None) -> int:
     """`hwm-lab grade --check-sandbox`: every probe on stdout, one line each; 0 if all held, else 2."""
-    limits = sandbox.Limits.from_table(rubric.sandbox)
-    found = prove(limits, sandbox.bwrap(), _outside_files(secret, out), rubric)
+    limits = bubblewrap.Limits.from_table(rubric.sandbox)
+    found = prove(limits, bubblewrap.bwrap(), _outside_files(secret, out), rubric)
     for line in lines(found):
         print(line, flush=True)
     print("the sandbox holds on this machine" if found.held else
@@ -258,9 +258,9 @@ def before_grading(args, rubric, say) -> Proof | None:
     hold, unless --unsafe-sandbox."""
     import sys
 
-    limits = sandbox.Limits.from_table(rubric.sandbox)
+    limits = bubblewrap.Limits.from_table(rubric.sandbox)
     started = time.monotonic()
-    found = prove(limits, sandbox.bwrap(), _outside_files(getattr(args, "course_secret", None), args.out,
+    found = prove(limits, bubblewrap.bwrap(), _outside_files(getattr(args, "course_secret", None), args.out,
                                                           args.submissions), rubric, args.grade)
     for line in lines(found):
         say(f"sandbox: {line}")

@@ -28,7 +28,7 @@ from lab.grade.inputs.submissions import NOT_A_SUBMISSION, catalog
 from lab.grade.outputs import incremental, outdir
 from lab.grade.outputs.lms import lms_mapping
 from lab.grade.outputs.similarity import course_folder
-from lab.grade.sandbox import bubblewrap as sandbox, proof
+from lab.grade.sandbox import bubblewrap, proof
 from lab.grade.spark import edges, jvm
 from lab.grade.spark.parse import read_events, small_table
 from lab.grade.spark.session import on_disk, partitions_for, quick_jit, settings, spark_session
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
               f"from it. Give --course-secret FILE (or ${reexec_seeds.SECRET_FILE_ENV}), or pass --trust-traces to "
               f"grade the submitted runs as sent (docs/grading.md)", file=sys.stderr)
         return 2
-    if args.secret is not None and not getattr(args, "unsandboxed", False) and sandbox.bwrap() is None:
+    if args.secret is not None and not getattr(args, "unsandboxed", False) and bubblewrap.bwrap() is None:
         print("grade: no working bubblewrap (bwrap) here to re-execute the submissions in: install Debian's "
               "bubblewrap, or pass --unsandboxed to run them with rlimits only (docs/security.md)", file=sys.stderr)
         return 2
