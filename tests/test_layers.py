@@ -1,5 +1,6 @@
 """The layers of docs/architecture.md: every import of the lab, web/, exercises/ and solutions/ points down, never up;
-and no two modules import each other, directly or through others."""
+the grader's four rooms (inputs, sandbox, outputs, spark) import only the rooms under them; and no two modules import
+each other, directly or through others."""
 
 from __future__ import annotations
 

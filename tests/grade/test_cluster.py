@@ -65,7 +65,7 @@ def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_l
     spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     proc = subprocess.run([str(spark_submit), "--master", master, "--driver-memory", "1g",
                            "--driver-java-options", "-XX:TieredStopAtLevel=1",  # a small class (docs/grading.md)
-                           str(ROOT / "lab" / "grade" / "job.py"),
+                           str(ROOT / "lab" / "grade" / "spark" / "job.py"),
                            str(subs), "--out", str(out), "--trust-traces"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=420,
                           env={**env, "PYTHONPATH": "", "PYSPARK_DRIVER_PYTHON": sys.executable,
