@@ -1,4 +1,4 @@
-"""The lab in its readers' languages: the Spanish and Chinese catalogues are complete and follow their glossaries;
+"""The lab in its readers' languages: the Spanish and Chinese catalogues are complete (their glossary: test_i18n_glossary);
 what the page, the event feed, the guide and a check print comes from the catalogue (a pseudo-language shows any
 word that does not); the language is chosen by the browser, `?lang=`, the room and `hwm-lab demo --lang`; and
 `hwm-lab exercise check` speaks the language of LANG or --lang."""
@@ -76,79 +76,6 @@ def test_translations_keep_every_placeholder_and_no_markup(lang):
         assert i18n.fields(m.string) == i18n.fields(i18n.source_text(context, msgid)), (context, msgid, m.string)
         if any(path.endswith(".html") for path, _ in m.locations):  # the template inserts them as they are
             assert not re.search(r'[<>&"]', m.string), (msgid, m.string)
-
-
-def glossary(lang: str) -> list[tuple[str, list[str], list[str]]]:
-    """The rows of docs/LANG/glossary.md: (English term, accepted translations, translations never used)."""
-    rows = []
-    for line in (ROOT / "docs" / lang / "glossary.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) >= 4 and not set(cells[0]) <= {"-"} and cells[1] not in ("término", "术语"):
-            split = lambda cell: [w.strip() for w in cell.split(",") if w.strip()]  # noqa: E731
-            rows.append((cells[0], [cells[1], *split(cells[2])], split(cells[3])))
-    return rows
-
-
-CODE = re.compile(r"`[^`]*`|\{\w+(?:[!:][^{}]*)?\}|\w+\([^)]*\)|[\w.]*_[\w.]*|(?a:[\w.-]+(?:/[\w.-]+)+|\w+\.\w+|--[\w-]+)|"
-                  + "|".join(re.escape(w) for w in (*TRUNCATION_STRATEGIES, *FSYNC_POLICIES) if "-" in w))
-
-
-def prose(text: str) -> str:
-    """A message without what is never translated: placeholders, code, strategy names."""
-    return CODE.sub(" ", text)
-
-
-def forms(term: str) -> re.Pattern:
-    """An English term in any of its forms (entry, entries; truncate, truncated, truncation; leader's)."""
-    stem = term[:-1] if term.endswith(("e", "y")) else term
-    endings = "s|es|d|ed|ted|ing|ion|ies|y|e|'s"
-    return re.compile(rf"\b(?:{re.escape(term)}|{re.escape(stem)}(?:{endings}))\b", re.IGNORECASE)
-
-
-def used(word: str, text: str) -> bool:
-    """`word` in `text`: as a whole word when it is written in Latin letters (lider, not lidera)."""
-    if re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", word, re.ASCII) or word.isascii():
-        return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
-    return word in text
-
-
-@pytest.mark.parametrize("lang", TRANSLATED)
-def test_each_glossary_term_is_used_consistently(lang):
-    rows = glossary(lang)
-    assert len(rows) >= 10
-    wrong = []
-    for (context, msgid), m in po(lang).items():
-        english, said = prose(i18n.source_text(context, msgid)), prose(m.string).lower()
-        for term, accepted, never in rows:
-            if not forms(term).search(english):
-                continue
-            if not any(a.lower() in said for a in accepted):
-                wrong.append(f"{term!r} -> {accepted[0]!r} missing in: {m.string}")
-            wrong += [f"{term!r} -> never {n!r}: {m.string}" for n in never if used(n.lower(), said)]
-    assert wrong == [], f"{len(wrong)} messages stray from docs/{lang}/glossary.md:\n" + "\n".join(wrong[:15])
-
-
-def test_the_glossary_check_catches_a_stray_term(monkeypatch):
-    bad = {**po("zh")}
-    key = (None, "{node} is a follower in generation {generation}")
-    bad[key] = type(bad[key])(key[1], "{node} 是世代 {generation} 的跟随者", context=None)
-    monkeypatch.setitem(globals(), "po", lambda lang: bad)
-    with pytest.raises(AssertionError, match="跟随者"):
-        test_each_glossary_term_is_used_consistently("zh")
-
-
-def test_the_seeds_terms_are_in_the_glossaries():
-    es = {term: accepted[0] for term, accepted, _ in glossary("es")}
-    zh = {term: accepted[0] for term, accepted, _ in glossary("zh")}
-    assert es["high-water mark"] == "marca de agua alta" and es["leader"] == "líder" and es["follower"] == "seguidor"
-    assert (zh["high-water mark"], zh["leader"], zh["follower"], zh["write-ahead log"], zh["generation"]) == \
-        ("高水位标记", "领导者", "追随者", "预写日志", "世代")
-    # the English term beside the first use, as the seeds do
-    for lang, first_use in (("es", "marca de agua alta (High-Water Mark)"), ("zh", "高水位标记（High-Water Mark）")):
-        assert first_use in i18n.gettext(lang, "{node}'s high-water mark: {hwm}")  # the HWM bar's title
-        assert first_use in i18n.gettext(lang, "Figures 2 to 4 of the High-Water Mark article. A committed entry is "
-                                         "never lost; an entry that only the old leader held is truncated when it "
-                                         "comes back.", "s1 description")
 
 
 # ---- nothing skips the catalogue: the pseudo-language ----------------------------------------------------------
@@ -499,10 +426,8 @@ def test_the_student_guide_is_translated_whole_and_linked_from_the_readme(lang):
         for hint in re.findall(r'NotImplementedError\(\s*"exercise \d+: (.*?)"\)', stub.read_text(), re.DOTALL):
             hint = re.sub(r'"\s+"', "", hint)
             assert hint in guide, f"{stub.name}'s hint is not explained in docs/{lang}/student-guide.md"
-    # the glossary's terms, never the words it rules out; the English term beside the first use
+    # the English term beside the first use (tests/test_i18n_glossary.py holds every line to the glossary)
     prose = re.sub(r"```.*?```|`[^`]*`|\*[^*]+\*", " ", guide, flags=re.DOTALL).lower()
-    for term, accepted, never in glossary(lang):
-        assert not [n for n in never if used(n.lower(), prose)], (term, never)
     first = prose.index("high-water mark")
     assert prose.index(glossary_term(lang, "high-water mark")) < first
     for said in ("HWM", "hwm-lab exercise check", "--lang"):
@@ -510,7 +435,9 @@ def test_the_student_guide_is_translated_whole_and_linked_from_the_readme(lang):
 
 
 def glossary_term(lang: str, english: str) -> str:
-    return next(accepted[0] for term, accepted, _ in glossary(lang) if term == english)
+    from lab.i18n.glossary import GLOSSARY
+
+    return next(t.said for t in GLOSSARY[lang] if t.english == english)
 
 
 # ---- the dashboard's feed names every event kind in the page's language ---------------------------------------
