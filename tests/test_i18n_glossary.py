@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TRANSLATED = ("es", "zh")
 
 
-def catalogue_strays(lang: str, messages: dict | None = None) -> list[str]:
-    messages = i18n.catalogue(lang).messages if messages is None else messages
-    return [f"{why}: {i18n.source_text(context, msgid)!r} -> {said!r}"
-            for (context, msgid), said in messages.items()
-            for why in glossary.strays(lang, i18n.source_text(context, msgid), said)]
+def catalogue_strays(lang: str, entries=None) -> list[str]:
+    """Every translation of the catalogue (each form of a Counted one) that strays, with its English."""
+    entries = i18n.catalogue(lang).entries() if entries is None else entries
+    return [f"{why}: {english!r} -> {said!r}" for _, english, said in entries
+            for why in glossary.strays(lang, english, said)]
 
 
 def guides(lang: str) -> dict[str, str]:
@@ -60,11 +60,11 @@ def test_no_line_of_a_translated_guide_uses_a_banned_word(lang):
      "尚未通过：练习 {exercises}（按现状提交，可得部分分数；退出码 1）", "'提交' is 'committed' only"),
 ])
 def test_a_seeded_forbidden_variant_fails_the_catalogue(lang, msgid, stray, why):
-    messages = dict(i18n.catalogue(lang).messages)
-    key = next(key for key in messages if i18n.source_text(*key) == msgid)
-    assert not glossary.strays(lang, msgid, messages[key])  # the catalogue's own passes
-    messages[key] = stray
-    wrong = catalogue_strays(lang, messages)
+    entries = list(i18n.catalogue(lang).entries())
+    k = next(k for k, (_, english, _) in enumerate(entries) if english == msgid)
+    assert not glossary.strays(lang, msgid, entries[k][2])  # the catalogue's own passes
+    entries[k] = (entries[k][0], msgid, stray)
+    wrong = catalogue_strays(lang, entries)
     assert len(wrong) >= 1 and all(msgid in line for line in wrong) and any(why in line for line in wrong), wrong
 
 
@@ -95,7 +95,7 @@ def test_the_guides_glossary_table_is_written_from_the_glossary(lang):
 def test_the_issues_terms_each_have_one_rendering(lang):
     terms = {t.english: t for t in GLOSSARY[lang]}
     for english in ("high-water mark", "leader", "follower", "generation", "epoch", "truncate", "replay", "delay",
-                    "link", "heal", "resume", "choice", "election", "run", "step", "cluster", "control API", "stale",
+                    "link", "heal", "resume", "choice", "election", "run", "scenario step", "cluster", "control API", "stale",
                     "linearizable", "session"):
         assert english in terms, english
     assert "committed" in terms if lang == "zh" else "commit" in terms
@@ -141,7 +141,7 @@ def test_the_seeds_terms_are_the_glossarys():
 
 @pytest.mark.parametrize("english, term, named", [
     ("the run crashed", "run", True), ("run the grader", "run", False), ("running nodes", "run", False),
-    ("a leader steps down", "step", False), ("at step 3", "step", True), ("invalid choice: 'x'", "choice", False),
+    ("a leader steps down", "scenario step", False), ("at step 3", "scenario step", True), ("invalid choice: 'x'", "choice", False),
     ("take another choice", "choice", True), ("heal the cut", "cut", True), ("cut the log at 4", "cut", False),
     ("entries truncated", "truncate", True), ("every link healed", "heal", True), ("delays", "delay", True),
 ])

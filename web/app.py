@@ -477,7 +477,8 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         lang = dashboard.request_lang()
         languages = list(LANGUAGES.items()) + ([(PSEUDO, "⟦xx⟧")] if lang == PSEUDO else [])
         page = {"lang": lang, "room": dashboard.room_lang, "chosen": i18n.supported(request.args.get("lang")),
-                "languages": dict(languages), "messages": i18n.for_page(lang), "kinds": i18n.event_names(lang)}
+                "languages": dict(languages), "messages": i18n.for_page(lang), "plurals": i18n.plurals_for_page(lang),
+                "kinds": i18n.event_names(lang)}
         return render_template("index.html", mode=dashboard.mode, lang=lang, languages=languages, i18n=page,
                                kinds=FEED_KINDS,
                                lang_tag={"zh": "zh-Hans", PSEUDO: "en"}.get(lang, lang))

@@ -10,7 +10,7 @@ import bisect
 import copy
 from pathlib import Path
 
-from lab.i18n.scenarios import step_text
+from lab.i18n.scenarios import step_caption
 from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
 from lab.core.events import (
@@ -274,7 +274,7 @@ class Replay:
         starts = [i for i, e in enumerate(self.events) if e["type"] == STEP]
         ends = [following - 1 for following in starts[1:]] + ([len(self.events) - 1] if starts else [])
         return [{"n": end + 1, "start": start + 1, "time": self.events[end]["time"], "play": self.play[end],
-                 "text": step_text(self.events[start].get("text", ""))} for start, end in zip(starts, ends)]
+                 "text": step_caption(self.events[start])} for start, end in zip(starts, ends)]
 
     def info(self) -> dict:
         return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,

@@ -22,7 +22,7 @@ from lab.i18n.history import answer_said, stale_said
 from lab.i18n import say
 from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
-from lab.i18n.scenarios import command_text, step_text
+from lab.i18n.scenarios import command_text, step_caption
 
 
 # How the page's feed marks each kind: an important line stands out, a routine one (heartbeats, bookkeeping) is
@@ -266,7 +266,7 @@ class Narrator:
 
     def _step(self, e: dict):
         g = e.get
-        return say("Step: {text}", text=step_text(g("text")))
+        return say("Step {number}: {text}", number=(g("index") or 0) + 1, text=step_caption(e))
 
     def _expectation(self, e: dict):
         g = e.get

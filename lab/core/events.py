@@ -139,7 +139,8 @@ CLIENT_READ = _event("client_read", CLUSTER, optional=("request", "client", "lin
 # written or served; `refusal` the kind (lab.core.reasons.REFUSALS) when not ok.
 CLIENT_ANSWER = _event("client_answer", CLUSTER, optional=("answered_by", "index", "hwm", "refusal", "digest"),
                        request=STR, ok=BOOL, answered_by=STR, index=INT, hwm=INT, refusal=STR, digest=STR)
-STEP = _event("step", CLUSTER, text=STR, index=INT)
+STEP = _event("step", CLUSTER, optional=("said",), text=STR, index=INT, said=DICT)  # said: a step with no text of
+# its own (a counterexample's), as data (lab.i18n.steps.record)
 EXPECTATION = _event("expectation", CLUSTER, required=("name", "ok"), name=STR, ok=BOOL, detail=REASON)
 RULE_BROKEN = _event("rule_broken", CLUSTER, check=STR, target=STR, index=INT, detail=REASON, step=INT)
 CLOCKS_HELD = _event("clocks_held", CLUSTER)

@@ -122,6 +122,18 @@ TRUNCATION_BELOW_HWM = _reason("truncation_below_hwm", "truncating from index {i
 MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond this leader's log end {end}")
 # what a scenario's expectation found
 NO_MODULE = _reason("no_module", "cannot import implementation {name}: there is no module named {module}")
+# an implementation that does not offer what lab/core/interface.py names (lab.core.impl.load)
+IMPL_LACKS = _reason("impl_lacks", "implementation {name} does not define {functions} (lab/core/interface.py lists "
+                                   "them); to take only the functions it defines, write --impl {module}:{defined}",
+                     one=("functions", "implementation {name} does not define {functions} (lab/core/interface.py "
+                                       "lists the functions); to take only the functions it defines, write --impl "
+                                       "{module}:{defined}"))
+IMPL_DEFINES_NONE = _reason("impl_defines_none", "implementation {name} defines none of the functions that "
+                                                 "lab/core/interface.py lists")
+UNKNOWN_FUNCTIONS = _reason("unknown_functions", "--impl {spec} names functions the lab does not have: {unknown}; "
+                                                 "the lab's are {known}",
+                            one=("unknown", "--impl {spec} names a function the lab does not have: {unknown}; the "
+                                            "lab's are {known}"))
 NO_ANSWER_WITHIN = _reason("no_answer_within", "timeout: no answer within {seconds}s")
 NOT_WRITTEN_YET = _reason("not_written_yet", "no answer: node {node} stopped because {function} is not written yet "
                                              "(it raises NotImplementedError)")
@@ -360,7 +372,8 @@ WORDS = {
 WHERE = ("fsync of the write-ahead log", "fsync of the write-ahead log's directory", "appending to the write-ahead log",
          "writing back the write-ahead log", "saving the generation and vote", "checkpointing the high-water mark",
          "writing the trace", "writing the boot counter", "setting aside space for its exit reason", "a write to disk")
-OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")
+OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")  # what
+# a disk error is called (lab.ports.disk_faults picks one by errno: the C library's own words stay in node.log)
 PHRASES = {"where": WHERE, "os_error": OS_ERRORS}
 
 

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from lab.core.events import STEP
 from lab.core.impl import student_functions
 from lab.core.monitor import Violation
-from lab.explore.explain import TITLES, explanation, narrate, wrong_call
+from lab.explore.explain import explanation, narrate, wrong_call
 from lab.explore.search import BFS_MEMORY, Config, Figures, Found, search
 from lab.explore.shrink import shrink
-from lab.i18n import Joined, Text, localize, say
+from lab.i18n import Joined, Text
 
 SCRIPT = "counterexample.txt"
 TRACE = "trace"
@@ -70,32 +71,25 @@ def tell(found: Found) -> tuple[list[Text], list[dict]]:
     return steps, world.calls
 
 
-def script(found: Found, steps: list[Text], *, seed: int, impl: str, lang: str | None = None) -> str:
-    """The script that replays the run; its comments and its steps' words in `lang` (the parser keeps a step's
-    words as text, and a comment is skipped: the replay is the same in every language)."""
-    config, v = found.config, found.violation
-    comments = [say("Counterexample: {title} ({check})", title=TITLES.get(v.check, v.title), check=v.check),
-                say("Found by hwm-lab explore (seed {seed}, {search} search) and shrunk to {count} steps.", seed=seed,
-                    search=found.search, count=len(steps)),
-                say("Replay it: hwm-lab simulate --script {script} (the code it was found with: `impl` below; --impl "
-                    "overrides it)", script=SCRIPT)]
-    lines = [f"# {localize(comment, lang)}" for comment in comments] + [
-             f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
-             f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
+def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
+    """The script that replays the run: its settings, the rule it breaks and its choices, one bare step each; it
+    holds no sentence, so whoever shows it says its title and steps in the reader's language (lab.i18n.steps)."""
+    config = found.config
+    lines = [f"# hwm-lab explore --seed {seed} ({found.search}): hwm-lab simulate --script {SCRIPT}",
+             f"counterexample {found.violation.check}", f"nodes {config.nodes}", f"truncation {config.truncation}",
+             "network manual", f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")
-    lines += step_lines(found.choices, steps, lang)
+    lines += step_lines(found.choices)
     return "\n".join(lines) + "\n"
 
 
-def step_lines(choices, steps, lang: str | None = None) -> list[str]:
-    """Each choice as a numbered step of a script, its narration (in `lang`, else English) as the step's words."""
+def step_lines(choices) -> list[str]:
+    """Each choice as a bare step of a script: its words are made from the choice when the step is shown."""
     lines = []
-    for number, (words, text) in enumerate(zip(choices, steps), start=1):
-        narration = str(localize(text, lang)).replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'step "{number}. {narration}"')
-        lines.append(f"  {' '.join(words)}")
+    for words in choices:
+        lines += [STEP, f"  {' '.join(words)}"]
     return lines
 
 
@@ -105,7 +99,7 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
             max_walks: int | None = None, jobs: int = 1, lang: str | None = None) -> Result:
     """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
     `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk).
-    `lang`: the language of the script's comments and steps."""
+    (`lang` is kept for callers: the script and its trace hold no sentence, in any language.)"""
     configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
     found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states,
                             bfs_memory=bfs_memory, max_walks=max_walks, jobs=jobs)
@@ -120,7 +114,7 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / SCRIPT
-        path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl, lang=lang), encoding="utf-8")
+        path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl), encoding="utf-8")
         simulate(str(path), impl=impl, out=out / TRACE)
         files = [str(path), str(out / TRACE)]
     return Result(found, figures, steps, calls, files)

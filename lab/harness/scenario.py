@@ -192,7 +192,8 @@ class Run:
     def run_step(self, index: int | None = None) -> list[Outcome]:
         index = self.next_step if index is None else index
         step = self.scenario.steps[index]
-        self.driver.note(STEP, text=step.text, index=index)
+        said = self._said(step)
+        self.driver.note(STEP, text=step.text, index=index, **({"said": said} if said else {}))
         before = len(self.verdict.outcomes)
         for command in step.commands:
             try:
@@ -206,6 +207,18 @@ class Run:
             self._check_rules(index)
         self.next_step = index + 1
         return self.verdict.outcomes[before:]
+
+    def _said(self, step) -> dict | None:
+        """A step with no words of its own (a counterexample's: one choice of the explorer's world) as data, taken
+        from the world before it: whoever shows the trace says it in the reader's language (lab.i18n.steps)."""
+        if step.text or self.scenario.network != "manual" or len(step.commands) != 1:
+            return None
+        words = step.commands[0].words
+        if words[0] not in WALK_KINDS:
+            return None
+        from lab.explore.explain import step_record
+
+        return step_record(words, self.driver.cluster)
 
     def run_all(self) -> Verdict:
         while self.next_step < len(self.scenario.steps) and not self.verdict.aborted:

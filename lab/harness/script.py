@@ -1,7 +1,8 @@
 """The scenario language: a script (lab/sim/scenarios/*.txt) parsed into a Scenario of header values and steps.
 
 A script has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then steps: `step "narration"`
-followed by commands (lab.harness.commands). See docs/scenarios.md for the command reference.
+followed by commands (lab.harness.commands); a counterexample's steps are bare (`step`, then one choice of the
+explorer's world), their words made from the choice when shown. See docs/scenarios.md for the command reference.
 """
 
 from __future__ import annotations
@@ -52,15 +53,16 @@ class Scenario:
     network: str = "timed"
     rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
     impl: str | None = None  # the code the script was made with (an explorer's counterexample); --impl overrides it
+    counterexample: str | None = None  # the rule an explorer's counterexample breaks (its title is said from it)
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl", "counterexample"}
 NETWORKS = ("timed", "manual")
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
-    segment_bytes, network, rules, impl = None, "timed", (), None
+    segment_bytes, network, rules, impl, counterexample = None, "timed", (), None, None
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -79,12 +81,12 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         except ValueError as exc:
             raise ScenarioError(Reason(reasons.SCRIPT_AT_LINE, script=name, line=number, error=str(exc))) from exc
         head = words[0]
-        if head == STEP:
-            if len(words) != 2:
+        if head == STEP:  # `step "what happens and why"`; a bare `step` is the explorer's, said from its choice
+            if len(words) > 2 or len(words) == 1 and network != "manual":
                 raise ScenarioError(Reason(reasons.SCRIPT_STEP_FORM, script=name, line=number))
             if current:
                 steps.append(Step(current[0], tuple(current[1])))
-            current = (words[1], [])
+            current = (words[1] if len(words) == 2 else "", [])
         elif current is None and head in HEADERS:
             try:
                 if head == "nodes":
@@ -101,6 +103,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     rules = tuple(r for r in words[1].split(",") if r)
                 elif head == "impl":
                     impl = words[1]
+                elif head == "counterexample":
+                    counterexample = words[1]
                 elif head == "network":
                     network = words[1]
                     if network not in NETWORKS:
@@ -123,7 +127,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         raise ScenarioError(Reason(reasons.SCRIPT_NO_STEPS, script=name))
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
-                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl)
+                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl,
+                    counterexample=counterexample)
 
 
 def available() -> list[str]:

@@ -1,8 +1,8 @@
 """Every msgid of the lab, read from the sources with Babel's extractors; `python -m lab.i18n.extract` brings the
 Spanish and Chinese catalogues up to date with them (new messages arrive untranslated, stale ones go).
 
-Marked messages: `say("...")`, `phrase("...")` and `word(context, "...")` in Python, `t("...")` in
-web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
+Marked messages: `say("...")`, `phrase("...")`, `word(context, "...")` and `counted("...", "...", n)` in Python,
+`t("...")` and `tn("...", "...", n)` in web/static/text.js, `_("...")` in the Jinja templates, the scenario scripts' titles, descriptions and steps, and the
 reasons declared in lab/core/reasons.py (context "because", keyed by kind: rewording their English changes no key),
 the event kinds' names (lab/core/events.py, context "event"),
 and a counterexample's steps that move a message (lab.i18n.steps.DELIVERIES).
@@ -31,7 +31,7 @@ SOURCES = {  # folder -> [(files, extractor)]
             ("templates/**.html", "jinja2.ext:babel_extract")],
 }
 KEYWORDS = {"say": None, "phrase": None, "word": ((1, "c"), 2), "t": None, "_": None, "gettext": None,
-            "pgettext": ((1, "c"), 2)}
+            "pgettext": ((1, "c"), 2), "counted": (1, 2), "tn": (1, 2)}  # counted, tn: a singular and a plural
 
 
 def extract(root: Path = ROOT):
@@ -119,10 +119,15 @@ def update(root: Path = ROOT, template=None) -> dict[str, dict[str, int]]:
             os.replace(aside, path)
         old = {(m.context, m.id) for m in read(lang, before) if m.id}
         new = {(m.context, m.id) for m in catalog if m.id}
-        counts[lang] = {"messages": len(new), "untranslated": sum(1 for m in catalog if m.id and not m.string),
+        counts[lang] = {"messages": len(new), "untranslated": sum(1 for m in catalog if m.id and not translated(m)),
                         "fuzzy": sum(1 for m in catalog if m.id and m.fuzzy), "new": len(new - old),
                         "gone": len(old - new)}
     return counts
+
+
+def translated(message) -> bool:
+    """Whether a message has its translation (each of its forms, for a Counted one)."""
+    return all(message.string) if isinstance(message.string, (tuple, list)) else bool(message.string)
 
 
 def read(lang: str, text: bytes):

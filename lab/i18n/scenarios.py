@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from lab.core.reasons import WORDS
 from lab.core.config import MAX_NODES, node_names
-from lab.i18n import NodeList, Text, word
-from lab.i18n.steps import told
+from lab.i18n import NodeList, Text, say, word
+from lab.i18n.steps import said as steps_said, told
 
 
 NODE_NAMES = frozenset(node_names(MAX_NODES))
@@ -41,6 +41,12 @@ def unmark(text: str) -> str:
 
 
 def title(scenario) -> Text:
+    """A script's title; an explorer's counterexample's, said from the rule it breaks."""
+    if scenario.counterexample:
+        from lab.explore.explain import TITLES
+
+        check = scenario.counterexample
+        return say("Counterexample: {title} ({check})", title=TITLES.get(check, check), check=check)
     return Narration(word(key(scenario.name, "title"), scenario.title))
 
 
@@ -74,6 +80,15 @@ def _by_text() -> dict[str, Text]:
         except ScenarioError:
             continue
     return found
+
+
+def step_caption(event: dict) -> Text | str:
+    """What a trace's step event says, in any language: a counterexample's step from its data (lab.i18n.steps),
+    any other from its script's words."""
+    said = event.get("said")
+    if isinstance(said, dict):
+        return steps_said(said) or ""
+    return step_text(event.get("text", ""))
 
 
 def step_text(text) -> Text | str:

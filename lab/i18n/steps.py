@@ -1,6 +1,6 @@
-"""A step of the explorer's world in words ("D receives from C: vote request for generation 1 ..."), one sentence
-made from its command and the message it moves, and read back from the English a counterexample's script keeps, so that a replay
-says each step in the reader's language."""
+"""A step of the explorer's world in words ("D receives from C: vote request for generation 1 ..."): one sentence
+made from its command and the message it moves. A trace keeps the step as data (`record`), and whoever shows it says
+it in the reader's language (`said`); the English of an older counterexample's script is read back (`told`)."""
 
 from __future__ import annotations
 
@@ -88,28 +88,45 @@ def message_values(m) -> tuple[str, dict]:
     return "other", dict(kind=type(m).__name__)
 
 
-def step_words(words: tuple[str, ...], message=None, generation: int = 0) -> Text:
-    """One step in words: its command's `words`, the message it moves (deliver, drop, duplicate) and the generation
-    of its node just after it."""
+def record(words: tuple[str, ...], message=None, generation: int = 0) -> dict:
+    """One step as data, what a trace's step event keeps (never its sentence): which sentence of STEPS or DELIVERIES
+    says it ("what", and for a move its "message" kind) and the values it takes. `words`: its command; `message`:
+    the message it moves (deliver, drop, duplicate); `generation`: its node's just after it."""
     head = words[0]
     if head in MOVES:
         src, dst = words[1].split("->")
         kind, values = message_values(message)
-        return say(DELIVERIES[head, kind], src=src, dst=dst, **values)
+        return {"what": head, "message": kind, "src": src, "dst": dst, **values}
     node = words[3] if head in ("read", "write") else words[1] if len(words) > 1 else ""
     if head in ("campaign", "heartbeat"):
-        return say(STEPS[head], node=node, generation=generation)
+        return {"what": head, "node": node, "generation": generation}
     if head == "write":
-        return say(STEPS[head], payload=words[1], node=node)
+        return {"what": head, "payload": words[1], "node": node}
     if head == "read":
-        return say(STEPS[head], index=words[1], node=node)
+        return {"what": head, "index": int(words[1]), "node": node}
     if head == "kill":
-        return say(STEPS["kill lose-unsynced" if "lose-unsynced" in words else "kill"], node=node)
+        return {"what": "kill lose-unsynced" if "lose-unsynced" in words else "kill", "node": node}
     if head in ("restart", "pause", "resume"):
-        return say(STEPS[head], node=node)
+        return {"what": head, "node": node}
     if head in ("cut", "heal"):
-        return say(STEPS[head], link=words[1] if len(words) > 1 else "*")
-    return say(STEPS["other"], words=" ".join(words))
+        return {"what": head, "link": words[1] if len(words) > 1 else "*"}
+    return {"what": "other", "words": " ".join(words)}
+
+
+def said(step: dict) -> Text | None:
+    """A step's record (`record`) in words, in any language; None for a record this lab does not know."""
+    values = {k: v for k, v in step.items() if k not in ("what", "message")}
+    template = DELIVERIES.get((step.get("what"), step.get("message"))) if "message" in step else \
+        STEPS.get(step.get("what"))
+    if template is None or fields(template) != set(values):
+        return None
+    return say(template, **values)
+
+
+def step_words(words: tuple[str, ...], message=None, generation: int = 0) -> Text:
+    """One step in words: its command's `words`, the message it moves (deliver, drop, duplicate) and the generation
+    of its node just after it."""
+    return said(record(words, message, generation))
 
 
 # ---- read back ------------------------------------------------------------------------------------------------
@@ -144,9 +161,7 @@ def _read(sentence: str, templates) -> Text | None:
 
 def told(sentence: str) -> Text | None:
     """The step a sentence of `step_words` says (its English read back: the template and the values), as a Text
-    said in any language; a numbered one ("2. A restarts") keeps its number. None when it is no such sentence."""
+    said in any language, for a counterexample's script written before its steps were data; its number ("2. A
+    restarts") is left to whoever shows the step, who numbers it once. None when it is no such sentence."""
     numbered = _NUMBERED.fullmatch(sentence)
-    if numbered:
-        step = _read(numbered.group(2), TEMPLATES)
-        return say("{number}. {step}", number=int(numbered.group(1)), step=step) if step is not None else None
-    return _read(sentence, TEMPLATES)
+    return _read(numbered.group(2) if numbered else sentence, TEMPLATES)

@@ -268,6 +268,11 @@ class World(SimCluster):
             return words
         return None
 
+    def in_flight(self, words: tuple[str, ...]):
+        """The message a move (deliver, drop, duplicate) would take in this state, or None."""
+        position = self._find(words)
+        return self.inflight[position][2] if position is not None else None
+
     def _find(self, words) -> int | None:
         if len(words) < 3 or "->" not in words[1]:
             return None

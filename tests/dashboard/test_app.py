@@ -300,8 +300,8 @@ def test_a_failed_fsync_stops_the_node_and_the_room_reads_why(live, fake):
     assert f"{leader}'s disk will fail its next fsync (EIO), dropping what it was to sync" in texts
     assert f"{leader} stopped on its own: {reason}" in texts
     spanish = localized_frame(dashboard.snapshot(), "es")  # what a Spanish page gets
-    assert node(spanish, leader)["exit_reason"] == "fsync fallido: fsync del WAL (Error de entrada/salida)"
-    assert f"{leader} se detuvo por sí solo: fsync fallido: fsync del WAL (Error de entrada/salida)" in [
+    assert node(spanish, leader)["exit_reason"] == "falló el fsync del WAL (error de entrada/salida)"
+    assert f"{leader} se detuvo por sí solo: falló el fsync del WAL (error de entrada/salida)" in [
         e["text"] for e in spanish["events"]]
 
 

@@ -112,7 +112,7 @@
       const r = h.replay;
       S.total = r.events; S.duration = r.duration;
       $("#replay-info").textContent = T.replayInfo(r.run_dir, r.meta.run || "", r.meta.source || "?", r.events,
-                                                   r.duration.toFixed(1), r.warnings.length);
+                                                   r.duration, r.warnings.length);
       $("#replay-dir").value = r.run_dir;
       renderMarkers();
     }
@@ -712,7 +712,7 @@
   function feedLine(e) {
     const li = el("li", (IMPORTANT.has(e.type) || e.stale ? "important " : "") + e.type
                   + (e.type === KINDS.EXPECTATION && !e.ok ? " expect-fail" : "") + (e.stale ? " stale" : ""));
-    li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
+    li.appendChild(el("span", "t", e.time !== undefined ? T.feedTime(e.time) : ""));
     li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
     li.appendChild(el("span", "x", e.text || e.type));
     return li;

@@ -9,7 +9,19 @@
     const s = I18N.messages[msgid] || msgid;
     return values ? s.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : s;
   };
-  const num = (n) => Number(n).toLocaleString(I18N.lang === "xx" ? "en" : I18N.lang);
+  // A sentence whose words follow a count (the catalogue's plural forms; Spanish and English take the first when n
+  // is 1, Chinese has one): tn("{count} event", "{count} events", n, values). Numbers in values are the caller's.
+  const PLURALS = I18N.plurals || { forms: {}, nplurals: 2 };
+  const tn = (one, other, n, values) => {
+    const forms = PLURALS.forms[one] || [one, other];
+    const s = forms[PLURALS.nplurals === 1 ? 0 : Math.min(n === 1 ? 0 : 1, forms.length - 1)];
+    return values ? s.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : s;
+  };
+  const LOCALE = I18N.lang === "xx" ? "en" : I18N.lang;
+  const num = (n) => Number(n).toLocaleString(LOCALE);
+  // A quantity with `digits` decimals, as the page's language writes it (Intl: 8,8 in Spanish, 8.8 in Chinese).
+  const fixed = (x, digits) => Number(x).toLocaleString(LOCALE, { minimumFractionDigits: digits,
+                                                                 maximumFractionDigits: digits });
   const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
                    exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
   const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
@@ -95,7 +107,7 @@
 
     // messages in flight
     seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
-    seqLive: (s) => t("the last {seconds} s", { seconds: s }),
+    seqLive: (s) => t("the last {seconds} s", { seconds: num(s) }),
     seqWhole: t("the whole run, as far as the dashboard keeps it"),
     historyReplay: t("the whole run: each client's operations from request to answer, stale reads in red"),
     msg: {
@@ -129,14 +141,19 @@
     guideNext: (text) => t("Next: {text}", { text }),
     guideDone: (passed) => (passed ? t("Done: every expectation held.") : t("Done.")),
     replayCaption: (k, n, text) => t("step {k} of {n}: {text}", { k, n, text }),
-    replayInfo: (dir, run, source, events, seconds, warnings) => (warnings
-      ? t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×; {warnings} warnings", { dir, run, source, events, seconds, warnings })
-      : t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×", { dir, run, source, events, seconds })),
+    replayInfo: (dir, run, source, events, seconds, warnings) => {
+      const said = tn("{dir}: {run} ({source}), {events} event over {seconds} s at 1×",
+                      "{dir}: {run} ({source}), {events} events over {seconds} s at 1×", events,
+                      { dir, run, source, events: num(events), seconds: fixed(seconds, 1) });
+      return warnings ? said + " · " + tn("{count} warning", "{count} warnings", warnings, { count: num(warnings) })
+        : said;
+    },
     scrubLabel: (pos, total, play, duration, stepped) => (stepped
       ? t("event {position} of {total} · {play} s of {duration} s (one tick a moment)",
-          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })
+          { position: num(pos), total: num(total), play: fixed(play, 1), duration: fixed(duration, 1) })
       : t("event {position} of {total} · {play} s of {duration} s",
-          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })),
+          { position: num(pos), total: num(total), play: fixed(play, 1), duration: fixed(duration, 1) })),
+    feedTime: (seconds) => t("{seconds} s", { seconds: fixed(seconds, 2) }),
     stepMarker: (k, text) => t("step {k}: {text}", { k, text }),
     play: t("▶ Play"), pause: t("❚❚ Pause"),
 
