@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -177,4 +178,35 @@ def test_an_explorers_counterexample_marks_the_rule_broken_at_its_last_step(tmp_
     assert broken and broken[0].startswith("✗ Rule broken:") and "2 of 4 nodes" in broken[0], broken
     assert page.locator("#caption").text_content().startswith(f"step {steps} of {steps}")
     page.screenshot(path=str(shots_dir("onefile") / "counterexample-end-720p.png"))
+    assert errors == [] and refused == []
+
+
+def test_a_counterexample_made_in_spanish_shows_chinese_captions_on_a_chinese_page(tmp_path, browser):
+    """Issue 52: made with --lang es, a counterexample showed Spanish captions on a Chinese page, numbered twice
+    ("paso 3 de 4: 3. ..."). Its script and trace hold data, and each page says the steps in its own language."""
+    code, said = cli("explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget", "20", "--out",
+                     str(tmp_path), "--lang", "es")
+    assert code == 1 and "Reprodúcelo con" in said
+    script = (tmp_path / "counterexample.txt").read_text(encoding="utf-8")
+    assert '"' not in script and "\nstep\n" in script and "recibe" not in script, script
+    errors, refused = [], []
+    page = offline_page(browser, tmp_path / "counterexample.html", errors, refused, locale="zh-CN")
+    assert page.evaluate("document.documentElement.lang") == "zh-Hans"
+    total = page.locator("#markers .marker").count()
+    captions = []
+    for step in range(1, total + 1):
+        start = page.evaluate(f"window.hwmState.replay.steps[{step - 1}].start")
+        page.evaluate(f"window.hwmSeek({{ position: {start} }})")
+        page.wait_for_function(f"window.hwmState.position === {start}")
+        page.wait_for_function("document.querySelector('#caption').textContent.length > 0")
+        captions.append(page.locator("#caption").text_content())
+    assert len(captions) == total >= 3
+    for step, caption in enumerate(captions, start=1):
+        assert f"第 {step} 步（共 {total} 步）：" in caption, caption
+        text = caption.split("：", 1)[1]
+        assert not re.match(r"\s*\d+\s*[.．、]", text), caption  # numbered once
+        assert re.search(r"[\u4e00-\u9fff]", text) and not re.search(r"recibe|inicia|escribe|generación", text), \
+            caption
+    assert any("收到" in c for c in captions) and any("发起选举" in c for c in captions), captions
+    page.screenshot(path=str(shots_dir("onefile") / "counterexample-es-made-zh-page.png"))
     assert errors == [] and refused == []
