@@ -497,7 +497,7 @@ def test_the_chinese_wording_the_reader_marked_last_is_gone_and_its_rewriting_is
         assert [s for s in CHINESE_STRAYS if s in text] == [], where
     said = lambda msgid, context=None, **values: i18n.localize(i18n.Text(msgid, values, context), "zh")  # noqa: E731
     assert said("steps that show it ({count} of {total}):", count=3, total=4) == "说明问题的步骤（共 4 步，列出其中 3 步）："
-    assert said("broken: {name} -- {detail}", name="x", detail="A: 7") == "未满足：x —— A: 7"
+    assert said("broken: {name} -- {detail}", name="x", detail="A: 7") == "未满足：x——A: 7"
     left = said("Left out: the runs that reach {functions}.", functions=i18n.Listed(
         [i18n.say("{function} (exercise {number}, not written yet)", function="follower_append", number=3)]))
     assert left == "略过了会调用 follower_append（练习 3，尚未编写）的运行。"

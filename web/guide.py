@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Callable
 
-from lab.i18n import say
+from lab.i18n import Listed, say
 from lab.i18n import scenarios as words
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
@@ -86,7 +86,7 @@ class Guide:
     def start(self, name: str, truncation: str | None = None) -> dict:
         if name.lower() not in GUIDED:
             raise ValueError(say("no guided scenario {name}; choose one of {names}", name=repr(name),
-                                 names=", ".join(GUIDED).upper()))
+                                 names=Listed(name.upper() for name in GUIDED)))
         scenario = scripts.load(name)
         if truncation:
             from dataclasses import replace

@@ -19,7 +19,7 @@ from lab.core.reasons import reason_from_record
 from lab.harness.history import Stale, StaleWatch
 from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
 from lab.i18n.history import answer_said, stale_said
-from lab.i18n import say
+from lab.i18n import Listed, counted, say
 from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
 from lab.i18n.scenarios import command_text, step_caption
@@ -54,7 +54,7 @@ def _generations(entries: list):
     gens = sorted({e[1] for e in entries if len(e) > 1})
     if not gens:
         return ""
-    listed = ", ".join(str(g) for g in gens)
+    listed = Listed(str(g) for g in gens)
     if len(gens) == 1:
         return say(" (generation {generations})", generations=listed)
     return say(" (generations {generations})", generations=listed)
@@ -148,7 +148,7 @@ class Narrator:
     def _cluster_started(self, e: dict):
         g = e.get
         return say("Cluster started: nodes {nodes}; truncation {truncation}; fsync {fsync}",
-                   nodes=", ".join(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
+                   nodes=Listed(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
 
     def _cluster_stopped(self, e: dict):
         return say("Cluster stopped")
@@ -158,7 +158,8 @@ class Narrator:
         g = e.get
         lost = g("lost_entries")
         if lost:
-            return say("{node} killed (SIGKILL); {lost} unflushed entries lost", node=g("target"), lost=lost)
+            return counted("{node} killed (SIGKILL); {lost} unflushed entry lost",
+                           "{node} killed (SIGKILL); {lost} unflushed entries lost", lost, node=g("target"), lost=lost)
         return say("{node} killed (SIGKILL)", node=g("target"))
 
     def _node_restarted(self, e: dict):
@@ -228,7 +229,7 @@ class Narrator:
         node = e.get("node", "?")
         changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
         return say("Settings: {changes}",
-                   changes=", ".join(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
+                   changes=Listed(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
 
     def _client_write(self, e: dict):
         node = e.get("node", "?")
@@ -392,7 +393,7 @@ class Narrator:
         node = e.get("node", "?")
         g = e.get
         return say("{node} is leader of generation {generation} (votes {votes})", node=node,
-                   generation=g("generation"), votes=", ".join(g("votes") or []))
+                   generation=g("generation"), votes=Listed(g("votes") or []))
 
     def _became_follower(self, e: dict):
         node = e.get("node", "?")
@@ -520,8 +521,9 @@ class Narrator:
     def _log_snapshot(self, e: dict):
         node = e.get("node", "?")
         g = e.get
-        return say("{node}'s final log: {log_end} entries, high-water mark {hwm}", node=node,
-                   log_end=g("log_end"), hwm=g("hwm"))
+        return counted("{node}'s final log: {log_end} entry, high-water mark {hwm}",
+                       "{node}'s final log: {log_end} entries, high-water mark {hwm}", g("log_end") or 0, node=node,
+                       log_end=g("log_end"), hwm=g("hwm"))
 
 
 # Each event kind (lab.core.events) in words: tests/test_events.py holds every declared kind to an entry.

@@ -29,7 +29,7 @@ from lab.processes.supervisor import SupervisorError
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.realdriver import run_real
-from lab.i18n import Joined, Listed, columns, complaint, localize, number, say, word
+from lab.i18n import Joined, Listed, columns, complaint, counted, localize, number, say, word
 from lab.i18n.scenarios import title as scenario_title
 from lab.i18n.verdicts import summary
 
@@ -322,9 +322,10 @@ def cmd_up(args) -> int:
             "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "host", "port", "data_dir")}
                                                  for n in state["nodes"]],
             "settings": state["settings"]}
-    text = Joined([say("cluster of {count} nodes up in {dir} (leader {leader}; control API {url}; supervisor pid "
-                       "{pid})", count=len(state["nodes"]), dir=str(run_dir), leader=state["leader"],
-                       url=info["control_url"], pid=proc.pid)]
+    text = Joined([counted("cluster of {count} node up in {dir} (leader {leader}; control API {url}; supervisor pid "
+                           "{pid})", "cluster of {count} nodes up in {dir} (leader {leader}; control API {url}; "
+                           "supervisor pid {pid})", len(state["nodes"]), count=len(state["nodes"]), dir=str(run_dir),
+                           leader=state["leader"], url=info["control_url"], pid=proc.pid)]
                   + [Joined(["  ", say("{node}: pid {pid}, {host} port {port}", node=n["id"], pid=n["pid"],
                                        host=n["host"], port=n["port"])], "") for n in state["nodes"]], "\n")
     return _print(args, data, text)

@@ -276,7 +276,9 @@ RULE_BROKEN_AT = _reason("rule_broken_at", "step {step}: rule {rule} broken: {de
 HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})",
                       one=("holders", "only {holders} of {size} nodes holds index {index} (a majority is {majority})"))
 HWM_NOT_LARGEST = _reason("hwm_not_largest", "{holders} of {size} nodes hold index {index} (a majority is "
-                                             "{majority}): the high-water mark is at least {index}")
+                                             "{majority}): the high-water mark is at least {index}",
+                          one=("size", "{holders} of {size} node holds index {index} (a majority is {majority}): the "
+                                       "high-water mark is at least {index}"))
 ARGUMENT_CHANGED = _reason("argument_changed", "it changed its argument from {before} to {after}")
 HWM_MOVED_BACK = _reason("hwm_moved_back", "the high-water mark was {hwm}: it never moves back")
 MATCH_NOT_RECORDED = _reason("match_not_recorded", "{follower} acknowledged {acknowledged} with a match index of "
@@ -286,7 +288,9 @@ HWM_OLDER_GENERATION = _reason("hwm_older_generation", "entry {index} is of gene
                                                        "leader's generation {generation}")
 HWM_NOT_ADVANCED = _reason("hwm_not_advanced", "{holders} of {size} nodes hold index {index}, of the leader's "
                                                "generation {generation} (a majority is {majority}): the high-water "
-                                               "mark reaches it")
+                                               "mark reaches it",
+                           one=("size", "{holders} of {size} node holds index {index}, of the leader's generation "
+                                        "{generation} (a majority is {majority}): the high-water mark reaches it"))
 ACCEPTED_WITHOUT_PREV = _reason("accepted_without_prev", "the log does not hold the request's previous entry (index "
                                                          "{index}, generation {generation}): it must refuse")
 REFUSED_WITH_PREV = _reason("refused_with_prev", "the log holds the request's previous entry (index {index}, "

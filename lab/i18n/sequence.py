@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 
 from lab.harness.history import StaleWatch
-from lab.i18n import localize, say
+from lab.i18n import Listed, localize, say
 from lab.core import events as ev
 from lab.core.events import (
     BECAME_LEADER, CLIENT_ANSWER, CLIENT_WRITE, CLUSTER_STARTED, ELECTION_STARTED, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
@@ -307,7 +307,7 @@ class _Builder:
 
     def truncated(self, i: int, e: dict, node: str, gen: int) -> None:
         removed = e.get("removed") or []
-        what = ", ".join(str(self.payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
+        what = Listed(str(self.payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
         self.put(i, Mark(node, self.take(i), say("✂ truncates from {index}: {entries}", index=e.get("from_index"),
                                                  entries=what), TRUNCATED))
 
@@ -464,7 +464,7 @@ STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "pause
 
 def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> str:
     if m.links:
-        links = ", ".join(f"{a}→{b}" for a, b in m.links)
+        links = Listed(f"{a}→{b}" for a, b in m.links)
         m.label = say("✂ cut: {links}", links=links) if m.kind == LINK_CUT else say("healed: {links}", links=links)
     label = t(m.label)
     if m.node is None:

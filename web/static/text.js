@@ -37,15 +37,17 @@
     lang: I18N.lang,
     live: t("live"), replay: t("replay"), disconnected: t("disconnected"), connecting: t("connecting…"),
     summary: (n, leader, gen, hwm, truncation, fsync) => (leader
-      ? t("{n} nodes · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
-          { n, leader, generation: gen, hwm, truncation, fsync })
-      : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
-          { n, hwm, truncation, fsync })),
+      ? tn("{n} node · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           "{n} nodes · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           n, { n: num(n), leader, generation: num(gen), hwm: num(hwm), truncation, fsync })
+      : tn("{n} node · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           "{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           n, { n: num(n), hwm: num(hwm), truncation, fsync })),
     summaryShort: (leader, gen, hwm) => (leader
       ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
       : t("leader none · high-water mark {hwm}", { hwm })),
     apiError: (e) => t("control API: {error}", { error: e }),
-    rate: (r) => t("{rate} events/s", { rate: num(r) }),
+    rate: (r) => tn("{rate} event/s", "{rate} events/s", r, { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
     followLeft: t("You left the instructor's view; press “follow the instructor” to come back."),
     state: (s) => STATES[s] || s,
@@ -71,7 +73,7 @@
     cutBoth: (a, b) => `✂ ${a}⇄${b}`,
     cutCount: (n) => `✂ ×${n}`,  // the links themselves are in the chip's tooltip
     older: (n) => [`1–${n}`, "…", ""],
-    olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
+    olderTitle: (n) => tn("{count} older entry collapsed", "{count} older entries collapsed", n, { count: num(n) }),
     cellTitle: (id, i, p, g, above, hwm) => (above
       ? t("{node}[{index}] = {payload}, generation {generation} — above {node}'s high-water mark {hwm}: not visible to clients",
           { node: id, index: i, payload: p, generation: g, hwm })
@@ -159,8 +161,10 @@
 
     // feed
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
-    feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
-    feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
+    feedSkipped: (n, top) => tn("+ {count} routine event summarised ({top})", "+ {count} routine events summarised ({top})",
+                                n, { count: num(n), top }),
+    feedSkippedShort: (n) => tn("+ {count} routine event summarised", "+ {count} routine events summarised", n,
+                                { count: num(n) }),
     feedTop: (byType) => listOf(Object.entries(byType).filter(([k]) => k in KIND_NAMES)
       .sort((a, b) => b[1] - a[1]).slice(0, 3)
       .map(([k, v]) => t("{kind}: {count}", { kind: KIND_NAMES[k], count: num(v) }))),
@@ -209,8 +213,10 @@
 
     // a replay in one file (onefile.js)
     oneFileRun: (run, shown, total) => (shown < total
-      ? t("{run}: {shown} of {total} events shown, the rest summarised by type", { run, shown: num(shown), total: num(total) })
-      : t("{run}: {total} events", { run, total: num(total) })),
+      ? tn("{run}: {shown} of {total} event shown, the rest summarised by type",
+           "{run}: {shown} of {total} events shown, the rest summarised by type", total,
+           { run, shown: num(shown), total: num(total) })
+      : tn("{run}: {total} event", "{run}: {total} events", total, { run, total: num(total) })),
     oneFileOnly: t("This page is a replay in one file: it has no cluster to control"),
   };
 })();
