@@ -159,7 +159,7 @@ def test_states_lists_and_counts_read_as_a_teacher_writes_them(lang, template, v
     ("es", None, "that was the last step; press back, or start the scenario again",
      "ese fue el último paso; pulsa Atrás o inicia el escenario de nuevo"),
     ("es", None, "▲m match · ▲n next index (the leader's view)",
-     "▲m índice de coincidencia · ▲n índice siguiente (vista del líder)"),
+     "▲m coincidencia · ▲n índice siguiente (según el líder)"),
     ("es", None, "pre-vote ✓", "prevoto ✓"),
     ("zh", None, "♥ ok", "♥ 成功"),
     ("zh", None, "Heartbeats travel quietly; untick to hide them", "心跳消息以淡色显示；取消勾选即可隐藏"),

@@ -210,3 +210,20 @@ def test_a_counterexample_made_in_spanish_shows_chinese_captions_on_a_chinese_pa
     assert any("收到" in c for c in captions) and any("发起选举" in c for c in captions), captions
     page.screenshot(path=str(shots_dir("onefile") / "counterexample-es-made-zh-page.png"))
     assert errors == [] and refused == []
+
+
+@pytest.mark.parametrize("lang, locale", [("es", "es-ES"), ("zh", "zh-CN"), ("en", "en-US")])
+def test_the_legend_shows_every_item_at_1280_px(s1, browser, lang, locale):
+    """Issue 52: at 1280 px the Spanish legend lost its last item, the ▲m/▲n marks, to the line it wraps away."""
+    trace, path = s1
+    errors, refused = [], []
+    page = offline_page(browser, path, errors, refused, locale=locale)
+    page.evaluate("window.hwmSeek({ position: window.hwmState.total })")
+    page.wait_for_function("window.hwmState.position === window.hwmState.total")
+    page.wait_for_timeout(300)
+    items = page.evaluate("""() => { const G = document.querySelector('#legend').getBoundingClientRect();
+      return [...document.querySelectorAll('#legend > span')].map((s) => { const r = s.getBoundingClientRect();
+        return [s.textContent, r.top >= G.top - 0.5 && r.bottom <= G.bottom + 0.5 && r.right <= G.right + 0.5]; }); }""")
+    assert len(items) >= 6 and items[-1][0].startswith("▲m"), items  # (S1 ends with two generations)
+    assert [text for text, shown in items if not shown] == [], items
+    assert errors == [] and refused == []
