@@ -193,6 +193,20 @@ def test_every_sentence_of_every_scenario_is_in_the_catalogue(narrated_runs):
     assert left == {}, f"{len(left)} sentences skip the catalogue, e.g. {list(left.items())[:5]}"
 
 
+def test_every_sentence_of_every_scenario_reads_with_chinese_punctuation(narrated_runs):
+    """The same sentences with their values in Chinese: a list of nodes or votes joined as Chinese joins it ("选票 B、C",
+    never "B, C"), no ASCII colon, no space around ——."""
+    from tests.test_i18n_style import chinese_punctuation
+
+    wrong = {}
+    for text in narrated_runs:
+        said = str(localize(text, "zh"))
+        found = chinese_punctuation(said)
+        if found:
+            wrong[said] = found
+    assert wrong == {}, f"{len(wrong)} Chinese sentences, e.g. {list(wrong.items())[:5]}"
+
+
 @pytest.mark.parametrize("reason, spanish", [
     (Reason(ABOVE_HWM, index=4, hwm=3), "no disponible: el índice 4 está por encima de la marca de agua alta 3"),
     (Reason(TIMEOUT_MINORITY_LATER, index=4, nodes=["A"], hwm=3),
@@ -319,9 +333,9 @@ def test_each_page_gets_the_feed_and_the_refusals_in_its_language(fake):
     feeds = {lang: " | ".join(e["text"] for m in client.get_received() if m["name"] == "frame"
                               for e in m["args"][0]["events"]) for lang, client in pages.items()}
     assert "Client writes “e1” to A" in feeds["en"] and "A's high-water mark 0 → 1: index 1 committed" in feeds["en"]
-    assert "El cliente escribe “e1” en A" in feeds["es"] and "marca de agua alta de A 0 → 1: índice 1 confirmado" \
+    assert "El cliente escribe «e1» en A" in feeds["es"] and "marca de agua alta de A 0 → 1: índice 1 confirmado" \
         in feeds["es"] and "Client" not in feeds["es"]
-    assert "客户端向 A 写入 “e1”" in feeds["zh"] and "A 的高水位标记 0 → 1：索引 1 已提交" in feeds["zh"]
+    assert "客户端向 A 写入“e1”" in feeds["zh"] and "A 的高水位标记 0 → 1：索引 1 已提交" in feeds["zh"]
     refused = {lang: client.emit("control", {"action": "read", "args": {"index": 9, "node": "B"}}, callback=True)
                for lang, client in pages.items()}
     assert refused["en"]["error"] == Reason(ABOVE_HWM, index=9, hwm=1)

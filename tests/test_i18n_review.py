@@ -47,13 +47,15 @@ def test_the_searchs_choices_are_named_counted_and_listed_as_the_reader_writes_t
 
     assert set(CHOICES) == WALK_KINDS
     reach = Reach()
-    reach.choices = {"campaign": 11654, "cut": 3}
+    reach.choices = {"campaign": 11654, "cut": 1}
     (es,), (zh,) = ([i18n.localize(s, lang) for s in sentences(reach)] for lang in TRANSLATED)
-    assert es == "Opciones exploradas, por tipo: candidatura: 11.654 y corte: 3."
-    assert zh == "搜索过的选择，按种类计：发起竞选 11,654 次、切断 3 次。"
-    for kind in WALK_KINDS:  # every kind has its word in each language
+    assert es == "Opciones exploradas: 11.654 candidaturas y 1 enlace cortado."  # each counted, never "corte: 1"
+    assert zh == "搜索过的选择，按种类计：发起竞选 11,654 次、切断链路 1 次。"
+    for kind in WALK_KINDS:  # every kind has its words in each language, for one and for many
         for lang in TRANSLATED:
-            assert i18n.gettext(lang, kind, "choice") != kind or lang == "es" and kind == "heartbeat"
+            for n in (1, 7):
+                said = i18n.localize(CHOICES[kind](n), lang)
+                assert said != str(CHOICES[kind](n)) and str(n) in said, (kind, lang, said)
 
 
 @pytest.mark.parametrize("lang, expected", [("en", "match indexes of 3 nodes"),

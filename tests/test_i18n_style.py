@@ -203,3 +203,29 @@ def test_the_guide_explains_its_departure_from_the_seed_where_it_first_uses_the_
     first, said = GUIDE_FIRST_USE[lang]
     paragraph = next(p for p in re.split(r"\n\s*\n", guide) if first in p)
     assert [s for s in said if s not in paragraph] == []
+
+
+# ---- Chinese punctuation: full-width marks, no space around —— or beside a quote --------------------------------
+
+_CJK = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+CHINESE_PUNCTUATION = {
+    "space around ——": re.compile(r" ——|—— "),
+    "an ASCII comma among Chinese words or node names": re.compile(rf"{_CJK}, |, {_CJK}|(?<![\w\[])[A-G], [A-G](?!\w)"),
+    "an ASCII colon before Chinese": re.compile(rf"{_CJK}: |[\w}})]: {_CJK}"),
+    "a space beside a Chinese quote": re.compile(rf"{_CJK} [“‘]|[”’] {_CJK}"),
+}
+
+
+def chinese_punctuation(text: str) -> list[str]:
+    return [name for name, pattern in CHINESE_PUNCTUATION.items() if pattern.search(text)]
+
+
+@pytest.mark.parametrize("sentence", ["练习 1：标题（x.py）—— 未通过", "B 是世代 2 的领导者（选票 B, C）", "explore: 找到",
+                                      "客户端写入 “e1”"])
+def test_the_chinese_punctuation_check_finds_what_the_issue_found(sentence):
+    assert chinese_punctuation(sentence)
+
+
+def test_every_chinese_sentence_uses_full_width_punctuation():
+    wrong = [f"{name}: {said}" for _, _, said in i18n.catalogue("zh").entries() for name in chinese_punctuation(said)]
+    assert wrong == [], "\n".join(wrong[:20])

@@ -19,7 +19,7 @@ from lab.core.reasons import reason_from_record
 from lab.harness.history import Stale, StaleWatch
 from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
 from lab.i18n.history import answer_said, stale_said
-from lab.i18n import Listed, counted, say
+from lab.i18n import Listed, Quoted, counted, say
 from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
 from lab.i18n.scenarios import command_text, step_caption
@@ -45,9 +45,9 @@ def _entries(first: int, last: int):
     return say("indexes {first}-{last}", first=first, last=last)
 
 
-def _quote(payload) -> str:
+def _quote(payload) -> Quoted:
     text = str(payload)
-    return f"“{text if len(text) <= 24 else text[:23] + '…'}”"
+    return Quoted(text if len(text) <= 24 else text[:23] + "…")
 
 
 def _generations(entries: list):

@@ -29,8 +29,9 @@ DOMAIN = "messages"
 SEPARATORS = {"zh": {"; ": "；", ", ": "，", " ": ""}}  # how a list of sentences is joined, where it differs from
 # English (Chinese sentences follow one another without a space)
 _CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
-UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space between two words: the one a template
-# keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec} 的" with 所有节点)
+UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}“‘])|(?<=[”’]) (?=[{_CJK}])")}  # no space between two
+# words: the one a template keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec}
+# 的" with 所有节点) or a quotation (写入“e1”: Chinese quotes take no space)
 _FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
 _LATIN_BESIDE_CJK = re.compile(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])")
 _BARE_FIELD = re.compile(r"\{(\w+)\}")
@@ -100,6 +101,24 @@ class Listed(Text):
 
     def __reduce__(self):
         return (type(self), (self.items,))
+
+
+class Quoted(Text):
+    """A value (a payload) quoted as the reader's language quotes: “e1” in English and Chinese, «e1» in Spanish."""
+
+    MARKS = {"es": ("«", "»")}
+
+    def __new__(cls, value):
+        self = str.__new__(cls, f"“{value}”")
+        self.msgid, self.args, self.context, self.value = None, {}, None, str(value)
+        return self
+
+    def say(self, lang: str) -> str:
+        left, right = self.MARKS.get(lang, ("“", "”"))
+        return f"{left}{self.value}{right}"
+
+    def __reduce__(self):
+        return (type(self), (self.value,))
 
 
 def fill(template: str, args: dict, lang: str) -> str:
