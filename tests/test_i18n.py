@@ -368,7 +368,7 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     spanish = check({"LANG": "es_ES.UTF-8"})
     assert spanish.returncode == 1, spanish.stderr
     out = spanish.stdout
-    assert "Ejercicio 1: la marca de agua alta a partir de los índices de coincidencia" in out and "-- FALLA" in out
+    assert "Ejercicio 1: la marca de agua alta a partir de los índices de coincidencia" in out and "— FALLA" in out
     assert "[INCUMPLIDA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)

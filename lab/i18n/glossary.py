@@ -47,7 +47,7 @@ A_CHOICE = r"(?<!invalid )\bchoices?\b"  # (argparse's "invalid choice" is a bad
 
 GLOSSARY: dict[str, tuple[Term, ...]] = {
     "es": (
-        T("high-water mark", "marca de agua alta", ("marcas de agua alta",), ("marca de agua alto", "nivel de agua"),
+        T("high-water mark", "marca de agua alta", ("marcas de agua alta", "HWM"), ("marca de agua alto", "nivel de agua"),
           seed="High Water Mark, la marca",
           why="La nota deja el término en inglés y luego dice \"la marca\". En las frases del laboratorio (\"la "
               "marca de agua alta de A pasa de 3 a 4\", \"por encima de su marca de agua alta\") \"la marca\" sola "
@@ -151,7 +151,7 @@ GLOSSARY: dict[str, tuple[Term, ...]] = {
               "lecturas monótonas."),
     ),
     "zh": (
-        T("high-water mark", "高水位标记", (), ("高水位线", "高水印"), seed="高水位标记"),
+        T("high-water mark", "高水位标记", ("HWM",), ("高水位线", "高水印"), seed="高水位标记"),
         T("leader", "领导者", (), ("领袖", "主节点", "领导人"), seed="领导者"),
         T("follower", "追随者", (), ("跟随者", "从节点", "追踪者"), seed="追随者",
           why="“从节点”也是 slave node 的常见译法，所以“from node”译作“读取的节点”。"),
