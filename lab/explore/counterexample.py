@@ -77,7 +77,8 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
     config = found.config
     lines = [f"# hwm-lab explore --seed {seed} ({found.search}): hwm-lab simulate --script {SCRIPT}",
              f"counterexample {found.violation.check}", f"nodes {config.nodes}", f"truncation {config.truncation}",
-             "network manual", f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
+             "network manual", "sync manual",
+             f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")

@@ -21,6 +21,7 @@ CHOICES = {
     "resume": lambda n: counted("{count} node resumed", "{count} nodes resumed", n, count=n),
     "cut": lambda n: counted("{count} link cut", "{count} links cut", n, count=n),
     "heal": lambda n: counted("{count} link healed", "{count} links healed", n, count=n),
+    "sync": lambda n: counted("{count} fsync completed", "{count} fsyncs completed", n, count=n),
 }
 
 # Each input's range, said whole (the names are lab.sim.reach.INPUTS's).

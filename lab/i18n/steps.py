@@ -34,6 +34,7 @@ STEPS = {
     "kill": phrase("{node} crashes"),
     "kill lose-unsynced": phrase("{node} crashes and loses what it had not synced"),
     "restart": phrase("{node} restarts"),
+    "sync": phrase("{node}'s fsync completes: its log is on its disk"),
     "pause": phrase("{node} pauses"),
     "resume": phrase("{node} resumes"),
     "cut": phrase("The link {link} is cut"),
@@ -106,7 +107,7 @@ def record(words: tuple[str, ...], message=None, generation: int = 0) -> dict:
         return {"what": head, "index": int(words[1]), "node": node}
     if head == "kill":
         return {"what": "kill lose-unsynced" if "lose-unsynced" in words else "kill", "node": node}
-    if head in ("restart", "pause", "resume"):
+    if head in ("restart", "pause", "resume", "sync"):
         return {"what": head, "node": node}
     if head in ("cut", "heal"):
         return {"what": head, "link": words[1] if len(words) > 1 else "*"}

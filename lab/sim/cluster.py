@@ -68,6 +68,8 @@ class SimClock:
 
 
 class SimCluster:
+    defer_sync = False  # a leader's sync completes in the step that wrote (the explorer's world: as a choice)
+
     def __init__(
         self,
         nodes: int | Iterable[str] = 3,
@@ -163,6 +165,8 @@ class SimCluster:
 
     def _boot(self, name: str) -> None:
         storage, state = self.logs[name], self.states_on_disk[name]
+        if storage.fsync != "never":  # the write-ahead log syncs what it recovers when it opens (lab.ports.wal)
+            storage.synced = storage.log_end
         self.boots[name] += 1
         timing = self.timing
         self.replicas[name] = Replica(
@@ -175,7 +179,8 @@ class SimCluster:
         )
         me = self._view()
         self.drivers[name] = ReadyDriver(name, log=storage, state=state, transport=SimTransport(me, name),
-                                    trace=self._trace(name), clock=SimClock(me), boot=self.boots[name])
+                                         trace=self._trace(name), clock=SimClock(me), boot=self.boots[name],
+                                         replica=self.replicas[name], defer_sync=self.defer_sync)
         self.states[name] = "running"
         if self.disks[name].full:  # a node process cannot even write its boot counter
             self._step(name, self.disks[name].before_write, "writing the boot counter")
