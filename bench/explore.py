@@ -105,7 +105,7 @@ def hunt(name: str, impl: str, truncation: str, budget: float, rules=None, seed:
     if found is None:
         return {"name": name, "seed": seed, "found": False, "seconds": first, "states": figures.states}
     small = shrink(found)
-    steps, _ = tell(small)
+    steps, _, _ = tell(small)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "counterexample.txt"
         path.write_text(script(small, steps, seed=seed, impl=impl))
