@@ -92,7 +92,11 @@ def replay_frame(replay, position: int | None = None, at_time: float | None = No
         position = replay.position_at_time(float(at_time))
     position = max(0, min(int(position or 0), len(replay)))
     events = [replay.event(n) for n in range(max(1, position - recent + 1), position + 1)]
-    return replay_snapshot(replay, position, replay.fold_at(position).status(), events, log_window=log_window)
+    snapshot = replay_snapshot(replay, position, replay.fold_at(position).status(), events, log_window=log_window)
+    under_way = [(k, s) for k, s in enumerate(replay.steps(), start=1) if s["start"] <= position]
+    if under_way:  # the step the cursor is in, and its narration: a page is told a step's words once it plays
+        snapshot["step_now"] = {"k": under_way[-1][0], "text": under_way[-1][1]["text"]}
+    return snapshot
 
 
 def replay_snapshot(replay, position: int, status: dict, events: list[dict], *, log_window: int,

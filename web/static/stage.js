@@ -9,7 +9,9 @@
   const CONFLICT_MS = 1800, REMOVE_MS = 800, SLIDE_MS = 800;
   const MAX_FLIGHTS = 80;     // beyond this, the oldest quiet messages make room
   const MIN_SLOTS = 6;        // a lane shows at least this many entries before cells shrink
-  const ROOMY_PX = 90;        // a lane this tall holds a cell of three 18 px lines, and four lines of node details
+  const ROOMY_PX = 112;       // a lane this tall holds a cell of three 18 px lines, and four lines of node details
+  const SNUG_PX = 70;         // large type in a shorter lane (a question on the stage): a cell of two 18 px lines
+                              // (index and generation side by side over the payload), three lines of node details
   const RING_R = 26, RING_C = 2 * Math.PI * RING_R;
   // Okabe-Ito: safe for the common colour-vision deficiencies. From generation 8 on the colours come back with
   // a pattern (dots, then bars, then a grid), and every cell and message also prints its generation.
@@ -143,13 +145,17 @@
       const em = parseFloat(getComputedStyle(first).fontSize) || 15;
       // A row above the cells for the HWM tag, one below for the leader's match/next marks; lanes too short
       // for both (7 nodes, large type, 720p) keep the cells big and drop the marks.
-      const row = Math.round(em * 0.95);
-      const compact = laneH < em * 6.4;
+      // (in large type the row holds the HWM tag in 18 px type at least)
+      const large = document.body.classList.contains("large");
+      const row = Math.round(large ? Math.max(em * 0.95, 25) : em * 0.95);
+      const compact = laneH < em * 6.4 || (large && laneH < ROOMY_PX + row);
       wrap.classList.toggle("compact", compact);
       // Large type, lanes tall enough for three lines of 18 px in a cell and four of node details: the back row's
-      // sizes (dashboard.css); shorter lanes keep the sizes that fit them. (It changes the header column's width:
-      // the track is measured after.)
-      wrap.classList.toggle("roomy", document.body.classList.contains("large") && laneH >= ROOMY_PX);
+      // sizes (dashboard.css); shorter lanes (a question on the stage) keep them, two lines to a cell ("snug"); only
+      // lanes shorter still keep the sizes that fit them. (It changes the header column's width: the track is
+      // measured after.)
+      wrap.classList.toggle("roomy", large && laneH >= SNUG_PX);
+      wrap.classList.toggle("snug", large && laneH >= SNUG_PX && laneH < ROOMY_PX);
       const trackW = first._track.clientWidth;
       const rows = compact ? row + 4 : 2 * row;
       const kept = reserve(trackW, em);

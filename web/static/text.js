@@ -29,9 +29,12 @@
           { n, leader, generation: gen, hwm, truncation, fsync })
       : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
           { n, hwm, truncation, fsync })),
-    summaryShort: (leader, gen, hwm) => (leader
-      ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
-      : t("leader none · high-water mark {hwm}", { hwm })),
+    summaryMid: (leader, gen, hwm, truncation) => (leader
+      ? t("leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation}", { leader, generation: gen, hwm, truncation })
+      : t("leader none · high-water mark {hwm} · truncation {truncation}", { hwm, truncation })),
+    summaryShort: (leader, gen, hwm, truncation) => (leader
+      ? t("{leader} leads (g{generation}) · HWM {hwm} · {truncation}", { leader, generation: gen, hwm, truncation })
+      : t("no leader · HWM {hwm} · {truncation}", { hwm, truncation })),
     apiError: (e) => t("control API: {error}", { error: e }),
     rate: (r) => t("{rate} events/s", { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
@@ -126,9 +129,10 @@
     guideTitle: (title, truncation) => (truncation ? t("{title} (truncation: {truncation})", { title, truncation }) : title),
     guideIntro: t("A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before."),
     guideFirst: t("Press Next to run the first step."),
-    guideNext: (text) => t("Next: {text}", { text }),
+    guideNextStep: (k, total) => t("Next: step {k} of {total}", { k, total }),
     guideDone: (passed) => (passed ? t("Done: every expectation held.") : t("Done.")),
     replayCaption: (k, n, text) => t("step {k} of {n}: {text}", { k, n, text }),
+    replayStep: (k, n) => t("step {k} of {n}", { k, n }),
     replayInfo: (dir, run, source, events, seconds, warnings) => (warnings
       ? t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×; {warnings} warnings", { dir, run, source, events, seconds, warnings })
       : t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×", { dir, run, source, events, seconds })),
