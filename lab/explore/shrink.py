@@ -57,7 +57,8 @@ def for_its_rule(found: Found, seed: int = 0) -> Found:
         done, violation, _ = run(state, found.choices)
         return Found(state, done, violation, found.search) if violation is not None and violation.check == check \
             else found
-    return toward_the_state(_shrink(found, 1000), seed) or found  # (shrunk first: the steps left out are fewer)
+    shrunk = _shrink(found, 1000)  # (first: the steps to leave out are fewer, and it is what is shown otherwise)
+    return toward_the_state(shrunk, seed) or shrunk
 
 
 def toward_the_state(found: Found, seed: int = 0) -> Found | None:
