@@ -98,6 +98,7 @@ class World(SimCluster):
         self.exited: tuple[str, str] | None = None
         self.writes = self.kills = 0
         self.calls: list[dict] = []
+        self.heard: list = []  # with record_calls: (node, step, lab.core.judges.Call) of each call, as it was made
         self.record = record_calls
         self.wrong = None  # (node, Call): the first call of a student's function that broke its exercise's rule
         self.called: set[str] = set()  # the student's functions called (shared with this world's clones)
