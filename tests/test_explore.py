@@ -236,6 +236,40 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     assert any(c["function"] == "check_read" and c["wrong"] for c in calls)
 
 
+def test_simulate_script_says_a_missing_file_skips_a_step_that_cannot_be_done_and_counts_steps_from_1(tmp_path):
+    code, _, err = cli("simulate", "--script", str(tmp_path / "nope.txt"))
+    assert code == 2 and err.strip() == f"hwm-lab simulate: there is no script file {tmp_path / 'nope.txt'}"
+    code, _, err = cli("simulate", "--script", str(tmp_path / "nope.txt"), "--lang", "es")
+    assert "no existe el archivo de script" in err and "available" not in err and "disponibles" not in err
+    code, out, _ = cli("explore", "--impl", LOOSE_GATE, "--nodes", "3", "--budget", "20", "--out", str(tmp_path),
+                       "--json")
+    steps = json.loads(out)["violation"]["steps"]
+    script = (tmp_path / "counterexample.txt").read_text()
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "counterexample.txt"), "--json")
+    verdict = json.loads(out)
+    assert verdict["expectations"][-1]["step"] == steps  # from 1, as the text says it
+    assert f"step {steps}: rule read-above-hwm broken" in verdict["aborted"]
+    broken = [json.loads(line) for line in (tmp_path / "trace" / "events-cluster.jsonl").read_text().splitlines()
+              if '"rule_broken"' in line]
+    assert [e["step"] for e in broken] == [steps]
+    # The first step left out (the election): the vote's messages are never sent, so their steps cannot be done;
+    # the replay skips them, as the shrinker does, and says so; the read is refused, and no rule breaks.
+    lines = script.splitlines()
+    first = next(k for k, line in enumerate(lines) if line.startswith("step "))
+    (tmp_path / "left-out.txt").write_text("\n".join(lines[:first] + lines[first + 2:]) + "\n")
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "left-out.txt"))
+    assert code == 0, out
+    skipped = [line for line in out.splitlines() if line.startswith("  [skipped] ")]
+    assert skipped and all("cannot be done in this state, so the replay goes on without it" in line
+                           for line in skipped), out
+    from lab.explore.search import CLUSTER_RULES
+
+    choices = [tuple(step.commands[0].words) for step in parse(script, "c").steps]
+    assert run(Config(3, impl=LOOSE_GATE, rules=CLUSTER_RULES), choices[1:])[1] is None  # (the shrinker too)
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "left-out.txt"), "--json")
+    assert [s["command"].split()[0] for s in json.loads(out)["skipped"]] == ["deliver"] * len(skipped)
+
+
 def test_a_counterexample_of_one_exercise_replays_as_written(tmp_path):
     # Found with the student's exercise 1 and the reference for the rest: the script says so, and a replay without
     # flags runs that same code (with the reference alone, the run would break nothing).
