@@ -85,21 +85,19 @@ def toward_the_state(found: Found, seed: int = 0) -> Found | None:
 
 
 def one_minimal(found: Found) -> Found:
-    """Leave out single steps while the rule stays broken, until none can go (ddmin stops at a count of runs)."""
-    rule, current = found.violation.check, found
+    """Leave out single steps while the rule stays broken, until none can go (ddmin stops at a count of runs). The
+    run kept is always one that was played (its writes numbered as played), never words not replayed."""
+    rule, best, current = found.violation.check, found, [_plain(w) for w in found.choices]
     changed = True
     while changed:
         changed = False
-        for position in range(len(current.choices)):
-            done, violation, _ = run(current.config, current.choices[:position] + current.choices[position + 1:])
+        for position in range(len(current)):
+            done, violation, _ = run(found.config, current[:position] + current[position + 1:])
             if violation is not None and violation.check == rule:
-                current, changed = Found(current.config, [_plain(w) for w in done], violation, current.search), True
+                best, current, changed = Found(found.config, done, violation, found.search), \
+                    [_plain(w) for w in done], True
                 break
-    if current is not found:  # the payloads numbered again, as the shrunk run writes them
-        done, violation, _ = run(current.config, current.choices)
-        if violation is not None and violation.check == rule:
-            current = Found(current.config, done, violation, current.search)
-    return current
+    return best
 
 
 def nodes_of(words: tuple[str, ...]) -> list[str]:
