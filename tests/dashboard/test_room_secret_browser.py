@@ -51,19 +51,31 @@ HEARD = """
 # Each label of the stage the back row reads: its type, its box, whether it is inside the viewport.
 LABELS = """() => {
   const kinds = {
-    cell: '.lane .cell:not(.collapsed) .i, .lane .cell:not(.collapsed) .p, .lane .cell:not(.collapsed) .g',
+    // (a truncated entry shrinks as it goes: that cell is leaving, not read)
+    cell: ['.i', '.p', '.g'].map((c) => `.lane .cell:not(.collapsed):not(.removing) ${c}`).join(', '),
     details: '.lane .info .l1, .lane .info .l2, .lane .info .state, .lane .info .cutchips',
     hwm_tag: '.lane .mark-label, .lane .above-label, .lane .index-marker, .lane .conflict-note',
     leader_line: '#hwm-line .hwm-label', legend: '#legend > span', banner: '#banners .banner',
     feed: '#feed li .x, #feed-latest', caption: '#caption',
     question: '#question .q-prompt, #question .q-count, #question .q-label, #question .q-mine, #question .q-n, ' +
               '#question .q-right, #question .q-note, #q-why, #q-stage'};
+  // what of a box its ancestors show (one that clips, as the legend's one line, hides what wraps below it)
+  const shown = (e) => {
+    let r = e.getBoundingClientRect(), [x0, y0, x1, y1] = [r.left, r.top, r.right, r.bottom];
+    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      const cs = getComputedStyle(a);
+      if (cs.overflowX === 'visible' && cs.overflowY === 'visible') continue;
+      const c = a.getBoundingClientRect();
+      [x0, y0, x1, y1] = [Math.max(x0, c.left), Math.max(y0, c.top), Math.min(x1, c.right), Math.min(y1, c.bottom)];
+    }
+    return x1 - x0 > 1 && y1 - y0 > 1;
+  };
   const out = [];
   for (const [kind, selector] of Object.entries(kinds)) {
     for (const e of document.querySelectorAll(selector)) {
       if (!e.textContent.trim() || e.closest('[hidden]') || getComputedStyle(e).display === 'none') continue;
       const r = e.getBoundingClientRect();
-      if (r.width === 0 && r.height === 0) continue;
+      if ((r.width === 0 && r.height === 0) || !shown(e)) continue;
       const type = parseFloat(getComputedStyle(e).fontSize);
       const inside = r.left >= -1 && r.top >= -1 && r.right <= innerWidth + 1 && r.bottom <= innerHeight + 1;
       out.push({kind, text: e.textContent.trim().slice(0, 40), px: type, h: r.height, inside,
@@ -169,6 +181,8 @@ def test_guided_s1_k1_and_r1_keep_the_answer_until_the_reveal_in_large_type_that
                                         arg=name, timeout=60_000)
             done(0)
             expect(projector.locator("#btn-next")).to_be_enabled(timeout=120_000)
+            for page in pages.values():  # what each page is told from here on is this scenario's (R1's first step
+                page.evaluate("window.hwmHeard.length = 0")  # is S1's own words: S1 told them once played)
             # the opening caption poses the scenario's question: it is its description, no step's narration; the
             # header, in large type, names the strategy the guided run uses
             expect(projector.locator("#caption")).to_contain_text(str(description(scenario))[:40])
@@ -207,6 +221,7 @@ def test_guided_s1_k1_and_r1_keep_the_answer_until_the_reveal_in_large_type_that
                 for page in (projector, student):
                     expect(page.locator("#question")).to_have_attribute("data-state", "revealed", timeout=60_000)
                 projector.wait_for_timeout(600)
+                projector.screenshot(path=str(shots / f"{name}-{step}-revealed.png"))
                 check_large_type(projector, f"{name} step {step}: revealed")
                 check_large_type(student, f"{name} step {step}: revealed (student)")
                 projector.screenshot(path=str(shots / f"{name}-{step}-revealed.png"))

@@ -77,6 +77,7 @@
     truncating: (from, gen, reason) => (reason === "conflict"
       ? t("✗ conflicts with generation {generation}: truncating from {index}", { generation: gen, index: from })
       : t("✗ truncating from {index} ({reason})", { index: from, reason })),
+    truncatingShort: (from) => t("✗ truncating from {index}", { index: from }),
     leaderLine: (id, h) => t("leader {node}: high-water mark {hwm}", { node: id, hwm: h }),
     cutLink: (src, dst, both) => (both ? t("{src} ↔ {dst} cut", { src, dst }) : t("{src} → {dst} cut", { src, dst })),
     slowLink: (src, dst, ms) => t("{src} → {dst}: {ms} ms a message", { src, dst, ms }),
