@@ -325,6 +325,24 @@ def test_the_explanation_names_the_rule_the_steps_and_the_call_in_three_language
         assert "Rule broken" not in said and "judged on its own inputs" not in said and "What the run" not in said
 
 
+def test_the_headline_is_the_rule_actually_broken_and_the_worlds_findings_read_as_invariants():
+    from lab.core import reasons
+    from lab.core.monitor import Violation
+    from lab.core.reasons import Reason
+    from lab.explore.explain import TITLES, explanation
+    from lab.i18n import say
+
+    older = Reason(reasons.RULE_OLDER_ENTRY, leader="A", index=1, generation=2, entry_generation=1)
+    said = str(explanation(Violation("hwm-majority", "A", 1, older), [say("A starts")] * 2, [], students=False))
+    assert said.startswith("Rule broken: A leader raises its HWM only over an entry of its own generation\n"), said
+    minority = Reason(reasons.RULE_MINORITY, leader="A", index=1, generation=1, nodes=["A"], holders=1, size=3,
+                      majority=2)
+    said = str(explanation(Violation("hwm-majority", "A", 1, minority), [say("A starts")] * 2, [], students=False))
+    assert said.startswith("Rule broken: The HWM never exceeds what a majority held\n"), said
+    assert [str(TITLES[c]) for c in ("student-fault", "student-call", "node-exited")] == [
+        "No function of yours fails", "Every call of your functions keeps its exercise's rule", "No node stops"]
+
+
 # ---- the student's faults ---------------------------------------------------------------------------------------
 
 FAULTY = {
@@ -380,6 +398,9 @@ def test_under_high_water_mark_the_search_rediscovers_kip_101_and_explains_the_l
     # KIP-101's two ways: truncated to the mark on restart, or kept diverging below the leader's (no generation
     # is compared); either way a write the client was told is committed is gone
     assert "the write acknowledged at index" in violation["explanation"] and " is lost: " in violation["explanation"]
+    # no call to blame (the reference's code): the strategy's known flaw is the lesson, not a fault of the lab
+    assert "This is the high-water-mark strategy's known flaw (KIP-101)" in violation["explanation"]
+    assert "a fault of the lab" not in violation["explanation"]
     script = tmp_path / "counterexample.txt"
     assert "rules acked-in-final-logs" in script.read_text()
     code, out, _ = cli("simulate", "--script", str(script), "--json")
