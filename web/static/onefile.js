@@ -51,7 +51,12 @@
     const events = [];
     for (let i = Math.max(0, k - run.recent); i < k; i++) events.push({ ...run.events[i], text: run.texts[lang][i] });
     shown = k;
-    return { ...run.base, seq: position, sent: Date.now() / 1000, position, time, play, events_next: position + 1,
+    // the step under way and its narration, as the server's frame says them (the file holds every step's)
+    const steps = run.info[lang].steps || [];
+    let now = -1;
+    steps.forEach((s, i) => { if (s.start <= position) now = i; });
+    const stepNow = now >= 0 ? { step_now: { k: now + 1, text: steps[now].text } } : {};
+    return { ...run.base, ...stepNow, seq: position, sent: Date.now() / 1000, position, time, play, events_next: position + 1,
              nodes: nodes.map((i) => (run.exit_reasons[lang][i]  // a node's reason for stopping, in the page's language
                ? { ...run.nodes[i], exit_reason: run.exit_reasons[lang][i] } : run.nodes[i])),
              cluster: run.clusters[cluster], events,
