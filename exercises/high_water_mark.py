@@ -15,7 +15,8 @@ from typing import Sequence
 def high_water_mark(match_indexes: Sequence[int]) -> int:
     """Return the largest index that a majority of the cluster holds.
 
-    match_indexes: one number per node of the cluster, the leader's own log end included, in any order.
+    match_indexes: one number per node of the cluster, the leader's own included (how far its log is on its
+    disk: it sends entries before it has synced them), in any order.
     A majority of n nodes is n // 2 + 1. Examples: [3, 3, 1] -> 3; [7, 5, 5, 3] -> 5; [9, 7, 3, 3] -> 3; [4] -> 4.
     Do not modify the argument.
     """

@@ -4,7 +4,7 @@ from typing import Sequence
 
 
 def high_water_mark(match_indexes: Sequence[int]) -> int:
-    """The largest index that a majority of the cluster holds (the leader's own log end included)."""
+    """The largest index that a majority of the cluster holds (the leader's own durable log end included)."""
     if not match_indexes:
         raise ValueError("high_water_mark needs the match index of at least one node")
     majority = len(match_indexes) // 2 + 1

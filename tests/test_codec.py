@@ -219,9 +219,9 @@ def test_the_replicas_per_entry_events_are_those_the_node_formats_by_hand():
     events = [*leader.campaign().events,
               *leader.receive("A", VoteResponse(generation=2, voter="A", granted=True)).events]
     proposed = leader.propose([ClientWrite(request="w1", payload="x")])
-    events += [*proposed.events, *leader.receive("A", ReplicationResponse(
+    events += [*proposed.events, *leader.persisted(1, 2).events, *leader.receive("A", ReplicationResponse(
         generation=2, follower="A", success=True, match_index=1, log_end=1, prev_index=0)).events]
-    request = next(e.message for e in proposed.messages if isinstance(e.message, ReplicationRequest))
+    request = next(e.message for e in proposed.early_messages if isinstance(e.message, ReplicationRequest))
     events += replica("A").receive("B", request).events
     by_hand = {cls.type: cls for cls in ENTRY_EVENTS}
     hot = [e for e in events if e.type in by_hand]

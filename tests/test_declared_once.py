@@ -315,7 +315,7 @@ def test_the_page_gets_the_kinds_from_the_declarations():
     window.HWM_KINDS), built from the constants."""
     import re
 
-    from web.narrate import FEED_KINDS
+    from web.kinds import FEED_KINDS
 
     listed = [k for v in FEED_KINDS.values() for k in (v if isinstance(v, list) else [v])]
     assert listed and set(listed) <= set(KINDS)

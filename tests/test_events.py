@@ -56,9 +56,9 @@ def test_the_narration_is_a_table_of_every_declared_kind():
 
 def test_the_dashboard_shows_every_declared_kind_by_one_class_of_web_kinds():
     """web/kinds.py puts each declared kind in exactly one class; the live frames' sampling (web.live.ROUTINE), the
-    late page's story (web.live.STORY) and the feed's marks (web.narrate.FEED_KINDS) are read from those classes."""
+    late page's story (web.live.STORY) and the feed's marks (web.kinds.FEED_KINDS) are read from those classes."""
     from web import kinds, live
-    from web.narrate import FEED_KINDS
+    from web.kinds import FEED_KINDS
 
     assert set().union(*kinds.CLASSES) == set(KINDS)
     assert sum(len(c) for c in kinds.CLASSES) == len(KINDS)  # no kind in two classes
@@ -218,3 +218,21 @@ def test_a_field_declared_with_two_types_is_refused(monkeypatch):
     monkeypatch.setitem(KINDS, "odd", events.Kind("odd", events.NODE, {"hwm": events.STR}, frozenset(), False, ()))
     with pytest.raises(TypeError, match="hwm"):
         schema.declared_type("hwm")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kinds_trace_line_is_what_json_dumps_writes(kind):
+    """The trace writes the common kinds by hand (a busy node writes several per write): byte for byte the line that
+    json.dumps of the record gives, for every declared kind, and for odd values (None, a bool, a float, a list)."""
+    import json
+
+    from lab.core.messages import Event
+    from lab.ports.trace import format_lines, record
+
+    sample = sample_event(KINDS[kind])
+    fields = {name: sample[name] for name in KINDS[kind].fields}
+    odd = {name: value for name, value in zip(fields, [None, False, 1.5, [1, "é"], "\"q\"\n"] * 9)}
+    for values in (fields, odd):
+        event = Event(kind, {"gen": 2, **values} if KINDS[kind].source == events.NODE else dict(values))
+        line = format_lines([event], first_seq=7, time=1.25, node="A", boot=3)[0]
+        assert line == json.dumps(record(event, seq=7, time=1.25, node="A", boot=3), separators=(",", ":"))

@@ -275,10 +275,10 @@ def test_a_replays_lines_chain_no_colons(lang, counterexample, capsys, monkeypat
     colons = {line: line.count(":") + line.count("：") for line in out.splitlines()}
     assert code == 1 and colons and all(n <= 2 for n in colons.values()), colons
     stopped = [line.strip() for line in out.splitlines() if line.strip().startswith(("ejecución interrumpida", "已中止"))]
-    assert stopped == [{"es": "ejecución interrumpida — en el paso 10 se incumplió la regla hwm-majority: el líder B subió su "
-                              "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en B y D: 2 "
+    assert stopped == [{"es": "ejecución interrumpida — en el paso 14 se incumplió la regla hwm-majority: el líder C subió su "
+                              "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en A y D: 2 "
                               "nodos de 4 (la mayoría es de 3)",
-                        "zh": "已中止，第 10 步违反了规则 hwm-majority：领导者 B 在世代 1 把高水位标记提高到 1，但只有 B 和 D "
+                        "zh": "已中止，第 14 步违反了规则 hwm-majority：领导者 C 在世代 1 把高水位标记提高到 1，但只有 A 和 D "
                               "持有索引 1，即 4 个节点中的 2 个，而多数是 3 个"}[lang]], out
 
 

@@ -17,7 +17,7 @@ from lab.harness.history import STALE, check
 from lab.harness.scenario import SimDriver
 from lab.ports import codec
 from lab.sim.cluster import SimCluster
-from tests.test_replica import make
+from tests.test_replica import make, propose
 
 EXERCISES_NEEDED = (1, 2, 3, 4)
 
@@ -31,7 +31,7 @@ def leader_with_entry(impl, nodes=NODES):
     for voter in nodes[1:3]:
         replica.receive(voter, VoteResponse(generation=1, voter=voter, granted=True))
     assert replica.role == "leader"
-    replica.propose([ClientWrite(request="w1", payload="e1")])
+    propose(replica, [ClientWrite(request="w1", payload="e1")])  # appended, and durable on A
     for follower in nodes[1:3]:
         replica.receive(follower, ReplicationResponse(generation=1, follower=follower, success=True, match_index=1,
                                                       log_end=1, prev_index=0))

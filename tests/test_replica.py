@@ -39,6 +39,18 @@ def types(ready):
     return [e.type for e in ready.events]
 
 
+def sent(ready):
+    """Every message of a step: those that may leave before its sync, then those that wait for it."""
+    return [*ready.early_messages, *ready.messages]
+
+
+def propose(replica, writes):
+    """A leader's proposal as its driver applies it: appended, then reported durable (`persisted`)."""
+    ready = replica.propose(writes)
+    replica.persisted(replica.log.log_end, replica.log.last_generation)
+    return ready
+
+
 def test_election_persists_generation_and_vote_before_asking(impl):
     replica = make(impl, generation=3)
     ready = replica.campaign()
@@ -65,11 +77,11 @@ def test_vote_refused_to_a_candidate_with_an_older_log(impl):
 
 def test_leader_appends_replicates_and_acknowledges_only_at_majority(impl):
     replica = leader(impl)
-    ready = replica.propose([ClientWrite(request="w1", payload="e1")])
+    ready = propose(replica, [ClientWrite(request="w1", payload="e1")])
     assert ready.append == (Entry(index=1, generation=1, payload="e1"),)
-    requests = [m.message for m in ready.messages]
-    assert all(r.entries == ready.append and r.prev_index == 0 for r in requests)
-    assert ready.answers == ()  # not yet acknowledged: only the leader holds it
+    requests = [m.message for m in ready.early_messages]
+    assert len(requests) == 2 and all(r.entries == ready.append and r.prev_index == 0 for r in requests)
+    assert ready.answers == () and not ready.messages  # not yet acknowledged: only the leader holds it
     ack = replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=1,
                                                    log_end=1, prev_index=0))
     assert replica.high_water_mark == 1
@@ -77,19 +89,66 @@ def test_leader_appends_replicates_and_acknowledges_only_at_majority(impl):
     assert "hwm_changed" in types(ack) and "write_acked" in types(ack)
 
 
+def test_the_leader_counts_itself_only_once_its_own_write_is_durable(impl):
+    """Raft thesis 10.2.1: the leader sends before its fsync; an entry is committed when a majority has persisted
+    it, which may or may not include the leader."""
+    replica = leader(impl)
+    ready = replica.propose([ClientWrite(request="w1", payload="e1")])
+    assert ready.must_sync and {m.dst for m in ready.early_messages} == {"B", "C"}
+    assert replica.match_index["A"] == 0  # written, not yet on the leader's disk
+    response = ReplicationResponse(generation=1, follower="B", success=True, match_index=1, log_end=1, prev_index=0)
+    assert replica.receive("B", response).answers == () and replica.high_water_mark == 0  # B alone: 1 of 3
+    done = replica.persisted(1, 1)
+    assert replica.match_index["A"] == 1 and replica.high_water_mark == 1  # A and B: a majority on disk
+    assert "log_persisted" in types(done) and done.answers[0].ok and done.answers[0].request == "w1"
+    assert replica.persisted(1, 1).events == ()  # told twice: nothing new
+
+
+def test_two_followers_commit_without_the_leaders_disk(impl):
+    replica = leader(impl)
+    replica.propose([ClientWrite(request="w1", payload="e1")])
+    for follower in ("B", "C"):
+        ready = replica.receive(follower, ReplicationResponse(generation=1, follower=follower, success=True,
+                                                              match_index=1, log_end=1, prev_index=0))
+    assert replica.high_water_mark == 1 and ready.answers[0].ok and replica.match_index["A"] == 0
+
+
+def test_a_report_about_a_log_that_changed_since_is_ignored(impl):
+    replica = make(impl, node="A", log=[(1, "e1"), (1, "e2")], generation=1)
+    # B leads generation 2 and replaces A's index 2: a report that index 2 of generation 1 is durable is stale.
+    replica.receive("B", ReplicationRequest(generation=2, leader="B", prev_index=1, prev_generation=1,
+                                            entries=(Entry(index=2, generation=2, payload="x"),)))
+    assert replica.durable_end == 1
+    assert replica.persisted(2, 1).events == () and replica.durable_end == 1
+    assert types(replica.persisted(2, 2)) == ["log_persisted"] and replica.durable_end == 2
+
+
+def test_a_new_leader_counts_itself_only_as_far_as_its_disk(impl):
+    replica = make(impl, node="A", generation=1)
+    replica.receive("B", ReplicationRequest(generation=1, leader="B", prev_index=0, prev_generation=0,
+                                            entries=(Entry(index=1, generation=1, payload="x"),)))
+    replica.campaign()  # before the driver reported index 1 durable
+    for voter in ("B", "C"):
+        from lab.core.messages import VoteResponse
+        replica.receive(voter, VoteResponse(generation=2, voter=voter, granted=True))
+    assert replica.role == "leader" and replica.match_index["A"] == 0
+    replica.persisted(1, 1)
+    assert replica.match_index["A"] == 1
+
+
 def test_hwm_only_advances_over_the_current_generation(impl):
     # F8: entry 1 is from generation 1; the leader is in generation 3. A majority holding it is not enough.
     replica = leader(impl, log=[(1, "old")], generation=3)
     replica.receive("B", ReplicationResponse(generation=3, follower="B", success=True, match_index=1, log_end=1))
     assert replica.high_water_mark == 0
-    replica.propose([ClientWrite(request="w", payload="new")])
+    propose(replica, [ClientWrite(request="w", payload="new")])
     replica.receive("B", ReplicationResponse(generation=3, follower="B", success=True, match_index=2, log_end=2))
     assert replica.high_water_mark == 2
 
 
 def test_hwm_never_moves_back_on_a_late_response(impl):
     replica = leader(impl)
-    replica.propose([ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
+    propose(replica, [ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
     replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=3, log_end=3))
     replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=1, log_end=1))
     assert replica.high_water_mark == 3 and replica.match_index["B"] == 3
@@ -168,7 +227,7 @@ def test_unknown_strategy_and_node_are_clear_errors(impl):
 def test_progress_is_one_record_per_node_and_match_stays_below_next(impl):
     replica = leader(impl)
     assert {n: (p.match, p.next) for n, p in replica.progress.items()} == {"A": (0, 1), "B": (0, 1), "C": (0, 1)}
-    replica.propose([ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
+    propose(replica, [ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
     replica.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=3, log_end=3))
     replica.receive("C", ReplicationResponse(generation=1, follower="C", success=False, prev_index=3,
                                              conflict_index=1, log_end=0))
@@ -184,18 +243,18 @@ def test_a_refusal_from_the_logs_start_waits_for_the_heartbeat_and_a_mismatch_is
     """A follower that refuses a request from index 1 (it will not cut entries it saw committed) is asked again at
     the next heartbeat, not at once: at once, the same refusal came back at once, thousands of times a second."""
     replica = leader(impl)
-    replica.propose([ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
+    propose(replica, [ClientWrite(request=f"w{i}", payload=f"e{i}") for i in range(3)])
     refused = replica.receive("C", ReplicationResponse(generation=1, follower="C", success=False, prev_index=0,
                                                        conflict_index=1, log_end=3))
-    assert "next_index_backed_up" in types(refused) and not refused.messages
+    assert "next_index_backed_up" in types(refused) and not sent(refused)
     assert replica.progress["C"].next == 1
     for _ in range(replica.heartbeat_ticks):
         beat = replica.tick()
-    assert [m.message.prev_index for m in beat.messages if m.dst == "C"] == [0]
+    assert [m.message.prev_index for m in sent(beat) if m.dst == "C"] == [0]
     # A mismatch further on can be mended by an earlier index: retried at once, from there.
     mismatch = replica.receive("B", ReplicationResponse(generation=1, follower="B", success=False, prev_index=2,
                                                         conflict_index=2, log_end=3))
-    assert [(m.dst, m.message.prev_index) for m in mismatch.messages] == [("B", 1)]
+    assert [(m.dst, m.message.prev_index) for m in sent(mismatch)] == [("B", 1)]
 
 
 @pytest.mark.parametrize("seed", range(4))

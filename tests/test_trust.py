@@ -71,6 +71,7 @@ def test_a_leader_ignores_a_response_claiming_more_than_its_log_holds():
     leader.campaign()
     leader.receive("B", VoteResponse(generation=1, voter="B", granted=True))
     leader.propose([ClientWrite("w1", "x")])
+    leader.persisted(1, 1)  # on the leader's disk: counted, the bogus answer would make a majority
     ready = leader.receive("B", ReplicationResponse(generation=1, follower="B", success=True, match_index=99,
                                                     log_end=99))
     assert leader.high_water_mark == 0 and not ready.answers

@@ -43,8 +43,9 @@ def copy_log(src, dst) -> str:
 
 
 def contents(directory, impl, **options) -> list[Entry]:
-    """The log as a fresh process would find it (the writer may still be open: this is a second instance)."""
-    wal = WriteAheadLog(directory, impl=impl, **options)
+    """The log as a fresh process would find it (the writer may still be open: this is a second instance). It opens
+    with fsync `never` unless told: a log opened otherwise syncs what it recovers, and the tests count the writer's."""
+    wal = WriteAheadLog(directory, impl=impl, **{"fsync": "never", **options})
     try:
         return list(wal.entries())
     finally:
@@ -459,6 +460,35 @@ def test_always_fsyncs_every_append_before_returning(tmp_path, impl, monkeypatch
         before = fsyncs.files
         wal.sync()
         assert fsyncs.files == before
+
+
+def test_always_writes_then_syncs_when_the_driver_splits_them(tmp_path, impl, monkeypatch):
+    """The driver writes a leader's entries, sends them, then syncs: `write` makes no fsync, `sync` one for all."""
+    fsyncs = FsyncCounter(monkeypatch)
+    with WriteAheadLog(tmp_path, fsync="always", impl=impl) as wal:
+        wal.append(make_entries(1, 1))
+        before = fsyncs.files
+        wal.write(make_entries(2, 1))
+        wal.write(make_entries(3, 2))
+        assert fsyncs.files == before
+        wal.sync()
+        assert fsyncs.files == before + 1
+        wal.sync()  # nothing new
+        assert fsyncs.files == before + 1
+        assert contents(tmp_path, impl) == make_entries(1, 4)
+
+
+def test_opening_a_log_syncs_what_a_crash_left_unsynced(tmp_path, impl, monkeypatch):
+    """A leader counts itself on its recovered log: what a killed process left in the OS's cache is synced first."""
+    with WriteAheadLog(tmp_path, fsync="always", impl=impl) as wal:
+        wal.write(make_entries(1, 3))
+        wal.abandon()  # killed before its sync
+    fsyncs = FsyncCounter(monkeypatch)
+    with WriteAheadLog(tmp_path, fsync="always", impl=impl) as wal:
+        assert wal.log_end == 3 and fsyncs.files == 1
+    fsyncs.files = 0
+    with WriteAheadLog(tmp_path, fsync="never", impl=impl):
+        assert fsyncs.files == 0
 
 
 def test_batch_writes_on_append_and_fsyncs_once_per_sync(tmp_path, impl, monkeypatch):

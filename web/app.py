@@ -38,7 +38,7 @@ from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_fra
 from web.live import LiveFeed, for_watchers, merged
 from web.room import Room
 from web.sockets import socket_handlers
-from web.narrate import FEED_KINDS
+from web.kinds import FEED_KINDS
 
 DEFAULTS = {
     "CONTROL_URL": None,  # the supervisor's control API (live mode)

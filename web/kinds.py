@@ -24,6 +24,7 @@ BUSY = frozenset({
 # High volume and bookkeeping: sampled like BUSY, and hidden from the feed on request.
 BOOKKEEPING = frozenset({
     ev.REPLICATION_SENT, ev.REPLICATION_RECEIVED, ev.MATCH_INDEX_UPDATED, ev.GENERATION_CHANGED, ev.WRITE_REQUESTED,
+    ev.LOG_PERSISTED,
 })
 # Few, but hidden from the feed on request with the bookkeeping.
 QUIET = frozenset({ev.VOTE_GRANTED})
@@ -38,3 +39,12 @@ CLASSES = (IMPORTANT, NOTED, BUSY, BOOKKEEPING, QUIET, PLAIN)
 ROUTINE = BUSY | BOOKKEEPING  # what a crowded frame samples (web.live)
 HIDDEN = BOOKKEEPING | QUIET  # what the feed hides on request (the page's "routine" kinds)
 STORY = IMPORTANT | NOTED  # what a page that joins late must still see (web.live)
+
+
+# How the page's feed marks each kind: an important line stands out, a routine one (heartbeats, bookkeeping) is
+# hidden on request. The page gets this table (window.HWM_KINDS) rather than spelling the kinds itself.
+FEED_KINDS = {
+    "important": sorted(IMPORTANT),
+    "routine": sorted(HIDDEN),
+    **{kind.upper(): kind for kind in ev.KINDS},  # each kind by its constant's name: K.HWM_CHANGED
+}

@@ -9,30 +9,20 @@ from lab.core.events import (
     BECAME_FOLLOWER, BECAME_LEADER, CAUGHT_UP, CLIENT_ANSWER, CLIENT_READ, CLIENT_WRITE, CLIENT_WRITE_FAILED,
     CLOCKS_HELD, CLOCKS_RELEASED, CLUSTER_STARTED, CLUSTER_STOPPED, DELAY_SET, DISK_FULL, DISK_OK, DROP_SET,
     ELECTION_STARTED, EPOCH_ANSWER, EPOCH_QUERY, EPOCH_TRUNCATION, EXPECTATION, FOLLOWER_APPEND, FSYNC_FAIL,
-    GENERATION_CHANGED, HWM_CHANGED, KINDS, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_SNAPSHOT, MATCH_INDEX_UPDATED,
-    NEXT_INDEX_BACKED_UP, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED, NODE_STARTED,
-    NODE_STOPPED, PREVOTE_DENIED, PREVOTE_GRANTED, PREVOTE_STARTED, READ_FAILED, READ_INDEX, READ_REFUSED,
-    READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, RESPONSE_IGNORED, RULE_BROKEN,
-    SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED, WAL_RECOVERED,
-    WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
+    GENERATION_CHANGED, HWM_CHANGED, LEADER_APPEND, LINK_CUT, LINK_HEALED, LOG_PERSISTED, LOG_SNAPSHOT,
+    MATCH_INDEX_UPDATED, NEXT_INDEX_BACKED_UP, NODE_EXITED, NODE_KILLED, NODE_PAUSED, NODE_RESTARTED, NODE_RESUMED,
+    NODE_STARTED, NODE_STOPPED, PREVOTE_DENIED, PREVOTE_GRANTED, PREVOTE_STARTED, READ_FAILED, READ_INDEX,
+    READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, RESPONSE_IGNORED,
+    RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED,
+    WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
 from lab.core.interface import EXERCISE_OF
 from lab.core.reasons import reason_from_record
 from lab.harness.history import Stale, StaleWatch
 from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
 from lab.i18n.history import answer_said, stale_said
 from lab.i18n import say
-from web.kinds import HIDDEN, IMPORTANT
 from lab.student.faults import fault_text
 from lab.i18n.scenarios import command_text, step_text
-
-
-# How the page's feed marks each kind: an important line stands out, a routine one (heartbeats, bookkeeping) is
-# hidden on request. The page gets this table (window.HWM_KINDS) rather than spelling the kinds itself.
-FEED_KINDS = {
-    "important": sorted(IMPORTANT),
-    "routine": sorted(HIDDEN),
-    **{kind.upper(): kind for kind in KINDS},  # each kind by its constant's name: K.HWM_CHANGED
-}
 
 
 def answer_error(answer: dict):
@@ -376,6 +366,11 @@ class Narrator:
         return say("{node}: the leader's generation ends at index {end}, so it keeps its whole log", node=node,
                    end=g("end_index"))
 
+    def _log_persisted(self, e: dict):
+        node = e.get("node", "?")
+        g = e.get
+        return say("{node}'s log is on its disk up to index {index}", node=node, index=g("index"))
+
     def _caught_up(self, e: dict):
         node = e.get("node", "?")
         g = e.get
@@ -568,6 +563,7 @@ NARRATION = {
     WAL_TRUNCATED: Narrator._wal_truncated,
     EPOCH_TRUNCATION: Narrator._epoch_truncation,
     CAUGHT_UP: Narrator._caught_up,
+    LOG_PERSISTED: Narrator._log_persisted,
     VOTE_GRANTED: Narrator._vote_granted,
     VOTE_DENIED: Narrator._vote_denied,
     BECAME_LEADER: Narrator._became_leader,

@@ -25,7 +25,7 @@ from lab.i18n.intervals import intervals_svg
 from web.fold import ClusterFold, Replay, slim
 from web.frames import LOG_WINDOW, RECENT, SEQUENCE_EVENTS, localize_tree, replay_snapshot
 from web.live import STORY, STORY_HEAD, select_events
-from web.narrate import FEED_KINDS
+from web.kinds import FEED_KINDS
 
 HERE = Path(__file__).resolve().parent
 STATIC, TEMPLATES = HERE / "static", HERE / "templates"

@@ -18,7 +18,7 @@ from lab.core.impl import load as load_impl
 from lab.grade.rules import CHECK_IDS
 from lab.i18n import Listed, complaint, localize, say
 
-CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario")]
+CHECKS = [c for c in CHECK_IDS if c not in ("liveness", "scenario", "progress")]  # (of a scenario's run only)
 
 EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 HTML = "counterexample.html"  # the counterexample's replay in one file, beside its script and trace

@@ -64,6 +64,7 @@ REPLICATION_RECEIVED = _event("replication_received", NODE, **_fields(**{"from":
                               prev_generation=INT, first=INT, last=INT, hwm=INT)
 FOLLOWER_APPEND = _event("follower_append", NODE, required=("index", "generation", "digest"), index=INT,
                          generation=INT, digest=STR, payload=STR)
+LOG_PERSISTED = _event("log_persisted", NODE, index=INT, generation=INT)  # the log is on disk up to index
 REPLICATION_REJECTED = _event("replication_rejected", NODE, **_fields(**{"from": STR}), prev_index=INT,
                               reason=REASON, conflict_index=INT)
 TRUNCATION_REFUSED = _event("truncation_refused", NODE, from_index=INT, hwm=INT, reason=REASON)
@@ -169,6 +170,7 @@ COUNTED_AS = {
     REPLICATION_SENT: "replication requests sent",
     REPLICATION_RECEIVED: "replication requests received",
     FOLLOWER_APPEND: "entries appended by followers",
+    LOG_PERSISTED: "logs made durable",
     REPLICATION_REJECTED: "replication requests refused",
     TRUNCATION_REFUSED: "truncations refused",
     RESPONSE_IGNORED: "answers ignored",

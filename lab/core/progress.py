@@ -30,9 +30,10 @@ class Progress:
         return f"Progress(match={self.match}, next={self.next})"
 
 
-def progress_of(nodes, node_id: str, log_end: int) -> dict[str, Progress]:
-    """A new leader's view: every node's next entry is the one after the leader's log; only its own is matched."""
-    return {n: Progress(log_end if n == node_id else 0, log_end + 1) for n in nodes}
+def progress_of(nodes, node_id: str, log_end: int, durable_end: int) -> dict[str, Progress]:
+    """A new leader's view: every node's next entry is the one after the leader's log; only its own is matched,
+    as far as its log is on its disk (`durable_end`)."""
+    return {n: Progress(durable_end if n == node_id else 0, log_end + 1) for n in nodes}
 
 
 class MatchIndex(MutableMapping[str, int]):

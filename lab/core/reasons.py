@@ -123,6 +123,7 @@ MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond thi
 # what a scenario's expectation found
 NO_MODULE = _reason("no_module", "cannot import implementation {name}: there is no module named {module}")
 NO_ANSWER_WITHIN = _reason("no_answer_within", "timeout: no answer within {seconds}s")
+ANSWER_AFTER_SYNC = _reason("answer_after_sync", "no answer yet: {node} answers once its write-ahead log is synced")
 NOT_WRITTEN_YET = _reason("not_written_yet", "no answer: node {node} stopped because {function} is not written yet "
                                              "(it raises NotImplementedError)")
 NODE_SAYS = _reason("node_says", "{node}: {answer}")

@@ -116,23 +116,28 @@ class Ready:
     changes it after the step returns.
 
     The order of duties, for every driver (lab.ports.driver, under the simulator and the node process alike):
-      1. persist: truncate_from (remove that index and all later), then append, then hard_state; then, when
-         `must_sync`, make them durable as the fsync policy says. The high_water_mark checkpoint may be written
+      1. persist: truncate_from (remove that index and all later), then append, then hard_state written; then,
+         when `must_sync`, made durable as the fsync policy says. The high_water_mark checkpoint may be written
          lazily: it is a hint, never needed for safety.
-      2. send `messages`. No message that promises durability (a follower's success with its match index, a
-         granted vote) leaves before step 1 is done. A leader's replication requests promise nothing and may
-         leave while its own append is still being synced (Raft thesis 10.2.1).
-      3. write `events` to the trace, and flush it before step 4.
-      4. answer clients: an acknowledgement promises durability, so it always comes after step 1.
+      2. send `early_messages` as soon as step 1 is written, without waiting for its sync: a leader's replication
+         requests, which promise nothing of its own disk (Raft thesis 10.2.1; etcd sends them before it saves).
+      3. once step 1 is durable, send `messages`: they may promise durability (a follower's success with its match
+         index, a granted vote), so none leaves before the data it promises is on disk.
+      4. write `events` to the trace, and flush it before step 5.
+      5. answer clients: an acknowledgement promises durability, so it always comes after step 1's sync.
+    Then the driver tells the replica how far its log is durable (`Replica.persisted`): a leader counts itself
+    toward a majority only from there, so the high-water mark never covers an entry a majority has not persisted.
     """
 
-    __slots__ = ("truncate_from", "append", "hard_state", "high_water_mark", "messages", "answers", "events")
+    __slots__ = ("truncate_from", "append", "hard_state", "high_water_mark", "early_messages", "messages", "answers",
+                 "events")
 
     def __init__(self):
         self.truncate_from: int | None = None
         self.append: list[Entry] = []
         self.hard_state: HardState | None = None
         self.high_water_mark: int | None = None
+        self.early_messages: list[Envelope] = []
         self.messages: list[Envelope] = []
         self.answers: list[Answer] = []
         self.events: list = []
@@ -151,6 +156,7 @@ class Ready:
     def done(self) -> "Ready":
         """The step is over: from here on the lists are tuples, and nobody changes them."""
         self.append, self.messages = tuple(self.append), tuple(self.messages)
+        self.early_messages = tuple(self.early_messages)
         self.answers, self.events = tuple(self.answers), tuple(self.events)
         return self
 
@@ -210,6 +216,9 @@ class Replica:
         self.generation = hard_state.generation
         self.voted_for = hard_state.voted_for
         self.log = Log(log)
+        # How far the log is known to be on disk (what it was started from, then what the driver reports through
+        # `persisted`): a leader counts itself toward a majority only up to here.
+        self.durable_end = self.log.log_end
         # The checkpoint is a hint written lazily: never trust it beyond what the log holds.
         self.high_water_mark = min(high_water_mark, self.log.log_end)
         # The mark this node has seen confirmed since it started (by a leader, or by counting as one): nothing at or
@@ -299,23 +308,39 @@ class Replica:
         """Client writes: the leader appends them all, then sends one replication request per follower."""
         out = Ready()
         generation, events = self.generation, out.events
-        for request, payload in writes:
-            events.append(_new(WriteRequested, (generation, request, digest(payload), payload)))
+        digests = [digest(payload) for _, payload in writes]
+        for (request, payload), entry_digest in zip(writes, digests):
+            events.append(_new(WriteRequested, (generation, request, entry_digest, payload)))
         if self.role != LEADER:
             self._redirect(out, writes)
             return out.done()
         index, pending, entries = self.log.log_end, self.pending_writes, out.append
-        for request, payload in writes:
+        for (request, payload), entry_digest in zip(writes, digests):
             index += 1
-            entry_digest = digest(payload)
             entries.append(_new(Entry, (index, generation, payload)))
             pending.append((index, request, entry_digest))
             events.append(_new(LeaderAppend, (generation, index, generation, entry_digest, payload, request)))
         self.write_deadlines.append((index, self.ticks + self.write_timeout_ticks))
         self.log.extend(entries)
-        self._acknowledge(out, self.node_id, self.log.log_end)
+        # The leader counts itself once these entries are on its disk (`persisted`); its followers get them now.
         for peer in self.peers:
             self._send_replication(out, peer)
+        return out.done()
+
+    def persisted(self, log_end: int, generation: int) -> Ready:
+        """The driver's word that this node's log is durable up to `log_end`, whose entry has `generation`.
+
+        A report about a log that has changed since (truncated and written again: the generation there differs)
+        is ignored; the next report covers it. A leader counts itself toward the majority from here on.
+        """
+        out = Ready()
+        if log_end <= self.durable_end or log_end > self.log.log_end or \
+                self.log.generation_at(log_end) != generation:
+            return out.done()
+        self.durable_end = log_end
+        self._event(out, ev.LOG_PERSISTED, index=log_end, generation=generation)
+        if self.role == LEADER:
+            self._acknowledge(out, self.node_id, log_end)
         return out.done()
 
     def _redirect(self, out: Ready, writes: Sequence[ClientWrite]) -> None:
@@ -695,7 +720,7 @@ class Replica:
         self.leader = self.node_id
         self.leader_contact = 0
         self.heartbeat_elapsed = 0
-        self.progress = progress_of(self.nodes, self.node_id, self.log.log_end)
+        self.progress = progress_of(self.nodes, self.node_id, self.log.log_end, self.durable_end)
         self.match_index = MatchIndex(self.progress)
         self.awaiting_epoch_answer = False
         self._event(out, ev.BECAME_LEADER, generation=self.generation, votes=sorted(self.votes))
@@ -721,7 +746,7 @@ class Replica:
                 high_water_mark=self.high_water_mark)
         # Optimistic: pipeline the next request after this one; a refusal backs next_index up again.
         record.next = last + 1
-        out.messages.append(Envelope(src=self.node_id, dst=peer, message=request))
+        out.early_messages.append(Envelope(src=self.node_id, dst=peer, message=request))
         self._event(out, ev.REPLICATION_SENT, to=peer, prev_index=prev_index, prev_generation=request.prev_generation,
                     first=next_index, last=last, hwm=self.high_water_mark)
 
@@ -780,6 +805,7 @@ class Replica:
         self._last_request = None
         removed = self.log.truncate_from(index)
         out.truncate(index)
+        self.durable_end = min(self.durable_end, index - 1)
         self.high_water_mark = min(self.high_water_mark, self.log.log_end)
         self._event(out, ev.TRUNCATED, from_index=index, removed=[e.as_trace() for e in removed], reason=reason,
                     conflicting_generation=conflicting_generation, hwm=self.high_water_mark)

@@ -57,6 +57,11 @@ RULES: tuple[Rule, ...] = (
     Rule(13, "epoch-truncation", "A restarted follower cuts its log just after the leader's end index",
          "Given the leader's end index e, a follower whose log goes beyond e removes entries from e + 1 on, and "
          "removes nothing when its log ends at or before e (epoch_truncation_point).", "call"),
+    Rule(14, "progress", "The cluster gets as far as the scenario waits for",
+         "Every wait of the scenario is met in time (the high-water mark reaches an index, the logs catch up, a "
+         "leader is elected) and so is every write it waits to see acknowledged; a read of an index below the "
+         "serving node's high-water mark is served. A run that never advances breaks no safety rule, and proves "
+         "nothing by it: an exercise's other checks earn their points only in the runs that advance."),
 )
 
 STATE, CALL = "state", "call"  # a rule's kind

@@ -83,7 +83,7 @@ class Branch:
     def world(self) -> tuple[World, Violation | None]:
         """The world after the first `at` steps, and the rule the last of them broke (None: none did)."""
         s = self.scenario
-        world = World(s.nodes, truncation=s.truncation, impl=self.impl, fast=True,
+        world = World(s.nodes, truncation=s.truncation, impl=self.impl, fast=True, defer_sync=s.sync == "manual",
                       fsync={n: s.fsync.get(n, "always") for n in node_names(s.nodes)},
                       segment_bytes=s.segment_bytes or SEGMENT_BYTES)
         broken = None
@@ -159,7 +159,7 @@ class Branch:
         origin = self.source.name if self.source else s.name
         lines = [f"# Branch of {origin}, explored step by step in the dashboard ({upto} steps).",
                  "# Replay it: hwm-lab simulate --script FILE",
-                 f"nodes {s.nodes}", f"truncation {s.truncation}", "network manual"]
+                 f"nodes {s.nodes}", f"truncation {s.truncation}", "network manual", f"sync {s.sync}"]
         lines += [f"fsync {node} {policy}" for node, policy in sorted(s.fsync.items())]
         if s.segment_bytes:
             lines.append(f"segment-bytes {s.segment_bytes}")

@@ -100,7 +100,7 @@ def script(found: Found, steps: list[Text], *, seed: int, impl: str, lang: str |
                 say("Replay it: hwm-lab simulate --script {script} (the code it was found with: `impl` below; --impl "
                     "overrides it)", script=SCRIPT)]
     lines = [f"# {localize(comment, lang)}" for comment in comments] + [
-             f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual",
+             f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual", "sync manual",
              f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         if is_state_rule(v.check) and config.rules >= CLUSTER_RULES:

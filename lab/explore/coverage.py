@@ -12,7 +12,7 @@ CHOICES = {
     "campaign": word("choice", "campaign"), "heartbeat": word("choice", "heartbeat"), "write": word("choice", "write"),
     "read": word("choice", "read"), "kill": word("choice", "kill"), "restart": word("choice", "restart"),
     "pause": word("choice", "pause"), "resume": word("choice", "resume"), "cut": word("choice", "cut"),
-    "heal": word("choice", "heal"),
+    "heal": word("choice", "heal"), "sync": word("choice", "sync"),
 }
 
 # Each input's range, said whole (the names are lab.sim.reach.INPUTS's).

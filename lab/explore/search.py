@@ -225,14 +225,16 @@ def measured(config: Config, bounds: Bounds) -> int:
 
 def swarm(rng: random.Random) -> tuple[Bounds, dict[str, float]]:
     """A random fault mix for one walk: which kinds of choice it may make, how often, and its bounds."""
-    kinds = {"deliver", "campaign", "write"} | {k for k in sorted(WALK_KINDS) if rng.random() < 0.5}
+    # A leader's fsync (`sync`) is always among them: a walk without it would never see a leader count itself.
+    kinds = {"deliver", "campaign", "write", "sync"} | {k for k in sorted(WALK_KINDS - {"sync"}) if rng.random() < 0.5}
     if "cut" in kinds:
         kinds.add("heal")
     if "kill" in kinds:
         kinds.add("restart")
     if "pause" in kinds:
         kinds.add("resume")
-    weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in sorted(kinds)}
+    weights = {k: (12.0 if k == "deliver" else rng.choice((0.5, 1.0, 2.0, 4.0))) for k in sorted(kinds - {"sync"})}
+    weights["sync"] = rng.choice((2.0, 6.0, 12.0))  # a disk as quick as the network, or slower
     bounds = Bounds(writes=rng.randint(1, 6), generation=rng.randint(2, 5), kills=rng.randint(1, 3),
                     per_link=3, kinds=frozenset(kinds))
     return bounds, weights

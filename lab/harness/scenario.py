@@ -334,6 +334,7 @@ def replay(scenario: Scenario, *, impl: str = "solutions", out: str | Path | Non
     found."""
     strategy = truncation or scenario.truncation
     world = World(nodes or scenario.nodes, truncation=strategy, impl=impl, fsync=_fsync(scenario), trace_dir=out,
+                  defer_sync=scenario.sync == "manual",
                   segment_bytes=scenario.segment_bytes or WORLD_SEGMENT_BYTES, record_calls=True,
                   meta={"run": f"{scenario.name}-{strategy}", "scenario": scenario.name, **(meta or {})})
     verdict = Run(scenario, ManualDriver(world)).run_all()

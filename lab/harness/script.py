@@ -52,15 +52,19 @@ class Scenario:
     network: str = "timed"
     rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
     impl: str | None = None  # the code the script was made with (an explorer's counterexample); --impl overrides it
+    # with `network manual`: `manual`, a leader's fsync completes only at a `sync` command (the explorer's
+    # counterexamples); `at-once`, in the step that wrote (scripts written before the overlap was modelled)
+    sync: str = "at-once"
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl", "sync"}
 NETWORKS = ("timed", "manual")
+SYNCS = ("at-once", "manual")
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
-    segment_bytes, network, rules, impl = None, "timed", (), None
+    segment_bytes, network, rules, impl, sync = None, "timed", (), None, "at-once"
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -105,6 +109,10 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     network = words[1]
                     if network not in NETWORKS:
                         raise ValueError(network)
+                elif head == "sync":
+                    sync = words[1]
+                    if sync not in SYNCS:
+                        raise ValueError(sync)
             except (IndexError, ValueError) as exc:
                 raise ScenarioError(Reason(reasons.SCRIPT_BAD_HEADER, script=name, line=number,
                                           header=repr(line))) from exc
@@ -123,7 +131,7 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         raise ScenarioError(Reason(reasons.SCRIPT_NO_STEPS, script=name))
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
-                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl)
+                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl, sync=sync)
 
 
 def available() -> list[str]:

@@ -34,6 +34,7 @@ STEPS = {
     "kill": phrase("{node} crashes"),
     "kill lose-unsynced": phrase("{node} crashes and loses what it had not synced"),
     "restart": phrase("{node} restarts"),
+    "sync": phrase("{node}'s fsync completes: its log is on its disk"),
     "pause": phrase("{node} pauses"),
     "resume": phrase("{node} resumes"),
     "cut": phrase("The link {link} is cut"),
@@ -105,7 +106,7 @@ def step_words(words: tuple[str, ...], message=None, generation: int = 0) -> Tex
         return say(STEPS[head], index=words[1], node=node)
     if head == "kill":
         return say(STEPS["kill lose-unsynced" if "lose-unsynced" in words else "kill"], node=node)
-    if head in ("restart", "pause", "resume"):
+    if head in ("restart", "pause", "resume", "sync"):
         return say(STEPS[head], node=node)
     if head in ("cut", "heal"):
         return say(STEPS[head], link=words[1] if len(words) > 1 else "*")

@@ -4,7 +4,8 @@ It keeps the same segments as the file log would (lab.ports.segments: records of
 segment once one reaches `segment_bytes`), so a truncation is planned by exercise 5's `plan_truncation` on the same
 segment offsets and checked by the same check_plan. It also keeps what a power cut would lose: the entries not yet
 synced.
-fsync `always` syncs in `append`, `batch` in `sync()`, `never` only when the OS would write back (`flush()`).
+fsync `always` syncs in `append`, and both `always` and `batch` in `sync()` after a `write`; `never` only when the
+OS would write back (`flush()`).
 Storage faults (lab.ports.disk_faults.DiskFaults in `faults`): a full disk fails appends with ENOSPC; a failed fsync
 loses the unsynced tail, as a kernel drops the pages it could not write, and raises FsyncFailed.
 """
@@ -64,11 +65,15 @@ class MemoryLog:
                     yield entry
 
     def append(self, entries: Iterable[Entry]) -> None:
+        self.write(entries)
+        if self.fsync == "always":
+            self._sync_now()
+
+    def write(self, entries: Iterable[Entry]) -> None:
+        """Append without syncing (`sync` does that, for `always` as for `batch`)."""
         if self.faults is not None:
             self.faults.before_write("appending to the write-ahead log")
         self._append(entries)
-        if self.fsync == "always":
-            self._sync_now()
 
     def _append(self, entries: Iterable[Entry]) -> None:
         for entry in entries:
@@ -85,7 +90,7 @@ class MemoryLog:
             self._log_end = entry.index
 
     def sync(self) -> None:
-        if self.fsync == "batch" and self.synced < self._log_end:
+        if self.fsync != "never" and self.synced < self._log_end:
             self._sync_now()
 
     def _sync_now(self) -> None:

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 from lab.core import reasons
 from lab.core.events import FOLLOWER_APPEND, LEADER_APPEND, WRITE_ACKED, WRITE_REQUESTED
 from lab.core.reasons import BECAUSE, REASON_FIELDS, Reason, because_of, with_reasons
-from lab.core.messages import FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
+from lab.core.messages import Event, FollowerAppend, LeaderAppend, WriteAcked, WriteRequested, event_fields
 from lab.ports.disk_faults import mark
 
 FORMAT = "hwm-lab-trace"
@@ -101,6 +101,25 @@ def format_lines(events: Iterable, *, first_seq: int, time: float, node: str, bo
                         continue
             except TypeError:
                 pass
+        elif shared is not None and kind is Event and event.type not in REASON_FIELDS:
+            # Any other kind without reasons: its fields in their order, each value as json.dumps writes it.
+            fields = event.fields
+            gen = fields.get("gen", 0)
+            if type(gen) is int and "gen" in fields:
+                try:
+                    parts = [f'{head}{seq}{shared}{gen},"type":{_escape(event.type)}']
+                    for name, value in fields.items():
+                        if name != "gen":
+                            kind_of = type(value)
+                            parts.append(f',{_escape(name)}:{value!r}' if kind_of is int else
+                                         f',{_escape(name)}:{_escape(value)}' if kind_of is str else
+                                         f',{_escape(name)}:{_encode(value)}')
+                    parts.append("}")
+                    append("".join(parts))
+                    seq += 1
+                    continue
+                except (TypeError, ValueError):
+                    pass
         append(_encode(record(event, seq=seq, time=time, node=node, boot=boot)))
         seq += 1
     return lines
@@ -122,6 +141,7 @@ class TraceFile:
         self.node = node
         self.seq = _last_seq(self.path)
         self._file = open(self.path, "a", encoding="utf-8")
+        self._size = os.fstat(self._file.fileno()).st_size  # where a failed write is cut back to (one writer)
         self._lines: list[str] = []
         self.to_os = to_os
 
@@ -139,23 +159,23 @@ class TraceFile:
                 self._file.write("\n".join(self._lines))
                 self._lines = []
             return
+        if not self._lines:
+            return
         lines, self._lines = self._lines, []
+        lines.append("")
+        fd = self._file.fileno()
+        data = "\n".join(lines).encode("utf-8")
         try:
-            self._file.flush()
-            if lines:
-                lines.append("")
-                fd = self._file.fileno()
-                size = os.fstat(fd).st_size
-                try:
-                    view = memoryview("\n".join(lines).encode("utf-8"))
-                    while view:
-                        view = view[os.write(fd, view):]
-                except OSError:
-                    os.ftruncate(fd, size)
-                    self.seq -= len(lines) - 1
-                    raise
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
         except OSError as exc:
-            raise mark(exc, "writing the trace")
+            try:
+                os.ftruncate(fd, self._size)
+            finally:
+                self.seq -= len(lines) - 1
+            raise mark(exc, "writing the trace") from exc
+        self._size += len(data)
 
     def close(self) -> None:
         if not self._file.closed:

@@ -5,7 +5,8 @@ segment starts when the current one has reached `segment_bytes`. The records are
 with a CRC, then the UTF-8 payload), the same the memory twin counts.
 
 fsync policies (what `append` promises when it returns):
-- `always`: the records are written and fsynced (one `os.write` and one `os.fsync` per append call).
+- `always`: the records are written and fsynced (one `os.write` and one `os.fsync` per append call). The driver
+  splits the two: `write`, then (once a leader's replication requests are on their way) `sync`, one fsync per step.
 - `batch` (group commit): the records are written to the OS; `sync()` makes everything written since the
   last sync durable with one fsync. A process kill loses nothing, a power cut loses what was not synced.
 - `never`: the records go to an in-process buffer, written to the file only when the buffer passes 64 KiB,
@@ -142,7 +143,7 @@ class WriteAheadLog:
         self._firsts: list[int] = []  # first_index of each segment, for bisect
         self._fd: int | None = None  # the last segment, open for appending
         self._pending = bytearray()  # `never`: bytes of the last segment not yet written to its file
-        self._unsynced = False  # `batch`: bytes written since the last fsync
+        self._unsynced = False  # `always`, `batch`: bytes written since the last fsync
         self._directory_dirty = False  # a segment file was created or removed since the last fsync
         self._log_end = 0
         self._closed = False
@@ -153,6 +154,10 @@ class WriteAheadLog:
         os.makedirs(self.directory, exist_ok=True)
         self.recovery: Recovery | None = self._recover()
         self._open_last()
+        if self.fsync != "never" and self._fd is not None:
+            # What a crash left in the OS's cache is read back as if durable: make it so before anyone counts on it
+            # (a leader counts itself on its recovered log, and a crash may come before it had synced).
+            self._fsync(self._fd)
 
     # ---- opening -----------------------------------------------------------------------------------------
 
@@ -254,6 +259,13 @@ class WriteAheadLog:
 
     def append(self, entries: Iterable[Entry]) -> None:
         """Add entries after `log_end`; durable on return as the fsync policy says."""
+        self.write(entries)
+        if self.fsync == "always":
+            self.sync()
+
+    def write(self, entries: Iterable[Entry]) -> None:
+        """Add entries after `log_end`, written to the OS (`never`: to the buffer) but not synced: `sync` does that,
+        for `always` as for `batch`."""
         self._check_open()
         batch = entries if isinstance(entries, (list, tuple)) else list(entries)
         if not batch:
@@ -262,17 +274,14 @@ class WriteAheadLog:
         if len(batch) == 1 and self.fsync != "never" and self._segments:
             segment = self._segments[-1]
             if segment.size < self.segment_bytes or not segment.offsets:
-                # The common path, kept lean: one write, and for `always` one fsync.
+                # The common path, kept lean: one write.
                 record = records[0]
                 try:
                     self._write_all(record)
-                    if self.fsync == "always":
-                        self._fsync(self._fd)
                 except OSError as exc:
-                    if not isinstance(exc, FsyncFailed):
-                        self._reopen()  # believe the disk about what got written
+                    self._reopen()  # believe the disk about what got written
                     raise mark(exc, "appending to the write-ahead log")
-                self._unsynced = self.fsync == "batch"
+                self._unsynced = True
                 segment.offsets[batch[0].index] = segment.size
                 segment.size += len(record)
                 self._log_end += 1
@@ -313,13 +322,8 @@ class WriteAheadLog:
                 chunk += record
             self._log_end = batch[-1].index
             self._write(chunk)
-            if self.fsync == "always":
-                if self._directory_dirty:
-                    self._fsync_directory()
-                self._fsync(self._fd)
-                self._unsynced = False
         except OSError as exc:
-            if not isinstance(exc, FsyncFailed):
+            if not isinstance(exc, FsyncFailed):  # a segment's roll fsyncs the one it finishes
                 self._reopen()  # believe the disk about what got written
             raise mark(exc, "appending to the write-ahead log")
 
@@ -363,9 +367,9 @@ class WriteAheadLog:
             self._pending.clear()
 
     def sync(self) -> None:
-        """`batch`: one fsync for everything written since the last. No-op for `always` (done) and `never`."""
+        """One fsync for everything written since the last (`always` and `batch`). No-op for `never`."""
         self._check_open()
-        if self.fsync != "batch":
+        if self.fsync == "never":
             return
         if self._directory_dirty:
             self._fsync_directory()

@@ -133,7 +133,7 @@ class Node:
         self.start_time = cfg.start_time if cfg.start_time is not None else time.time()
         trace = TraceFile(run_dir, self.id) if cfg.trace else TraceOff()
         self.driver = ReadyDriver(self.id, log=self.wal, state=self.state, transport=self.transport, trace=trace,
-                             clock=WallClock(self.start_time), boot=self.boot)
+                                  clock=WallClock(self.start_time), boot=self.boot, replica=self.replica)
         self.network_stamp = None
         self.hold_ticks = cfg.hold_ticks
         self.base_tick = cfg.tick_ms / 1000.0

@@ -16,16 +16,16 @@ class Bounds:
     kills: int = 1
     per_link: int = 2
     kinds: frozenset = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
-                                  "restart"})
+                                  "restart", "sync"})
 
 
 WALK_KINDS = frozenset({"deliver", "drop", "duplicate", "campaign", "heartbeat", "write", "read", "kill",
-                        "restart", "pause", "resume", "cut", "heal"})
+                        "restart", "pause", "resume", "cut", "heal", "sync"})
 
 
 def enumerate_choices(world, bounds: Bounds) -> list[tuple[str, ...]]:
     """Every choice in the world's state, in a fixed order: messages first (deliver, drop, duplicate, by link and
-    type), then each node's (campaign, heartbeat, write, read, kill, pause, resume, restart), then the links."""
+    type), then each node's (sync, campaign, heartbeat, write, read, kill, pause, resume, restart), then the links."""
     kinds, out = bounds.kinds, []
     groups: dict[tuple[str, str, str], list] = {}
     for src, dst, message in world.inflight:
@@ -49,6 +49,8 @@ def enumerate_choices(world, bounds: Bounds) -> list[tuple[str, ...]]:
     for name in world.names:
         state, replica = world.states[name], world.replicas[name]
         if state == "running":
+            if "sync" in kinds and world.drivers[name].sync_pending:  # a leader's fsync, under way since it sent
+                out.append(("sync", name))
             if "campaign" in kinds and replica.generation < bounds.generation:
                 out.append(("campaign", name))
             if "heartbeat" in kinds and replica.role == "leader" and name not in full:

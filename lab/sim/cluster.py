@@ -25,7 +25,7 @@ from lab.core import impl as impl_module
 from lab.core.judges import Call, judged
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import (
-    NODE_DOWN, NOT_LEADER, Answer, ClientRead, ClientWrite, Entry, Event, answer_fields, digest)
+    NODE_DOWN, NOT_LEADER, TIMEOUT, Answer, ClientRead, ClientWrite, Entry, Event, answer_fields, digest)
 from lab.core.replica import Replica
 from lab.ports.driver import ReadyDriver
 from lab.ports.disk_faults import DiskFaults, failure
@@ -68,6 +68,8 @@ class SimClock:
 
 
 class SimCluster:
+    defer_sync = False  # a leader's sync completes in the step that wrote (the explorer's world: as a choice)
+
     def __init__(
         self,
         nodes: int | Iterable[str] = 3,
@@ -163,6 +165,8 @@ class SimCluster:
 
     def _boot(self, name: str) -> None:
         storage, state = self.logs[name], self.states_on_disk[name]
+        if storage.fsync != "never":  # the write-ahead log syncs what it recovers when it opens (lab.ports.wal)
+            storage.synced = storage.log_end
         self.boots[name] += 1
         timing = self.timing
         self.replicas[name] = Replica(
@@ -175,7 +179,8 @@ class SimCluster:
         )
         me = self._view()
         self.drivers[name] = ReadyDriver(name, log=storage, state=state, transport=SimTransport(me, name),
-                                    trace=self._trace(name), clock=SimClock(me), boot=self.boots[name])
+                                         trace=self._trace(name), clock=SimClock(me), boot=self.boots[name],
+                                         replica=self.replicas[name], defer_sync=self.defer_sync)
         self.states[name] = "running"
         if self.disks[name].full:  # a node process cannot even write its boot counter
             self._step(name, self.disks[name].before_write, "writing the boot counter")
@@ -376,7 +381,11 @@ class SimCluster:
     def read(self, index: int, node: str, *, client: str | None = None) -> Answer:
         """Read `index` from `node`: its answer, or NODE_DOWN when it is not running (or stopped on the read)."""
         request = self.ask_read(index, node, client=client)
-        return self.answers.pop(request)
+        answer = self.answers.pop(request, None)
+        if answer is None:  # held behind the node's pending sync (a manual sync): it leaves with that sync
+            answer = Answer(request=request, ok=False, index=index, refusal=TIMEOUT,
+                            error=Reason(reasons.ANSWER_AFTER_SYNC, node=node))
+        return answer
 
     def ask_read(self, index: int, node: str, *, linearizable: bool = False, client: str | None = None) -> str:
         """Send a read to `node`; its answer comes to `answers` under the request id returned: at once for a plain

@@ -4,11 +4,13 @@ whose every step is checked against the grader's rules (lab.core.monitor).
 
 A choice is a command of the scenario language (lab.harness.scenario, header `network manual`), as words:
 `deliver A->B ReplicationRequest [K]`, `drop ...`, `duplicate ...`, `campaign A`, `heartbeat A`, `write v1 to A
-nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resume A`, `cut A->B`, `heal A<->B`.
+nowait`, `read 2 at A`, `kill A [lose-unsynced]`, `restart A`, `pause A`, `resume A`, `cut A->B`, `heal A<->B`,
+`sync A` (a leader's fsync completes: until then it holds its answers and promises, and has not counted itself).
 """
 
 from __future__ import annotations
 
+import itertools
 import traceback
 import weakref
 from functools import partial
@@ -83,11 +85,15 @@ class _Sink:
 
 
 class World(SimCluster):
+    defer_sync = True  # a leader's fsync completes as a choice (`sync A`): the search meets its overlap
+
     def __init__(self, nodes=3, *, truncation="generation", impl="solutions", fsync="always", trace_dir=None,
                  segment_bytes: int = SEGMENT_BYTES, limit: float = DEFAULT_LIMIT, record_calls: bool = False,
-                 fast: bool = False, meta: dict | None = None, reach: Reach | None = None):
+                 fast: bool = False, meta: dict | None = None, reach: Reach | None = None, defer_sync: bool = True):
         """`fast`: while searching, events are small dicts read and dropped after each step (no trace kept).
-        `reach`: where what the run reaches is gathered (a search hands each of its worlds the same)."""
+        `reach`: where what the run reaches is gathered (a search hands each of its worlds the same).
+        `defer_sync`: a leader's fsync completes as a choice of its own (a script's `sync manual`); else at once."""
+        self.defer_sync = defer_sync
         self.inflight: list[tuple[str, str, object]] = []
         self._inflight_hash = 0  # the sum of the messages' hashes: the same for any order of the same messages
         self._node_keys: dict[str, int] = {}
@@ -231,7 +237,7 @@ class World(SimCluster):
             if self.states.get(words[3]) != "running":
                 return None
             self._own(words[3])
-            self.read(int(words[1]), words[3])
+            self.ask_read(int(words[1]), words[3])  # (its answer may wait for a sync: the rules judge the traces)
             return words
         if head == "heal" and len(words) == 1:
             self.heal()
@@ -245,6 +251,8 @@ class World(SimCluster):
         state = self.states.get(node)
         if state is not None:
             self._own(node)
+        if head == "sync":
+            return words if self._finish_sync(node) else None
         if head == "campaign" or head == "heartbeat":
             if state != "running":
                 return None
@@ -272,6 +280,13 @@ class World(SimCluster):
             return words
         return None
 
+    def _finish_sync(self, node: str) -> bool:
+        """A leader's pending fsync completes (the choice `sync A`); False when the node has none under way."""
+        if self.states[node] != "running" or not self.drivers[node].sync_pending:
+            return False
+        self._step(node, self.drivers[node].finish_sync)
+        return True
+
     def _find(self, words) -> int | None:
         if len(words) < 3 or "->" not in words[1]:
             return None
@@ -296,9 +311,17 @@ class World(SimCluster):
         return replica.log._entries if replica is not None else list(self.logs[name].entries())
 
     def holders(self, leader: str, k: int) -> list[str]:
-        """The nodes that hold the leader's entries 1..k (the leader included): the lab's own count, from logs."""
+        """The nodes that hold the leader's entries 1..k on their disks (the leader included): the lab's own count,
+        from logs. A leader's entries still being synced do not count, nor a follower's: a mark over them would
+        not survive a power cut. A node with fsync `never` is taken at its word (its lesson is its own: K2)."""
         mine = self.replicas[leader].log._entries[:k]
-        return [name for name in self.names if self.log_of(name)[:k] == mine]
+        return [name for name in self.names if self.durable_log(name)[:k] == mine]
+
+    def durable_log(self, name: str) -> list:
+        storage = self.logs[name]
+        if storage.fsync == "never":
+            return self.log_of(name)
+        return list(itertools.islice(storage.entries(), storage.synced))
 
     def violations(self) -> list[Violation]:
         """The rules the events since the last call broke, then the rules over the logs as they are now."""
@@ -343,11 +366,14 @@ class World(SimCluster):
 
     def _node_key(self, name: str) -> int:
         r, disk = self.replicas[name], self.logs[name]
-        head = (self.states[name], disk.synced, self.states_on_disk[name].load(), len(self._held[name]))
+        driver = self.drivers.get(name)
+        held = driver.held if driver is not None and r is not None else None
+        head = (self.states[name], disk.synced, self.states_on_disk[name].load(), len(self._held[name]),
+                None if held is None else tuple(held))
         if r is None:
             return hash((head, tuple(disk.entries())))
         return hash((head, r.role, r.generation, r.voted_for, r.leader, tuple(r.log._entries), r.high_water_mark,
-                     r.confirmed_hwm, tuple(sorted((n, p.match, p.next) for n, p in r.progress.items())),
+                     r.confirmed_hwm, r.durable_end, tuple(sorted((n, p.match, p.next) for n, p in r.progress.items())),
                      tuple(sorted(r.votes)), r.awaiting_epoch_answer, tuple(r.pending_writes)))
 
     def clone(self) -> "World":
@@ -383,6 +409,7 @@ class World(SimCluster):
             d = self.drivers[name] = _copy(driver)
             me = self._view()
             d.log, d.state, d.transport = log, state, SimTransport(me, name)
+            d.replica, d.held = self.replicas[name], None if driver.held is None else list(driver.held)
             d.trace, d.clock = self._trace(name), SimClock(me)
 
 

@@ -581,8 +581,12 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
         mixed = cluster_impl(ex, impl_name)
         yours = student_functions(mixed)
         report.missing = {f: why for f, why in runs.waiting(impl).items() if f in yours}
+        # Each run records the files of every exercise whose code of the student's it ran: this exercise's in the
+        # course's repository (the rest is the reference's), all of them in a handout, which has no reference. The
+        # grader reproduces a run with exactly those files (docs/grading.md).
+        ran = [e for e in EXERCISES if any(f in yours for f in e.functions)]
         runs.run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress,
-                           limit=limit, mixed=mixed, missing=report.missing, files=files_sha256(impl_name, [ex]))
+                           limit=limit, mixed=mixed, missing=report.missing, files=files_sha256(impl_name, ran))
         if explore:
             fault = report.first_fault()
             if fault is None:

@@ -119,7 +119,8 @@ def run_scenarios(report, impl_name: str, *, out_root: str | Path, seed: int, re
                   progress: Callable[[Text], None], limit: float, mixed: str, missing: dict[str, str],
                   files: dict[str, str]) -> None:
     """The exercise's scenarios on the simulator (and as processes), their results added to the report; `files`: the
-    sha256 of the exercise's file, recorded by each run so that a submission packs no stale run."""
+    sha256 of each of the student's files the cluster runs (the exercise's, and in a handout every exercise's),
+    recorded by each run so that a submission packs no stale run and the grader reproduces it with the same code."""
     ex, number = report.exercise, report.exercise.number
     own = ex.functions
     meta = {"exercise": number, "files_sha256": files}
