@@ -332,6 +332,13 @@ def check_run(meta: dict, by_node: dict[str, list[dict]]) -> Counter:
             expected = e["end_index"] + 1 if e["end_index"] < e["log_end"] else None
             if e.get("cut") != expected:
                 v["epoch-truncation"] += 1
+        if t == "read_refused" and 1 <= e["index"] < e["hwm"]:
+            v["progress"] += 1
+
+    # 14: the run gets as far as its scenario waits for (lab.grade.checks.PROGRESS_WAITS)
+    waits = ("wait hwm ", "wait log_end ", "wait converged", "wait leader")
+    v["progress"] += sum(1 for e in cluster if e["type"] == "expectation" and e.get("ok") is False and (
+        e["name"].startswith(waits) or (e["name"].startswith("write ") and not e["name"].endswith(" nowait"))))
     return v
 
 
@@ -590,7 +597,7 @@ def reexec_grade(class_dir: Path, out: Path, master: str) -> dict:
     budget = re.search(r"each submission's time budget: ([0-9.]+) s", stderr)
     proof = re.search(r"sandbox: proved: (\d+) probes in ([0-9.]+) s", stderr)
     with open(out / "reexec.csv", newline="") as f:
-        pairs = list(csv.DictReader(f))
+        pairs = [r for r in csv.DictReader(f) if not r["run"]]  # (the submitted runs' rows have one)
     with open(out / "grades.csv", newline="") as f:
         grades = f.read()
     played = sorted(p.stat().st_size for p in (out / "feedback").glob("*-ex*.html"))
@@ -709,6 +716,11 @@ def bench_reexec(name: str, data: Path, args) -> dict:
               + f", largest {max(r['played'], default=0) / 1024:.0f} KB, median "
               f"{median(r['played'] or [0]) / 1024:.0f} KB; floor: the page alone {floor / 1024:.0f} KB a file "
               f"({len(r['played']) * floor / 2 ** 20:.1f} MB for these files)", flush=True)
+        seen = report_in_a_window(data / f"out-{name}")
+        print(f"      report.html at a {seen['window']}-px window: {seen['rows']} rows in the students' table for "
+              f"{seen['entries']} rows of grades.csv, page {seen['width']} px wide, {len(seen['wrapped'])} headers on "
+              f"two lines {seen['wrapped'] or ''}; each rule's failure rate against grades.csv's {seen['graded']} "
+              f"graded students: {'right' if seen['rates_right'] else 'WRONG'} ({seen['rules']} rules)", flush=True)
     same = all(r["grades"] == runs[0]["grades"] for r in runs)
     walls = [r["wall_s"] for r in runs]
     return {"class": name, "students": students, "target_s": target, "wall_s": [round(x, 2) for x in walls],
@@ -776,6 +788,36 @@ def bench_slow(data: Path, args) -> dict:
           flush=True)
     return {"class": "slow32", "extra_s": round(extra, 1), "budget_s": budget, "others_same": same,
             "wall_with_s": walls["with"], "wall_without_s": walls["without"], "statuses_with": slow_status}
+
+
+def report_in_a_window(out: Path, window: int = 1280) -> dict:
+    """report.html of a grade, as Chromium lays it out in a laptop's window: the students' table's rows against
+    grades.csv's, the page's width, the headers that wrap, and each rule's failure rate against the graded students
+    of grades.csv (its denominator, and its percentage from its own counts)."""
+    import csv
+
+    from tests.dashboard.browser import chromium
+
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        grades = list(csv.DictReader(f))
+    graded = sum(1 for g in grades if g["grading_status"] == "ok")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    table = html.split("<h2>Failure rate per rule</h2>")[1].split("</table>")[0]
+    rates = re.findall(r"<tr><td>([a-z-]+)</td><td>(\d+)</td><td>(\d+)</td><td>([\d.]+)%</td>", table)
+    right = bool(rates) and all(int(of) == graded and rate == f"{100 * int(n) / int(of):.1f}"
+                                for _, n, of, rate in rates)
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": window, "height": 900})
+        page.goto((out / "report.html").as_uri())
+        rows = page.evaluate("document.querySelectorAll('#students tbody tr').length")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        wrapped = page.evaluate("""[...document.querySelectorAll('th')].filter((th) => {
+            const range = document.createRange(); range.selectNodeContents(th);
+            return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1; })
+            .map((th) => th.textContent)""")
+        page.close()
+    return {"window": window, "rows": rows, "entries": len(grades), "width": width, "wrapped": wrapped,
+            "graded": graded, "rules": len(rates), "rates_right": right}
 
 
 CHANGED = 5  # submissions changed between a grade and the re-grade

@@ -181,3 +181,20 @@ def test_an_implementation_guarded_already_keeps_its_guard_and_its_limit():
     again = guard.guarded(first, limit=guard.DEFAULT_LIMIT)
     assert again is first
     assert all(getattr(again, f).guard_limit == 0.3 for f in guard.FUNCTIONS)
+
+
+def test_a_fault_names_a_file_alike_on_every_machine(tmp_path, monkeypatch):
+    """A file of the lab's folder (the reference's, when the student's answer makes it fail) is named from that
+    folder, wherever the run was started: a student's run and the grader's reproduction of it, in its sandbox, say
+    the same; a student's own file is named from the folder the run was started in."""
+    from pathlib import Path
+
+    from lab.core import guard
+
+    root = Path(guard.__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    assert guard._shown_path(str(root / "solutions" / "leader.py")) == "solutions/leader.py"
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "exercises" / "reads.py").write_text("")
+    assert guard._shown_path(str(tmp_path / "exercises" / "reads.py")) == "exercises/reads.py"
+    assert guard._shown_path("/elsewhere/x.py") == "/elsewhere/x.py"

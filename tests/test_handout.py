@@ -132,6 +132,29 @@ def test_the_tests_all_pass_once_every_exercise_is_done(made, tmp_path):
     assert "needs exercise" not in run.stdout
 
 
+def test_submit_in_a_copy_of_the_handout_packs_the_copys_exercises_and_says_so(made, tmp_path):
+    """A student copies their handout (installed from the first folder) and works on in the copy: `hwm-lab submit`
+    run in the copy checks and packs the copy's exercises/, not those of the folder the lab was installed from."""
+    import zipfile
+
+    python = handout_python(made, tmp_path)  # imports the lab, and `exercises`, from the first folder
+    copy = variant(made, tmp_path, high_water_mark="solutions")  # exercise 1 written in the copy only
+    script = tmp_path / "bin" / "hwm-lab"  # the console script pip writes: its folder, not the current one, on the path
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom lab.cli import main\nsys.exit(main())\n")
+    done = subprocess.run([str(python), str(script), "submit", "--student", "s1", "--out", "s1.zip"], cwd=copy,
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "LANG": "C.UTF-8"})
+    assert done.returncode == 1, done.stdout + done.stderr  # exercises 2 to 6 not started, in both folders
+    assert f"checked and packed the files of {copy / 'exercises'}" in done.stdout, done.stdout
+    with zipfile.ZipFile(copy / "s1.zip") as z:
+        packed = z.read("files/exercises/high_water_mark.py").decode()
+        manifest = json.loads(z.read("manifest.json"))
+    assert packed == (copy / "exercises" / "high_water_mark.py").read_text() != \
+        (made / "exercises" / "high_water_mark.py").read_text()
+    assert [c["verdict"] for c in manifest["checks"]][:2] == ["passing", "not started"]
+    assert not (made / ".hwm-lab").exists()  # the checks' traces went to the copy's own folder
+
+
 @pytest.mark.spark
 def test_a_class_graded_from_the_handout_gets_the_same_grades(made, spark, tmp_path):
     from lab.grade import job

@@ -372,16 +372,18 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert "[INCUMPLIDA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
-    assert "high_water_mark([0, 1]) devolvió 1: solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)" in out
+    assert "high_water_mark([0, 1]) devolvió 1: índices de coincidencia que llegan al índice 1: solo 1 de 2 (la " \
+           "mayoría es de 2)" in out
     assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "regla incumplida: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment
-    assert "[未通过] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个节点中只有 1 个持有索引 1（多数是 2 个）" \
+    assert "[未通过] high_water_mark" in chinese.stdout and "high_water_mark([0, 1]) 返回了 1：2 个匹配索引中只有 1 个达到索引 1（多数是 2 个）" \
         in chinese.stdout
     english = check({"LANG": "C.UTF-8"})
     assert "[BROKEN] high_water_mark: the HWM is the largest index" in english.stdout
-    assert "high_water_mark([0, 1]) returned 1: only 1 of 2 nodes holds index 1 (a majority is 2)" in english.stdout
+    assert "high_water_mark([0, 1]) returned 1: only 1 of the 2 match indexes reaches index 1 (a majority is 2)" \
+        in english.stdout
 
 
 def test_submits_table_in_chinese_lines_up(tmp_path):

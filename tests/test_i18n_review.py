@@ -98,8 +98,9 @@ def test_a_counterexample_opens_with_a_sentence_not_a_capital_after_a_colon():
     violation = Violation(check=next(iter(TITLES)), node="A", index=1, detail="d")
     for count, opening in ((2, "Se llega en 2 pasos:"), (1, "Se llega en un solo paso:")):
         said = i18n.localize(explanation(violation, [i18n.say("B starts")] * count, [], students=False), "es")
-        first, second = said.split("\n")[:2]
-        assert first == "Regla incumplida: «La HWM nunca supera lo que tenía una mayoría»." and second == opening, said
+        first, kind, third = said.split("\n")[:3]
+        assert first == "Regla incumplida: «La HWM nunca supera lo que tenía una mayoría»." and third == opening, said
+        assert kind.startswith("Una regla del estado del cluster: "), said  # which kind of rule, then the steps
 
 
 @pytest.mark.parametrize("without, lang, expected", [

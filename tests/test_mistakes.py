@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,13 +66,41 @@ def test_the_check_catches_the_mistake_and_names_its_exercise(mistake, tmp_path)
     assert "[BROKEN]" in result.stdout or "[FAIL] scenario" in result.stdout
 
 
+# Answers that are safe but never advance: each keeps every safety rule by never committing (or serving) anything.
+IDLE = (
+    Mistake("idle-min", 1, "the smallest match index: the HWM never passes the slowest node", "high_water_mark.py",
+            "    return sorted(match_indexes, reverse=True)[majority - 1]", "    return min(match_indexes)"),
+    Mistake("idle-constant", 1, "a constant HWM", "high_water_mark.py",
+            "    return sorted(match_indexes, reverse=True)[majority - 1]", "    return 2"),
+    Mistake("idle-leader", 2, "the leader records the match indexes but never moves its HWM", "leader.py",
+            "    if candidate > current_hwm and generation_at(candidate) == generation:\n        return candidate\n",
+            ""),
+    Mistake("idle-follower", 3, "the follower refuses every request", "follower.py",
+            "    if prev_index > log.log_end:\n", "    if True:\n"),
+    Mistake("idle-reads", 4, "every read refused", "reads.py", "    if index < 1:", "    if True:"),
+)
+
+
+def legacy_rubric(folder: Path) -> Path:
+    """The default rubric as it was before runs had to advance and before K2's skip named its index: no
+    `progress` lines, and K2 skipping its checks on the whole run."""
+    from lab.grade import rubric
+
+    text = rubric.default_text()
+    legacy = re.sub(r"^progress = .*\n", "", text, flags=re.M).replace("index = 2\n", "")
+    assert legacy.count("\n") == text.count("\n") - 7
+    (folder / "legacy.toml").write_text(legacy)
+    return folder / "legacy.toml"
+
+
 @pytest.mark.spark
 def test_every_mistake_costs_points_in_the_spark_grade_even_with_a_manifest_that_claims_a_pass(spark, tmp_path):
+    """... at least what it cost before idle runs lost their points, and an idle answer earns at most 3 of 10."""
     from lab import cli
 
     subs = tmp_path / "subs"
     subs.mkdir()
-    students = {"reference": None, **{m.id: m for m in MISTAKES}}
+    students = {"reference": None, **{m.id: m for m in (*MISTAKES, *IDLE)}}
 
     def submit(student: str):
         mistake = students[student]
@@ -89,14 +118,26 @@ def test_every_mistake_costs_points_in_the_spark_grade_even_with_a_manifest_that
         assert result.returncode == (0 if mistake is None else 1), result.stdout + result.stderr
         if mistake is not None:
             claim_a_pass(subs / f"{student}.zip")
-    # `hwm-lab grade` as the lab's CLI parses it, run in the suite's Spark session (one JVM fewer to start)
-    args = cli.build_parser().parse_args(["grade", str(subs), "--out", str(tmp_path / "out"), "--trust-traces"])
-    assert args.func(args, spark) == 0
-    grades = {row["student_id"]: row for row in csv.DictReader((tmp_path / "out" / "grades.csv").open())}
+
+    def grade(out: str, *rubric) -> dict:
+        # `hwm-lab grade` as the lab's CLI parses it, run in the suite's Spark session (one JVM fewer to start)
+        args = cli.build_parser().parse_args(["grade", str(subs), "--out", str(tmp_path / out), "--trust-traces",
+                                              *rubric])
+        assert args.func(args, spark) == 0
+        return {row["student_id"]: row for row in csv.DictReader((tmp_path / out / "grades.csv").open())}
+    grades = grade("out")
+    before = grade("legacy", "--rubric", str(legacy_rubric(tmp_path)))
     reference = grades["reference"]
+    assert reference == {**before["reference"]} and reference["total"] == "60"
     for mistake in MISTAKES:
         column = f"exercise_{mistake.exercise}"
         assert float(grades[mistake.id][column]) < float(reference[column]), (mistake.id, grades[mistake.id])
+        assert float(grades[mistake.id][column]) <= float(before[mistake.id][column]), (mistake.id, before[mistake.id])
+    for idle in IDLE:
+        column = f"exercise_{idle.exercise}"
+        assert float(grades[idle.id][column]) <= 3 < float(before[idle.id][column]), (idle.id, before[idle.id])
+        others = [grades[idle.id][f"exercise_{n}"] for n in range(1, 7) if n != idle.exercise]
+        assert others == ["10"] * 5, (idle.id, grades[idle.id])
 
 
 def claim_a_pass(zipped: Path) -> None:

@@ -108,6 +108,28 @@ def test_as_real_processes_the_fault_is_said_at_once_and_the_node_that_stopped_t
         assert re.search(rf"step \d+: node [A-G] stopped: {function}\(", real), result.stdout
 
 
+@pytest.mark.processes
+def test_with_real_processes_a_fault_stops_the_later_runs_and_no_stray_line_reaches_stderr(tmp_path):
+    # Exercise 3 raising: its first scenario stops a node on the simulator and as processes; the later scenario and
+    # the exploration would stop at the same call, so they are listed as not run, with why, and the diagnosis
+    # follows two progress lines, not four. Nothing but progress lines goes to stderr (the supervisor's own
+    # warnings, such as a connection reset by the node that stopped, go to the check's log file).
+    function, file = BROKEN[3]
+    code = StudentCode(tmp_path)
+    break_function(code, file, function, "exception")
+    result, took = check(code, 3, tmp_path, "--real")
+    assert result.returncode == 1 and took < SECONDS * 2, took
+    progress = [line for line in result.stderr.splitlines() if line.strip()]
+    assert all(line.startswith("... ") for line in progress), result.stderr
+    assert [line.split(": scenario ")[1] for line in progress] == ["s1 (generation) on the simulator",
+                                                                   "s1 (generation) as real processes"], progress
+    assert re.search(r"\[FAIL\] scenario s1 \(generation, real, seed 7\)", result.stdout), result.stdout
+    assert f"  [not run] scenario k2 (generation): your {function} failed in the run above, and this run would stop " \
+           "at it too: fix it first" in result.stdout, result.stdout
+    assert result.stdout.rstrip().splitlines()[-1] == (f"  [not run] explore: your {function} failed above, and every "
+                                                       "search would stop at that call: fix it first")
+
+
 def screen(raw: str) -> list[str]:
     """The lines a terminal shows for `raw` (a carriage return goes back to the line's start, ESC[K erases to its
     end), so that a test sees what the student sees."""

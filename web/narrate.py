@@ -15,6 +15,7 @@ from lab.core.events import (
     READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, RESPONSE_IGNORED,
     RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED,
     WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
+from lab.core.interface import EXERCISE_OF
 from lab.core.reasons import reason_from_record
 from lab.harness.history import Stale, StaleWatch
 from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
@@ -276,11 +277,16 @@ class Narrator:
     def _student_call(self, e: dict):
         node = e.get("node", "?")
         g = e.get
-        if g("why"):  # the exercise's rule the call broke (lab.core.judges)
-            return say("{node} calls your {function}({inputs}) → {result}, which breaks its rule: {why}",
-                       node=node, function=g("function"), inputs=g("inputs"), result=g("result"), why=g("why"))
-        return say("{node} calls your {function}({inputs}) → {result}", node=node, function=g("function"),
-                   inputs=g("inputs"), result=g("result"))
+        values = dict(node=node, function=g("function"), inputs=g("inputs"), result=g("result"))
+        if g("uses"):  # its answer rests on a wrong answer of the function it was handed: that one is to blame
+            return say("{node} calls your {function}({inputs}) → {result}: it rests on the wrong answer your {used} "
+                       "(exercise {number}) gave it just before", used=g("uses"),
+                       number=EXERCISE_OF.get(g("uses"), "?"), **values)
+        if g("why"):  # the exercise's rule the call broke, judged on the call's own inputs (lab.core.judges)
+            return say("{node} calls your {function}({inputs}) → {result}, which breaks the rule of exercise {number}, "
+                       "judged on those inputs: {why}", number=EXERCISE_OF.get(g("function"), "?"), why=g("why"),
+                       **values)
+        return say("{node} calls your {function}({inputs}) → {result}", **values)
 
     def _clocks_held(self, e: dict):
         return say("Node clocks held: nothing happens by itself until the next command")

@@ -101,7 +101,7 @@ def _frames(replay: Replay, positions: list[int], log_window: int) -> dict:
 
 # What changes from one frame to the next (the rest of a snapshot is the same in all of a replay's frames).
 VARYING = ("seq", "sent", "position", "time", "play", "events_next", "nodes", "cluster", "events", "skipped",
-           "skipped_by_type")
+           "skipped_by_type", "step_now")
 
 
 def _sequence_window(replay: Replay) -> tuple[int, int]:

@@ -3,7 +3,9 @@ environment (LANGUAGE, LC_ALL, LC_MESSAGES, LANG); --json stays English."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from lab.core.impl import load as load_impl
 from lab.i18n import complaint, localize
 from lab.core.reasons import because
 from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, last_verdict, package_dir, run_check
+from lab.student.ids import student_id
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 
 CHECKS_DIR = Path(".hwm-lab") / "checks"
@@ -66,6 +69,27 @@ def _lang_option(p) -> None:
                    help="language of the report: en, es or zh (default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG)")
 
 
+def this_folders_code(args, start: Path | None = None) -> Path | None:
+    """With `--impl exercises`, run from inside a copy of the lab (a folder that holds lab/ and exercises/, a copy of
+    the handout): that copy's exercises/, even when Python would import another folder's (the lab installed from the
+    handout the student copied); the node processes of --real runs too. Returns the folder that holds the code
+    checked, or None when it is not a copy of the lab's (another --impl, or run from elsewhere)."""
+    if args.impl != "exercises":
+        return None
+    here = (start or Path.cwd()).resolve()
+    project = next((d for d in (here, *here.parents) if (d / "exercises" / "__init__.py").is_file()
+                    and (d / "lab" / "__init__.py").is_file()), None)
+    if project is None:
+        return None
+    spec = importlib.util.find_spec("exercises") if "exercises" not in sys.modules else None
+    found = Path(spec.origin).resolve().parent.parent if spec is not None and spec.origin else None
+    if found != project and "exercises" not in sys.modules:
+        sys.path.insert(0, str(project))
+        importlib.invalidate_caches()
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(project), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return project
+
+
 def checks_dir(args) -> str:
     """--dir, or .hwm-lab/checks in the folder that holds the code's package (the project), so that a check run
     from any folder writes where `hwm-lab submit` looks, and leaves no .hwm-lab/ behind elsewhere."""
@@ -87,6 +111,7 @@ def _lang(args) -> str:
 
 def cmd_list(args) -> int:
     lang = _lang(args)
+    this_folders_code(args)
     try:
         impl = load_impl(args.impl)
     except ImplError as exc:
@@ -141,6 +166,7 @@ class Progress:
 
 def cmd_check(args) -> int:
     lang = _lang(args)
+    this_folders_code(args)
     progress = Progress(lang, args.json)
     try:
         report = run_check(args.number, args.impl, out_root=checks_dir(args), seed=args.seed, real=args.real,
@@ -162,8 +188,10 @@ def cmd_check(args) -> int:
 
 def cmd_submit(args) -> int:
     lang = _lang(args)
+    this_folders_code(args)
     progress = Progress(lang, args.json)
     try:
+        args.student = student_id(args.student)
         check_student_id(args.student)
         result = submit(args.student, impl=args.impl, checks_dir=checks_dir(args), seed=args.seed,
                         out=args.out or f"submission-{args.student}.zip", lab_version=_version(), progress=progress)

@@ -105,8 +105,10 @@ READ_FAILED = _event("read_failed", NODE, request=STR, index=INT, reason=REASON)
 LOG_SNAPSHOT = _event("log_snapshot", NODE, required=("hwm", "log_end", "entries"), hwm=INT, log_end=INT,
                       entries=ENTRIES)
 NODE_STOPPED = _event("node_stopped", NODE, reason=REASON)
-STUDENT_CALL = _event("student_call", NODE, optional=("wrong", "why"), function=STR, inputs=STR, result=STR,
-                      wrong=BOOL, why=REASON)  # the explorer's replay; why: the rule the call broke (lab.core.judges)
+STUDENT_CALL = _event("student_call", NODE, optional=("wrong", "why", "uses", "step"), function=STR, inputs=STR,
+                      result=STR, wrong=BOOL, why=REASON, uses=STR, step=INT)  # the explorer's replay; why: the rule
+# the call broke, judged on its inputs (lab.core.judges); uses: the function whose wrong answer it was handed (exercise
+# 2 is handed exercise 1's); step: the counterexample's step (from 1)
 
 # ---- cluster events (node = "cluster") -----------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from lab.core.interface import FUNCTIONS
 DEFAULT_LIMIT = 1.0  # seconds a single call of a student's function may take
 _INPUT_CHARS = 160  # a shown input longer than this is shortened
 _LAB_DIR = str(Path(__file__).resolve().parents[1])  # lab/: its frames are the lab's, not the student's
+_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds lab/ (and solutions/, exercises/ beside it)
 _STDLIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 # What each function must return, as (accepted types, how the docstring names it): lab.core.interface's table.
@@ -107,10 +108,15 @@ def describe_call(args: tuple) -> str:
 
 
 def _shown_path(filename: str) -> str:
-    try:
-        return str(Path(filename).resolve().relative_to(Path.cwd()))
-    except (ValueError, OSError):
-        return filename
+    """A file as a fault names it: from the folder that holds the lab (`solutions/leader.py`, `exercises/reads.py`),
+    else from the current folder, else whole; the same on every machine, so that a run a student made and the
+    grader's reproduction of it name a fault alike."""
+    for base in (_ROOT, Path.cwd()):
+        try:
+            return str(Path(filename).resolve().relative_to(base))
+        except (ValueError, OSError):
+            continue
+    return filename
 
 
 def _is_students(filename: str) -> bool:

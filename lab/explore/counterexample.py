@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from lab.core.events import STEP
 from lab.core.impl import student_functions
 from lab.core.monitor import Violation
-from lab.explore.explain import explanation, narrate, wrong_call
+from lab.explore.explain import explanation, is_state_rule, narrate, title, wrong_call
 from lab.explore.search import BFS_MEMORY, Config, Figures, Found, search
 from lab.explore.shrink import shrink
 from lab.i18n import Joined, Text
@@ -20,12 +20,23 @@ TRACE = "trace"
 
 
 @dataclass
+class Story:
+    """The run as shown, step by step: the cluster's status before the first step and after each (`states[k]`: after
+    step k), and each step's trace events (`events[k - 1]`: step k's). What an explanation says of a node is read
+    here."""
+
+    states: list[dict] = field(default_factory=list)
+    events: list[list[dict]] = field(default_factory=list)
+
+
+@dataclass
 class Result:
     found: Found | None
     figures: Figures
     steps: list[Text]
     calls: list[dict]
     files: list[str]
+    story: Story | None = None
 
     @property
     def violation(self) -> Violation | None:
@@ -35,7 +46,8 @@ class Result:
         if not self.found:
             return None
         return explanation(self.found.violation, self.steps, self.calls,
-                           students=bool(student_functions(self.found.config.impl)))
+                           students=bool(student_functions(self.found.config.impl)), story=self.story,
+                           truncation=self.found.config.truncation)
 
     def culprit(self) -> str | None:
         """The student's function the run blames: the one that failed, or whose call broke its rule (a call handed
@@ -47,7 +59,7 @@ class Result:
             return facts["fault"].function
         if "call" in facts:
             return (facts["call"].used or facts["call"]).function
-        call = wrong_call(self.found.violation, self.calls)
+        call = wrong_call(self.found.violation, self.calls, len(self.found.choices))
         return call["function"] if call else None
 
     def as_dict(self) -> dict:
@@ -55,20 +67,26 @@ class Result:
         if not self.found:
             return {"violation": None, "figures": figures}
         v, config = self.found.violation, self.found.config
-        return {"violation": {**v.as_dict(), "rule": v.check, "steps": len(self.found.choices),
+        return {"violation": {**v.as_dict(), "title": str(title(v)), "rule": v.check,
+                              "kind": "state" if is_state_rule(v.check) else "call",
+                              "steps": len(self.found.choices),
                               "nodes": config.nodes, "truncation": config.truncation, "search": self.found.search,
                               "files": self.files, "explanation": str(self.explain())}, "figures": figures}
 
 
-def tell(found: Found) -> tuple[list[Text], list[dict]]:
-    """Replay the run once more, with the student's calls recorded: each step in words, and the calls."""
+def tell(found: Found) -> tuple[list[Text], list[dict], Story]:
+    """Replay the run once more, with the student's calls recorded: each step in words, the calls, and the run's
+    states step by step."""
     world = found.config.world(fast=False, record_calls=True)
-    steps = []
+    steps, story = [], Story([world.status()], [])
     for words in found.choices:
+        seen = len(world.events)
         if world.apply(tuple(words)) is not None:
             steps.append(narrate(tuple(words), world))
             found.config.broken(world)
-    return steps, world.calls
+            story.states.append(world.status())
+            story.events.append(list(world.events[seen:]))
+    return steps, world.calls, story
 
 
 def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
@@ -106,8 +124,8 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
                             bfs_memory=bfs_memory, max_walks=max_walks, jobs=jobs)
     if found is None:
         return Result(None, figures, [], [], [])
-    found = shrink(found)
-    steps, calls = tell(found)
+    found = shrink(found, seed=seed)
+    steps, calls, story = tell(found)
     files = []
     if out is not None:
         from lab.harness.scenario import simulate
@@ -118,4 +136,4 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
         path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl), encoding="utf-8")
         simulate(str(path), impl=impl, out=out / TRACE)
         files = [str(path), str(out / TRACE)]
-    return Result(found, figures, steps, calls, files)
+    return Result(found, figures, steps, calls, files, story)

@@ -28,25 +28,26 @@ class Limits:
 
 
 class Zip:
-    """A submission zip, checked as a whole before anything is read from it."""
+    """A submission zip, checked as a whole before anything is read from it; with `folder`, the submission in that
+    folder of a class's archive (its members only, checked alone)."""
 
-    def __init__(self, zf: zipfile.ZipFile, limits: Limits):
+    def __init__(self, zf: zipfile.ZipFile, limits: Limits, folder: str = ""):
         self.zf = zf
         self.members: dict[str, zipfile.ZipInfo] = {}
-        infos = zf.infolist()
+        prefix = folder.strip("/") + "/" if folder.strip("/") else ""
+        infos = [i for i in zf.infolist() if i.filename.startswith(prefix)]
         if len(infos) > limits.max_members:
             raise Rejected(f"too large: the archive holds {len(infos)} entries (limit {limits.max_members})")
         total = 0
         for info in infos:
-            name = info.filename
-            parts = re.split(r"[/\\]", name)
-            if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+            name = info.filename[len(prefix):]
+            if unsafe_name(name):
                 raise Rejected(f"unsafe archive: entry {name!r} points outside the archive")
             if stat.S_ISLNK(info.external_attr >> 16):
                 raise Rejected(f"unsafe archive: entry {name!r} is a link")
             if is_secret(name):
                 raise Rejected(_SECRET.format(name=name))
-            if info.is_dir():
+            if info.is_dir() or not name:
                 continue
             if info.file_size > limits.max_file_bytes:
                 raise Rejected(f"too large: {name} is {info.file_size / MiB:.1f} MB uncompressed "
@@ -55,6 +56,9 @@ class Zip:
             if total > limits.max_submission_bytes:
                 raise Rejected(f"too large: the archive unpacks to more than {limits.max_submission_bytes / MiB:g} MB")
             self.members[name[2:] if name.startswith("./") else name] = info
+
+    def empty(self) -> bool:
+        return not self.members
 
     def kind(self, rel: str) -> tuple[str, int] | None:
         info = self.members.get(rel)
@@ -113,6 +117,9 @@ class Folder:
                 raise Rejected(f"unsafe folder: {'/'.join(parts[:i + 1])} is a link")
         return path
 
+    def empty(self) -> bool:
+        return not self.storage.listdir(self.root)
+
     def kind(self, rel: str) -> tuple[str, int] | None:
         return self.storage.kind(self._path(rel))
 
@@ -148,3 +155,98 @@ class Folder:
             elif kind == "link":
                 raise Rejected(f"unsafe folder: {rel}/{name} is a link")
         return sorted(out)
+
+
+# ---- a class in one archive or folder: an LMS's bulk download ------------------------------------------------
+
+CLASS_DEPTH = 3  # folders deep that a class's archive or folder is searched for submissions
+# What an LMS's bulk download holds besides the submissions (Gradescope's export lists them in a metadata file),
+# and what an archiver adds (macOS's resource forks): no entry of the class.
+NOT_ENTRIES = re.compile(r"(^|/)(__MACOSX|\.[^/.][^/]*)(/|$)|(^|/)submission_metadata\.(yml|yaml|json)$", re.I)
+
+
+def _is_zip(name: str) -> bool:
+    return name.lower().endswith(".zip")
+
+
+def class_entries(names: list[str]) -> list[tuple[str, str]] | None:
+    """The submissions of a class's archive or folder, from the paths it holds (files, `/` between folders):
+    [(path, "zip" | "folder" | "other")], each zip and each folder that holds a manifest.json a submission, any
+    other file an entry that is none; or None when the paths are one submission's (a manifest.json at the top, or
+    no zip and no submission folder anywhere). The layouts of Canvas's, Moodle's and Gradescope's bulk downloads:
+    a zip per student at the top (Canvas, Moodle), in a folder per student (Moodle), or a folder per submission,
+    unpacked, in one folder with the export's metadata (Gradescope)."""
+    names = [n for n in names if n and not NOT_ENTRIES.search(n) and n.count("/") < CLASS_DEPTH]
+    if "manifest.json" in names:
+        return None
+    folders = sorted({n[: -len("/manifest.json")] for n in names
+                      if n.endswith("/manifest.json") and not unsafe_name(n)}, key=lambda f: (f.count("/"), f))
+    chosen: list[str] = []
+    for folder in folders:  # the outermost folder that holds a manifest.json is the submission
+        if not any(folder.startswith(c + "/") for c in chosen):
+            chosen.append(folder)
+    inside = tuple(c + "/" for c in chosen)
+    zips = [n for n in names if _is_zip(n) and not n.startswith(inside) and not unsafe_name(n)]
+    if not chosen and not zips:
+        return None
+    others = [n for n in names if (not _is_zip(n) or unsafe_name(n)) and not n.startswith(inside)]
+    return sorted([*((z, "zip") for z in zips), *((f, "folder") for f in chosen), *((o, "other") for o in others)])
+
+
+def inner_zip(outer: Zip, member: str, limits: Limits) -> zipfile.ZipFile:
+    """A zip held in a class's zip, copied out (within the submission limit: its header may lie) to a temporary
+    file that goes when it is closed."""
+    import tempfile
+
+    copy = tempfile.TemporaryFile()
+    try:
+        written = 0
+        with outer.zf.open(outer.members[member]) as src:
+            while True:
+                chunk = src.read(MiB)
+                if not chunk:
+                    break
+                written += len(chunk)
+                if written > limits.max_submission_bytes:
+                    raise Rejected(f"too large: the archive is over {limits.max_submission_bytes / MiB:g} MB")
+                copy.write(chunk)
+        copy.seek(0)
+        return zipfile.ZipFile(copy)
+    except BaseException:
+        copy.close()
+        raise
+
+
+def class_zip(zf: zipfile.ZipFile) -> Zip:
+    """A class's zip as a plain view of its members: nothing is judged here, each submission in it is, alone, when
+    its own view is made (the class as a whole may be larger than a submission may, and one student's bad entry
+    is that student's)."""
+    view = Zip.__new__(Zip)
+    view.zf = zf
+    view.members = {i.filename: i for i in zf.infolist() if not i.is_dir()}
+    return view
+
+
+def unsafe_name(name: str) -> bool:
+    """A member's path that leaves its archive: `..`, absolute, or a drive letter."""
+    return name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) is not None or ".." in re.split(r"[/\\]", name)
+
+
+def open_box(storage, submissions_dir: str, source: str, limits: Limits):
+    """A submission of SUBMISSIONS, by its name there: a zip or a folder, or one inside a class's zip (the zip's name,
+    then the member's path: `submissions.zip/ana_1234_s1.zip`, `export.zip/submission_42`)."""
+    parts = source.split("/")
+    path = submissions_dir
+    for i, part in enumerate(parts):
+        path = join(path, part)
+        if _is_zip(part) and i < len(parts) - 1:
+            kind = storage.kind(path)
+            if kind is not None and kind[0] == "file":
+                outer = class_zip(storage.open_zip(path, 2 ** 62))
+                member = "/".join(parts[i + 1:])
+                if _is_zip(member):
+                    return Zip(inner_zip(outer, member, limits), limits)
+                return Zip(outer.zf, limits, folder=member)
+    if _is_zip(source):
+        return Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
+    return Folder(storage, path, limits)

@@ -11,7 +11,8 @@ keeps to that partitioning: none shuffles, none joins.
   index order, each with what is known of its index (its first commit, the final logs' entries there) and the
   run's facts (the final logs, who is live): committed-never-change, acked-in-final-logs, logs-agree,
   truncation-safe and what the grader knows of a scenario.
-- Single events: the scenario's expectations, read-gate-strict, wal-truncation, epoch-end, epoch-truncation.
+- Single events: the scenario's expectations, read-gate-strict, wal-truncation, epoch-end, epoch-truncation,
+  progress.
 Each pass is one sort of its rows and a few window operators over it (Spark evaluates windows that share a
 partitioning and an order on the same sorted rows). `all_checks` builds each pass once with all its rules, one
 Spark job for everything; `check_x` builds the pass of check x with that rule alone.
@@ -498,6 +499,27 @@ def _rule_epoch_truncation() -> str:
                  time="time"))
 
 
+# The scenario's commands that wait for the cluster to advance (lab/harness/commands.py: cmd_wait, cmd_write): a
+# `wait` for an HWM, a log end, logs caught up or a leader, and a write that waits to be acknowledged. One that fails
+# is an `expectation` named by its line, with ok false. (`wait 0.2s` cannot fail; `wait stopped` waits for a stop.)
+PROGRESS_WAITS = ("wait hwm ", "wait log_end ", "wait converged", "wait leader")
+
+
+def _rule_progress() -> str:
+    """The run gets as far as its scenario waits for, and a read below the serving node's HWM is served."""
+    waited = " OR ".join(f"startswith(name, {q(w)})" for w in PROGRESS_WAITS)
+    written = "(startswith(name, 'write ') AND NOT endswith(name, ' nowait'))"
+    stuck = one(f"type = '{EXPECTATION}' AND ok = false AND ({waited} OR {written})", v(
+        "progress", node=q(CLUSTER), index=None, seq="seq", time="time",
+        detail="concat('the run stopped at \\'', name, '\\': the cluster did not get there', "
+               "coalesce(concat(' (', detail, ')'), ''))"))
+    refused = one(f"type = '{READ_REFUSED}' AND index >= 1 AND index < hwm", v(
+        "progress", node="node", index="index", seq="seq", time="time",
+        detail=fmt("%s refused a read of index %d, below its HWM %d (%s)", "node", "index", "hwm",
+                   "coalesce(reason, 'no reason given')")))
+    return every(stuck, refused)
+
+
 # ---- the checks ---------------------------------------------------------------------------------------------
 
 def _single_events(events: DataFrame) -> DataFrame:
@@ -522,6 +544,7 @@ PLAN: dict[str, list[tuple[str, Callable[[], str]]]] = {
     "wal-truncation": [("event", _rule_wal_truncation)],
     "epoch-end": [("event", _rule_epoch_end)],
     "epoch-truncation": [("event", _rule_epoch_truncation)],
+    "progress": [("event", _rule_progress)],
 }
 assert tuple(PLAN) == tuple(r.check for r in RULES)
 
@@ -564,6 +587,7 @@ check_read_gate_strict = _check("read-gate-strict")
 check_wal_truncation = _check("wal-truncation")
 check_epoch_end = _check("epoch-end")
 check_epoch_truncation = _check("epoch-truncation")
+check_progress = _check("progress")
 
 CHECKS: tuple[tuple[str, Callable[[DataFrame], DataFrame]], ...] = tuple(
     (check, globals()["check_" + check.replace("-", "_")]) for check in PLAN)

@@ -40,8 +40,8 @@ def rubric_digest(rubric) -> str:
     """A digest of the rubric's content, the same in every process (a set's order is not: string hashing is
     seeded per process)."""
     canon = {"name": rubric.name, "credit": rubric.credit, "decimals": rubric.decimals,
-             "skip": {s: sorted(c) for s, c in sorted(rubric.skip.items())},
-             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios)]
+             "skip": {s: [sorted(k.checks), sorted(k.indexes)] for s, k in sorted(rubric.skip.items())},
+             "exercises": [[e.number, e.title, sorted(e.points.items()), sorted(e.scenarios), sorted(e.progress)]
                            for e in rubric.exercises]}
     return hashlib.sha256(json.dumps(canon, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -166,6 +166,7 @@ def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
             if graded else [],
             "weights": dict(graded.weights.get(r.student) or {}) if graded else {},
             "timings": [t for t in graded.timings if t["student"] == r.student] if graded else [],
+            "submitted": [x for x in graded.submitted if x["student"] == r.student] if graded else [],
             "version": sub.version, "events": events,
             "counts": [[run, check, n] for (run, check), n in sorted(counts.items())],
             "first": [[ex, check, v] for (ex, check), v in sorted(r.first.items())],

@@ -26,7 +26,7 @@ from lab.grade.archive import Limits
 from lab.grade.lms import lms_mapping
 from lab.grade.parse import read_events, small_table
 from lab.grade.storage import HadoopStorage, LocalStorage, MiB, is_uri, join
-from lab.grade.submissions import catalog
+from lab.grade.submissions import NOT_A_SUBMISSION, catalog
 from lab.grade import rubric as rubric_module
 from lab.grade import proof, sandbox
 from lab.grade import seeds as reexec_seeds
@@ -41,8 +41,9 @@ EXCERPT = 4  # events shown before and after the first violation of a check
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("submissions", metavar="SUBMISSIONS", nargs="?",
-                        help="folder of submission zips (from `hwm-lab submit`) or unpacked submission folders; "
-                             "a local path or any URI Spark reads (hdfs://, s3a://, file://)")
+                        help="folder of submission zips (from `hwm-lab submit`) or unpacked submission folders, or "
+                             "of a class in one zip (a zip of zips; Canvas's, Moodle's or Gradescope's bulk "
+                             "download); a local path or any URI Spark reads (hdfs://, s3a://, file://)")
     parser.add_argument("--out", metavar="DIR",
                         help="output folder (created; the grader writes nowhere else); required with SUBMISSIONS")
     parser.add_argument("--master", default=None, metavar="URL",
@@ -134,6 +135,10 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
         print("grade: re-execution runs the rest of the cluster on the reference answers, and this is a handout (no "
               "solutions/ beside the lab): grade from the course's repository, or with --trust-traces", file=sys.stderr)
         return 2
+    if not is_uri(args.submissions) and not _entries(LocalStorage(), args):
+        print(f"grade: {args.submissions} holds no submission (no zip, no folder: names starting with '.' or '_' "
+              f"are not read): nothing to grade", file=sys.stderr)
+        return 2
     own = spark is None
     storage = None
     args.grade, failure = f"{os.getpid()}-{uuid.uuid4().hex[:8]}", None  # (it names the grade's sandbox folders)
@@ -168,6 +173,12 @@ def run(args: argparse.Namespace, spark: "SparkSession | None" = None) -> int:
     finally:
         edges.finish(spark if own else None, storage, args, failure)
     return edges.INTERRUPTED if isinstance(failure, KeyboardInterrupt) else 1
+
+
+def _entries(storage, args) -> list[str]:
+    """The names in SUBMISSIONS the grade reads (not --out, not a name starting with '.' or '_')."""
+    return [name for name, kind, _ in storage.listdir(args.submissions) if not name.startswith((".", "_"))
+            and not (kind == "dir" and storage.same(join(args.submissions, name), args.out))]
 
 
 def _prepare_out(storage, args, rubric, say):
@@ -221,7 +232,7 @@ def compiling(quick: bool, reused, under_submit: bool, master: str | None) -> st
     return f"; {'the part to grade' if reused else 'the class'} is small: {jvms} with C1 only"
 
 
-def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> str:
+def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> tuple[str, dict]:
     """similarity.csv and report.html's section on similar submissions (lab/grade/similarity.py), over the
     submissions graded now and those whose results were reused."""
     from lab.grade import similarity
@@ -233,7 +244,7 @@ def _similarity(spark, storage, args, cat, limits, staging, out, say, reuse) -> 
 
 def _state_of(cat, results, hashes, counts, per_run, outcome=None) -> dict[str, dict]:
     """What a later grade may reuse of this one: per SUBMISSIONS entry graded now, its hash and results."""
-    by_student = {r.student: r for r in results}
+    by_student = {r.student: r for r in results if not r.duplicate}
     events: dict[str, int] = {}
     for (student, _), n in per_run.items():
         events[student] = events.get(student, 0) + n
@@ -311,11 +322,12 @@ def _grade(spark, storage, args, rubric, say) -> int:
     if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
         outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
         outcome.timings.sort(key=lambda t: (t["student"], t["exercise"]))
+        outcome.submitted += [x for e in reuse.values() for x in e.get("submitted", [])]
         storage.write(join(out, "reexec.csv"), reexec.timings_csv(outcome))
 
     with settings(spark, partitions_for(spark, args.shuffle_partitions)):
-        similar = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
-    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar,
+        similar, similar_to = _similarity(spark, storage, args, cat, limits, staging, out, say, reuse)
+    report.write_all(storage, out, rubric, results, found.common, found.check_totals, n_events, similar, similar_to,
                      trusted=outcome is None, sandbox=proof.summary(getattr(args, "proof", None)))
     say(playable.summary(results, played))
     if getattr(args, "lms", None):
@@ -344,9 +356,10 @@ def _read_class(storage, args, staging: str, limits: Limits, previous, say):
         storage.remove(staging)
         cat = catalog(storage, args.submissions, staging, limits, exclude=[args.out], progress=say, skip=reuse)
     if previous is not None:
-        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(cat.submissions)} graded now")
-    for name in cat.skipped:
-        say(f"skipped {name}: neither a .zip nor a folder")
+        now = [s for s in cat.submissions if s.status != NOT_A_SUBMISSION]  # (a file that is none: a row each time)
+        say(f"{len(reuse)} unchanged submissions keep their previous results; {len(now)} graded now")
+    if not cat.submissions and not cat.set_aside and not reuse:
+        raise incremental.Refused(f"{args.submissions} holds no submission (no zip, no folder): nothing to grade")
     return cat, reuse, hashes
 
 
@@ -393,6 +406,10 @@ def _score(cat, found: "Found", outcome, rubric):
                                      outcome.weights.get(s.student) if outcome else None) if s.ok else None)
         results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
                                             runs=runs, warnings=[*s.left_out, *s.warnings]))
+    for s in cat.set_aside:  # a student's other submissions: a row each, said in the graded one's feedback
+        results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=None,
+                                            runs=[], duplicate=True))
+    results.sort(key=lambda r: (r.student, r.duplicate, r.source))
     return counts, results
 
 
@@ -400,14 +417,17 @@ def _say_done(args, rubric, results, n_events: int, elapsed: float, say) -> None
     totals = [r.score.total for r in results if r.score]
     mean = sum(totals) / len(totals) if totals else 0.0
     graded = [r for r in results if r.score]
-    say(f"done in {elapsed:.1f} s: {len(results)} students, {len(graded)} graded, "
+    say(f"done in {elapsed:.1f} s: {len(results)} entries of {args.submissions}, {len(graded)} graded, "
         f"{len(results) - len(graded)} not gradable; {n_events} events ({n_events / max(elapsed, 1e-9):,.0f}/s); "
         f"mean total {mean:.2f} of {rubric_module.fmt(rubric.max_total)}")
-    for r in results:
+    for r in results:  # every entry not graded, by its name in SUBMISSIONS: grades.csv and report.html list it too
         if not r.score:
-            say(f"  {r.student}: {r.status}")
-    say(f"outputs in {args.out}: grades.csv, violations.parquet, violations.csv, similarity.csv, feedback/, "
-        f"gradescope/, report.html, {incremental.STATE}")
+            say(f"  not gradable: {r.source} ({r.student}): {r.status}")
+    lms = [f"lms/{args.lms}.csv", f"lms/{args.lms}-not-imported.csv"] if getattr(args, "lms", None) else []
+    say(f"outputs in {args.out}: " + ", ".join(
+        ["grades.csv", "violations.parquet", "violations.csv", "similarity.csv", "feedback/", "gradescope/",
+         *(["reexec.csv"] if getattr(args, "secret", None) is not None else []), *lms, "report.html",
+         incremental.STATE]))
 
 
 class Found:
@@ -475,9 +495,15 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
         f"({jobs['jobs']} Spark job{'s' if jobs['jobs'] != 1 else ''}, {jobs['stages']} stages, "
         f"{jobs['shuffle_stages']} shuffle stages, {jobs['tasks']} tasks)")
 
-    # Per run and check: how many, and the first (earliest) violation, for scores and feedback.
+    runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
+    runs_df = small_table(spark, storage, join(staging, "runs.jsonl"), runs_rows, T.StructType([
+        T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
+        T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
+    marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
+              .withColumn("graded", graded_column(rubric)))
+    # Per run and check: how many graded violations, and the first (earliest) of them, for scores and feedback.
     first = F.min_by(F.struct(*violations.columns), F.struct("time", "seq", "node", "index"))
-    for row in (violations.groupBy("submission", "run", "check")
+    for row in (marked.filter("graded").groupBy("submission", "run", "check")
                 .agg(F.count(F.lit(1)).alias("n"), first.alias("first")).collect()):
         key = (row["submission"], row["run"], row["check"])
         found.counts[key] = row["n"]
@@ -487,19 +513,13 @@ def _check(spark, storage, events, graded, staging, out, say, rubric, *, whole: 
     for i, (name, _) in enumerate(CHECKS, 1):
         say(f"check {i}/{len(CHECKS)} {name}: {found.check_totals.get(name, 0)} violations")
 
-    runs_rows = [(s.student, r.run, r.exercise, r.scenario) for s in graded for r in s.runs]
-    runs_df = small_table(spark, storage, join(staging, "runs.jsonl"), runs_rows, T.StructType([
-        T.StructField("submission", T.StringType()), T.StructField("run", T.StringType()),
-        T.StructField("exercise", T.IntegerType()), T.StructField("scenario", T.StringType())]))
-    marked = (violations.join(F.broadcast(runs_df), ["submission", "run"], "left")
-              .withColumn("graded", graded_column(rubric)))
     ordered = (marked.select(*OUTPUT_COLUMNS)
                .coalesce(1).sortWithinPartitions("submission", "run", "check", "time", "seq"))
     ordered.write.mode("overwrite").parquet(storage.for_spark(join(out, "violations.parquet")))
+    written = spark.read.parquet(storage.for_spark(join(out, "violations.parquet")))
     if whole:
-        found.common = common_messages(marked)
-        _write_single_csv(spark.read.parquet(storage.for_spark(join(out, "violations.parquet"))), storage,
-                          staging, join(out, "violations.csv"))
+        found.common = common_messages(written)
+        _write_single_csv(written, storage, staging, join(out, "violations.csv"))
     return found
 
 

@@ -60,11 +60,12 @@ def load_map(path: str | None, read=None) -> dict[str, dict[str, str]] | None:
 
 
 def _who(results, mapping):
-    """(student, their LMS record, total) of every student in the mapping (or every student, by their own id,
-    without one), and the students the mapping leaves out."""
+    """(student, their LMS record, total) of every graded student in the mapping (or every graded student, by
+    their own id, without one), and the students the mapping leaves out. An entry that was not graded is no
+    student of the gradebook: left out (`left_out`)."""
     rows, unmapped = [], []
-    for r in sorted(results, key=lambda r: r.student):
-        total = r.score.total if r.score else 0.0
+    for r in sorted((r for r in results if r.score), key=lambda r: r.student):
+        total = r.score.total
         if mapping is None:
             rows.append((r.student, {"lms_id": r.student, "name": "", "section": ""}, total))
         elif r.student in mapping:
@@ -72,6 +73,19 @@ def _who(results, mapping):
         else:
             unmapped.append(r.student)
     return rows, unmapped
+
+
+def left_out(results, unmapped: list[str]) -> str:
+    """The entries the import file leaves out, and why, for the instructor (lms/<lms>-not-imported.csv)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["entry", "student_id", "why"])
+    for r in sorted(results, key=lambda r: (r.student, r.source)):
+        if not r.score:
+            w.writerow([r.source, r.student, f"not graded: {r.status}"])
+        elif r.student in unmapped:
+            w.writerow([r.source, r.student, "not in the mapping file (--lms-map)"])
+    return buf.getvalue()
 
 
 def canvas_csv(rubric: Rubric, results, mapping=None) -> tuple[str, list[str]]:
@@ -100,6 +114,12 @@ def write(storage, out: str, kind: str, rubric: Rubric, results, mapping, say) -
 
     text, unmapped = (canvas_csv if kind == "canvas" else moodle_csv)(rubric, results, mapping)
     storage.write(join(out, "lms", f"{kind}.csv"), text.encode("utf-8", "backslashreplace"))
-    say(f"lms/{kind}.csv: {len(results) - len(unmapped)} students under the assignment {rubric.name!r}")
+    storage.write(join(out, "lms", f"{kind}-not-imported.csv"),
+                  left_out(results, unmapped).encode("utf-8", "backslashreplace"))
+    graded = [r for r in results if r.score]
+    say(f"lms/{kind}.csv: {len(graded) - len(unmapped)} graded students under the assignment {rubric.name!r}")
     if unmapped:
         say(f"  not in the mapping file, so not in lms/{kind}.csv: {', '.join(unmapped)}")
+    if len(graded) < len(results):
+        say(f"  {len(results) - len(graded)} entries not graded are not in lms/{kind}.csv: "
+            f"lms/{kind}-not-imported.csv lists them")

@@ -1,10 +1,13 @@
 """A grade's output folder, replaced whole: the new outputs are written aside (DIR/_new) and put in place once all
-are written; an interrupted or failed grade leaves DIR as it was."""
+are written; an interrupted or failed grade leaves DIR as it was (a DIR it made is removed again)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import signal
+import tempfile
 import threading
 
 from lab.grade.storage import join
@@ -14,16 +17,20 @@ OLD = "_old"  # the previous outputs, while the new ones are put in place
 MOVED = ".moved"  # in OLD: every previous output is in it (the new ones are being put in place)
 INTERRUPTED_LOG = "spark-interrupted.log"  # Spark's log of a grade that did not finish
 OURS = (NEW, OLD, INTERRUPTED_LOG)  # names of this module's in DIR (a grade's own outputs besides)
+MADE = ".made-by-this-grade"  # in NEW: DIR held no grade before this one ("absent": there was no DIR; "empty")
 
 
 def begin(storage, out: str) -> str:
     """Make DIR ready for a grade (finishing what an interrupted one left) and return the folder the new outputs
-    go to."""
+    go to; a DIR that does not exist yet, or is empty, is marked as made by this grade (see `abandon`)."""
+    made = b"absent" if storage.kind(out) is None else b"" if storage.listdir(out) else b"empty"
     storage.makedirs(out)
     recover(storage, out)
     new = join(out, NEW)
     storage.remove(new)
     storage.makedirs(new)
+    if made:
+        storage.write(join(new, MADE), made)
     return new
 
 
@@ -47,13 +54,15 @@ def recover(storage, out: str) -> None:
 
 
 def commit(storage, out: str) -> None:
-    """Put the new outputs in place of the previous ones (of every file in DIR but this module's own)."""
+    """Put the new outputs in place of the previous ones (of every file in DIR but this module's own; the log of
+    an earlier grade that did not finish goes too: this grade is the one DIR holds now)."""
     new, old = join(out, NEW), join(out, OLD)
     with held_off():
         storage.remove(old)
         storage.makedirs(old)
+        storage.remove(join(new, MADE))
         for name, _, _ in storage.listdir(out):
-            if name not in OURS:
+            if name not in OURS or name == INTERRUPTED_LOG:
                 storage.rename(join(out, name), join(old, name))
         storage.write(join(old, MOVED), b"")
         for name, _, _ in storage.listdir(new):
@@ -63,15 +72,32 @@ def commit(storage, out: str) -> None:
 
 
 def abandon(storage, out: str, log_file: str) -> str | None:
-    """Leave DIR as it was: the new outputs removed, this grade's Spark log kept as INTERRUPTED_LOG (returned)."""
+    """Leave DIR as it was: the new outputs removed, this grade's Spark log kept as INTERRUPTED_LOG (returned).
+    A DIR that held no grade is left as it was (removed again if this grade made it), and the log kept in the
+    temporary folder instead (a local DIR; on a Hadoop file system, DIR keeps it)."""
     new = join(out, NEW)
+    made = storage.read(join(new, MADE)) if storage.kind(join(new, MADE)) is not None else b""
+    local = bool(made) and not _is_uri(out)
     kept = None
     with contextlib.suppress(Exception):
         if storage.kind(join(new, log_file)) is not None:
-            kept = join(out, INTERRUPTED_LOG)
-            storage.rename(join(new, log_file), kept)
+            if local:
+                fd, kept = tempfile.mkstemp(prefix="hwm-lab-grade-", suffix=".log")
+                os.close(fd)
+                shutil.move(join(new, log_file), kept)  # (the temporary folder may be another file system)
+            else:
+                kept = join(out, INTERRUPTED_LOG)
+                storage.rename(join(new, log_file), kept)
     storage.remove(new)
+    if local and made == b"absent" and not storage.listdir(out):
+        storage.remove(out)
     return kept
+
+
+def _is_uri(path: str) -> bool:
+    from lab.grade.storage import is_uri
+
+    return is_uri(path)
 
 
 @contextlib.contextmanager

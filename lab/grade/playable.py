@@ -10,7 +10,7 @@ import time
 import zlib
 from pathlib import Path
 
-from lab.grade.archive import Folder, Limits, Zip
+from lab.grade.archive import Limits, open_box
 from lab.grade.report import FEEDBACK
 from lab.grade.storage import Rejected, join
 
@@ -43,9 +43,7 @@ def chosen(r, counterexamples: dict) -> dict[int, tuple[str, str | None]]:
 def _submitted_meta(storage, submissions: str, sub, run, limits: Limits) -> dict:
     """A submitted run's trace.json, read from its submission through the loader's checked views."""
     try:
-        path = join(submissions, sub.source)
-        box = (Zip(storage.open_zip(path, limits.max_submission_bytes), limits) if sub.source.lower().endswith(".zip")
-               else Folder(storage, path, limits))
+        box = open_box(storage, submissions, sub.source, limits)
         return json.loads(box.read(f"{run.dir}/trace.json", limits.max_meta_bytes))
     except (OSError, ValueError, Rejected):
         return {}
@@ -126,7 +124,8 @@ def restore(storage, out: str, results, aside: str) -> None:
 def summary(results, seconds: float) -> str:
     """The progress line of the class's files to play: how many, how big in all, how long they took to write."""
     sizes = [p["bytes"] for r in results for p in r.playable.values()]
+    students = sum(1 for r in results if r.score)
     return (f"runs to play: {len(sizes)} file{'' if len(sizes) == 1 else 's'} beside the feedback of "
-            f"{len(results)} student{'' if len(results) == 1 else 's'}, "
+            f"{students} student{'' if students == 1 else 's'}, "
             f"{sum(sizes) / 2 ** 20:.1f} MB in all (largest {max(sizes, default=0) / 1024:.0f} KB; a longer run "
             f"shows its rare events and the last of the rest, {KEEP} events at most), written in {seconds:.1f} s")

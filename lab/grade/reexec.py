@@ -6,6 +6,7 @@ beside the submitted ones and sets aside every run it could not reproduce (docs/
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -19,7 +20,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
+from lab.grade.archive import EVENTS_FILE, UNREADABLE, Limits, open_box
 from lab.grade.storage import MiB, Rejected, is_uri, join
 from lab.grade.submissions import FILES_DIR, RunInfo
 from lab.grade import pair, sandbox
@@ -46,15 +47,17 @@ class Outcome:
     metas: dict[tuple[str, str], dict] = field(default_factory=dict)  # (student, run) -> its trace.json
     counterexamples: dict[tuple[str, int], dict] = field(default_factory=dict)  # (student, exercise) -> files
     timings: list[dict] = field(default_factory=list)  # one per (student, exercise), for reexec.csv and the bench
+    # Each submitted run, as the grader tried it again (reexec.csv): one of REPRODUCTIONS, whether it counts, and why
+    submitted: list[dict] = field(default_factory=list)
+
+
+MATCHED, DIFFERED, NOT_TRIED = "matched", "differed", "not tried"  # what re-simulating a submitted run gave
 
 
 # ---- the driver: plan -----------------------------------------------------------------------------------------
 
 def _box(storage, submissions_dir: str, sub, limits: Limits):
-    path = join(submissions_dir, sub.source)
-    if sub.source.lower().endswith(".zip"):
-        return Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
-    return Folder(storage, path, limits)
+    return open_box(storage, submissions_dir, sub.source, limits)
 
 
 def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limits) -> tuple[list, dict]:
@@ -71,6 +74,11 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limi
         except (Rejected, *UNREADABLE) as exc:  # judged on its own: that submission only is not graded
             sub.status = f"malformed: cannot read the submission's files again ({type(exc).__name__}: {str(exc)[:100]})"
             continue
+        if not any(MODULE.match(m) for m in files):  # nothing to run: refused, never a silent 0
+            sub.status = (f"not re-executable: {'format version 1 holds' if sub.version < 2 else 'it holds'} no "
+                          f"exercise files (files/exercises/*.py), which the grader runs; submit again with "
+                          f"`hwm-lab submit`, or grade with --trust-traces to grade its runs as sent")
+            continue
         metas.update(metas_of)
         parts = []
         for ex in rubric.exercises:
@@ -80,9 +88,12 @@ def plan(storage, submissions_dir: str, cat, rubric, secret: bytes, limits: Limi
             if sub.version >= 2:
                 for run in sub.runs:
                     meta = metas[(sub.student, run.run)]
-                    if run.exercise == ex.number and meta.get("source") == "sim" and _seed_ok(meta):
+                    if run.exercise == ex.number and meta.get("source") == "sim" and _seed_ok(meta) \
+                            and all(MODULE.match(m) and m in files for m in run.code):
+                        # with exactly the code that made it: the student's files it records, under its name
                         reproduce.append({"run": run.run, "scenario": meta.get("scenario"), "seed": meta["seed"],
-                                          "truncation": meta.get("truncation")})
+                                          "truncation": meta.get("truncation"), "code": list(run.code),
+                                          "impl": _impl_name(meta.get("impl"))})
             parts.append(task(sub.student, ex, files, secret, box_limits, reproduce))
         tasks.append(bundle(sub.student, parts))
     return tasks, metas
@@ -118,7 +129,8 @@ def task(student: str, ex, files: dict[str, bytes], secret: bytes, limits: sandb
         "reproduce": list(reproduce),
         "meta": {"exercise": ex.number, "files_sha256": {module: _sha(files[module])} if module in files else {}},
         "call_seconds": limits.call_seconds, "processes": limits.processes, "explore": ex.explore,
-        "submitted": module in files, "files": {module: files[module]} if module in files else {}}
+        "submitted": module in files,
+        "files": {m: files[m] for m in {module, *(c for run in reproduce for c in run.get("code", ()))} if m in files}}
 
 
 def bundle(student: str, parts: list[dict]) -> dict:
@@ -127,6 +139,14 @@ def bundle(student: str, parts: list[dict]) -> dict:
     for part in parts:
         files.update(part.pop("files"))
     return {"student": student, "files": files, "exercises": parts}
+
+
+def _impl_name(name) -> str | None:
+    """The implementation a run names (its trace.json's `impl`: `exercises:high_water_mark`), if it reads as one."""
+    return name if isinstance(name, str) and IMPL_NAME.match(name) and name != "solutions" else None
+
+
+IMPL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,99}(:[a-z_]{1,40}(,[a-z_]{1,40}){0,9})?$")
 
 
 def _seed_ok(meta: dict) -> bool:
@@ -286,7 +306,8 @@ def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool,
 # ---- the driver: apply ----------------------------------------------------------------------------------------
 
 def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
-    """Stage the grader's runs as runs of their submissions, set aside what does not count, record the rest."""
+    """Stage the grader's runs as runs of their submissions, set aside what does not count, record the rest, and
+    what became of every submitted run (Outcome.submitted)."""
     from lab.grade.probes import PROBES
 
     out = Outcome()
@@ -294,23 +315,38 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
     next_id = max((f[0] for f in cat.files), default=-1) + 1
     staged = {(f[1], f[2], f[3]): join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
     kept: set[tuple[str, str]] = set()  # (student, run): reproduced, weighed as a real run, or the grader's own
+    tried: dict[tuple[str, str], dict] = {}  # (student, run) -> its row of Outcome.submitted, once decided
+
+    def said(sub, run, state: str, counts: bool, why: str = "") -> None:
+        tried[(sub.student, run.run)] = {"student": sub.student, "exercise": run.exercise, "run": run.run,
+                                         "reproduction": state, "counts": counts, "why": why}
+
     for sub in subs.values():
         out.rules[sub.student] = {ex.number: (0, 0) for ex in rubric.exercises}
         out.probes[sub.student] = {}
+        if sub.version < 2 and sub.runs:  # said once, plainly: its runs record no code to reproduce them with
+            sub.left_out.append(f"your submission is in format version 1, whose runs do not record the files they "
+                                f"were made from: the grader graded your code from its own runs, and your "
+                                f"{len(sub.runs)} submitted run{'s' if len(sub.runs) != 1 else ''} count for nothing")
         for run in list(sub.runs):
             meta = metas.get((sub.student, run.run), {})
             why = None
             if run.run.startswith(GRADER_PREFIX):
                 why = f"run names starting with {GRADER_PREFIX!r} are the grader's own"
             elif sub.version < 2:
-                why = "a version 1 submission is graded from the grader's own runs of its code only"
+                said(sub, run, NOT_TRIED, False, "format version 1: the run records no files it was made from")
+                _drop(storage, cat, sub, run, staged, None)
+                continue
             elif meta.get("source") != "sim":
                 if rubric.real_weight > 0:
                     out.weights.setdefault(sub.student, {})[run.run] = rubric.real_weight
                     kept.add((sub.student, run.run))
+                    said(sub, run, NOT_TRIED, True, f"a real-process run cannot be simulated again: it weighs "
+                                                    f"{rubric.real_weight:g} (the rubric's real_weight)")
                     continue
                 why = "a real-process run cannot be reproduced, and the rubric gives such runs no weight"
             if why:
+                said(sub, run, NOT_TRIED, False, why)
                 _drop(storage, cat, sub, run, staged, f"run {run.run} (exercise {run.exercise}) counts for "
                                                       f"nothing: {why}")
     for res in sorted(results, key=lambda r: (r["student"], r["exercise"])):
@@ -320,8 +356,7 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
         out.timings.append({"student": sub.student, "exercise": number, "status": status,
                             "wall_seconds": round(res["wall_seconds"], 3),
                             "sim_seconds": round(result.get("sim_seconds", 0.0), 3),
-                            "runs": len(result.get("runs", [])), "reproduced": len(result.get("reproduced", [])),
-                            "calls": result.get("crossed", 0)})
+                            "runs": len(result.get("runs", [])), "calls": result.get("crossed", 0)})
         rules = result.get("rules", [])
         out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
         out.rule_results[(sub.student, number)] = [[str(r[0]), bool(r[1]), str(r[2])[:1000]]
@@ -342,14 +377,30 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
                 out.counterexamples[(sub.student, number)] = res["counterexample"]
         for rep in result.get("reproduced", []):
             run = next((r for r in sub.runs if r.run == rep["run"]), None)
-            if run is not None and _same(storage, staged, sub.student, run, rep["events"]):
+            if run is None:
+                continue
+            others = [m for m in run.code if m != _module(number)]
+            if _same(storage, staged, sub.student, run, rep["events"]) and others:
+                # Made with the student's code for other exercises too (a handout runs it for the whole cluster):
+                # honest, and said nowhere but here, yet its failures could be another exercise's: the grader's
+                # own runs (the student's file for this exercise, the reference for the rest) grade it.
+                said(sub, run, MATCHED, False, f"made with {_listed(run.code)}: the grader's runs of exercise "
+                                               f"{number} (your {_module(number)}, the reference for the rest) "
+                                               f"grade it")
+                _drop(storage, cat, sub, run, staged, None)
+            elif _same(storage, staged, sub.student, run, rep["events"]):
+                said(sub, run, MATCHED, True)
                 kept.add((sub.student, run.run))
-            elif run is not None:
+            else:
+                crashed = f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""
+                said(sub, run, DIFFERED, False, f"re-simulated from its own seed with {_listed(run.code)}, "
+                                                f"its events differ{crashed}")
                 _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {number}) "
-                      f"counts for nothing: re-simulated from its own seed with the submitted files, its events "
-                      f"differ" + (f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""))
+                      f"counts for nothing: re-simulated from its own seed with {_listed(run.code)}, the files it "
+                      f"was made from, its events differ{crashed}")
         if status != "ok":
             for run in [r for r in sub.runs if r.exercise == number]:
+                said(sub, run, NOT_TRIED, False, f"exercise {number}: {status}")
                 _drop(storage, cat, sub, run, staged, None)
             continue
         for run in result.get("runs", []):
@@ -360,10 +411,25 @@ def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
             kept.add((sub.student, run["run"]))
     for sub in subs.values():  # what nothing above vouched for counts for nothing
         for run in [r for r in sub.runs if (sub.student, r.run) not in kept]:
+            if (sub.student, run.run) not in tried:
+                said(sub, run, NOT_TRIED, False, "its trace.json gives no scenario, truncation and seed, or the "
+                                                 f"rubric does not grade exercise {run.exercise}")
             _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {run.exercise}) counts "
                   f"for nothing: the grader could not simulate it again (its trace.json gives no scenario, "
                   f"truncation and seed, or the rubric does not grade exercise {run.exercise})")
+    out.submitted = sorted(tried.values(), key=lambda r: (r["student"], r["exercise"], r["run"]))
     return out
+
+
+def _module(number: int) -> str:
+    from lab.student.checks import exercise
+
+    return exercise(number).module
+
+
+def _listed(code) -> str:
+    """The files a run was made from, in words: `exercises/leader.py` or `exercises/a.py, exercises/b.py`."""
+    return ", ".join(code) if code else "the submitted files"
 
 
 def _same(storage, staged: dict, student: str, run, events: dict[str, str]) -> bool:
@@ -405,14 +471,29 @@ def _stage(storage, cat, sub, number: int, run: dict, files: dict, next_id: int)
     return next_id
 
 
+REEXEC_COLUMNS = ("student", "exercise", "run", "status", "wall_seconds", "sim_seconds", "runs", "calls",
+                  "reproduction", "counts", "why")
+
+
 def timings_csv(outcome: Outcome) -> bytes:
+    """reexec.csv: per (student, exercise) a row with an empty `run` (its status, times, the grader's runs and the
+    calls across), and after it a row per submitted run of that exercise: `reproduction` matched, differed or not
+    tried, whether it `counts`, and why."""
     buf = io.StringIO()
-    keys = ["student", "exercise", "status", "wall_seconds", "sim_seconds", "runs", "reproduced", "calls"]
-    buf.write(",".join(keys) + "\n")
-    for t in outcome.timings:
-        cells = (str(t.get(k, "")) for k in keys)
-        buf.write(",".join('"' + c.replace('"', '""') + '"' if k == "status" else c for k, c in zip(keys, cells))
-                  + "\n")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(REEXEC_COLUMNS)
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for r in outcome.submitted:
+        runs.setdefault((r["student"], r["exercise"]), []).append(r)
+    pairs = {(t["student"], t["exercise"]): t for t in outcome.timings}
+    for key in sorted({*pairs, *runs}):
+        t = pairs.get(key)
+        if t is not None:
+            w.writerow([t["student"], t["exercise"], "", t["status"], t["wall_seconds"], t["sim_seconds"], t["runs"],
+                        t["calls"], "", "", ""])
+        for r in runs.get(key, []):
+            w.writerow([r["student"], r["exercise"], r["run"], "", "", "", "", "", r["reproduction"],
+                        "yes" if r["counts"] else "no", r["why"]])
     return buf.getvalue().encode("utf-8", "backslashreplace")
 
 

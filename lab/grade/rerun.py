@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from lab.grade import privileges
@@ -185,18 +186,60 @@ def _rerun(task: dict, out: Path, result: dict, control) -> dict:
         result["runs"].append(record)
         result["sim_seconds"] += seconds
         crash = crash or record["crashed"]
-    for run in task["reproduce"]:
-        folder = out / "reproduce" / run["run"]
-        record, seconds = simulate(run, task, folder, faults)
-        result["sim_seconds"] += seconds
-        result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],
-                                     "events": events_sha256(folder) if folder.is_dir() else {}})
+    narrow = [run for run in task["reproduce"] if set(run.get("code") or [task["module"]]) == {task["module"]}]
+    for run in narrow:
+        _reproduce(run, task, out, result, faults)
     result["counterexample"] = counterexample(task, result, out / EXPLORED)
     crash = crash or next((f.sentence() for f in faults.seen[before:]), None)
     result["status"] = status_of(faults.seen, crash)
     result["crossed"] = student.crossed
     student.close()
+    wide = [run for run in task["reproduce"] if run not in narrow]
+    if wide and result["status"] == "ok":
+        result["crossed"] += _reproduce_wide(wide, task, out, result, control)
     return result
+
+
+def _reproduce(run: dict, task: dict, out: Path, result: dict, faults: Faults, impl: str | None = None) -> None:
+    """A submitted run simulated again from its own scenario, truncation and seed: the hashes of its events."""
+    import lab.core.impl as impl_module
+
+    folder = out / "reproduce" / run["run"]
+    # Under the name the run was made with (its cluster_started event names it): the same code, the same events.
+    made_as = run.get("impl") if isinstance(run.get("impl"), str) and run["impl"] != "solutions" else None
+    if made_as:  # (the name is in the events too: a node that stops names the implementation it ran)
+        impl_module._cache[made_as] = replace(impl_module._cache[impl or task["impl"]], name=made_as)
+    record, seconds = simulate(run, {**task, "impl": made_as or impl or task["impl"]}, folder, faults)
+    result["sim_seconds"] += seconds
+    result["reproduced"].append({"run": run["run"], "crashed": record["crashed"],
+                                 "events": events_sha256(folder) if folder.is_dir() else {}})
+
+
+def _reproduce_wide(runs: list[dict], task: dict, out: Path, result: dict, control) -> int:
+    """The submitted runs made with the student's code for other exercises too (a handout runs the student's code
+    for the whole cluster), each simulated again with exactly those files: the functions of every exercise they
+    name from the student's process, the rest the reference's. What those other files do says nothing of this
+    exercise's status: their faults are the reproduction's alone. Returns the calls that crossed."""
+    import lab.core.impl as impl_module
+    from lab.core.interface import EXERCISES as TABLE
+    from lab.grade.proxy import NotImportable, student_impl
+
+    crossed = 0
+    for code in sorted({tuple(sorted(run["code"])) for run in runs}):
+        functions = [f for row in TABLE if row.path in code for f in row.names]
+        name = f"exercises:{','.join(functions)}"
+        try:
+            impl, student = student_impl({**task, "functions": functions, "impl": name}, control)
+        except NotImportable as exc:
+            for run in (r for r in runs if tuple(sorted(r["code"])) == code):
+                result["reproduced"].append({"run": run["run"], "crashed": exc.fault.sentence(), "events": {}})
+            continue
+        impl_module._cache[name] = impl
+        for run in (r for r in runs if tuple(sorted(r["code"])) == code):
+            _reproduce(run, task, out, result, Faults(), name)
+        crossed += student.crossed
+        student.close()
+    return crossed
 
 
 def _write(path: Path, value: dict) -> None:

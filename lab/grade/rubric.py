@@ -10,6 +10,7 @@ from importlib import resources
 from lab.grade.rules import CHECK_IDS, GRADER_ENTRIES, SELF_REPORTED
 
 RULES_ENTRY = SELF_REPORTED.check  # a rubric entry that is not a check: the self-reported rule results
+UNGATED = ("scenario", RULES_ENTRY)  # entries a run that does not advance still earns (see Exercise.progress)
 
 CREDIT = ("per-run", "all-or-nothing")
 
@@ -26,13 +27,33 @@ class Exercise:
     scenarios: tuple[str, ...] = ("*",)
     seeds: int = 2  # re-execution: simulator runs of each scenario, with seeds drawn per student
     explore: int = 20  # re-execution: random walks of a short `hwm-lab explore` search, after a small BFS (0: none)
+    # The checks that say a run advanced (`progress`): in a run where one of them found something, the exercise's
+    # other entries (but `scenario` and `rules`) earn nothing, since a run that never advances breaks no safety
+    # rule and so proves nothing about it. A progress check may also have points of its own.
+    progress: tuple[str, ...] = ()
 
     @property
     def max_points(self) -> float:
         return sum(self.points.values())
 
+    def gated(self, check: str) -> bool:
+        """Whether this entry earns its points only in the runs that advance."""
+        return bool(self.progress) and check not in self.progress and check not in UNGATED
+
     def counts(self, scenario: str | None) -> bool:
         return "*" in self.scenarios or (scenario or "").lower() in self.scenarios
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Checks a scenario does not grade, where breaking them is the scenario's lesson: at the indexes named (the
+    entry the lesson loses), or on the whole run when it names none."""
+
+    checks: frozenset[str]
+    indexes: frozenset[int] = frozenset()
+
+    def covers(self, check: str, index: int | None = None) -> bool:
+        return check in self.checks and (not self.indexes or index in self.indexes)
 
 
 @dataclass(frozen=True)
@@ -40,7 +61,7 @@ class Rubric:
     exercises: tuple[Exercise, ...]
     credit: str = "per-run"
     decimals: int = 2
-    skip: dict[str, frozenset[str]] = field(default_factory=dict)  # scenario -> checks not graded there
+    skip: dict[str, Skip] = field(default_factory=dict)  # scenario -> what is not graded there
     real_weight: float = 0.0  # re-execution: what a real-process run weighs beside a reproduced simulator run
     sandbox: dict = field(default_factory=dict)  # re-execution: limits of the sandbox (lab.grade.sandbox.Limits)
     name: str = "HWM Lab"  # the assignment's name in an LMS's gradebook
@@ -50,13 +71,29 @@ class Rubric:
         return sum(e.max_points for e in self.exercises)
 
     def skipped(self, scenario: str | None, check: str) -> bool:
-        return check in self.skip.get((scenario or "").lower(), frozenset())
+        """Whether the scenario skips the check on its whole runs (a skip that names no index)."""
+        skip = self.skip.get((scenario or "").lower())
+        return skip is not None and not skip.indexes and check in skip.checks
 
-    def grades(self, exercise: int | None, scenario: str | None, check: str) -> bool:
-        """Whether a violation of `check` in a run of this exercise and scenario costs points: the exercise
-        lists the check, counts the scenario, and the scenario does not skip it. The rest is kept, counted nowhere."""
-        return any(e.number == exercise and check in e.points and check != RULES_ENTRY and e.counts(scenario)
-                   for e in self.exercises) and not self.skipped(scenario, check)
+    def blind(self, scenario: str | None, check: str) -> bool:
+        """Whether the scenario skips the check at some indexes only: a run of it cannot show the check holds (the
+        entry it concerns is not judged), but what the check finds elsewhere in it counts."""
+        skip = self.skip.get((scenario or "").lower())
+        return skip is not None and bool(skip.indexes) and check in skip.checks
+
+    def skipped_at(self, scenario: str | None, check: str, index: int | None) -> bool:
+        """Whether the scenario skips a violation of the check at this index."""
+        skip = self.skip.get((scenario or "").lower())
+        return skip is not None and skip.covers(check, index)
+
+    def grades(self, exercise: int | None, scenario: str | None, check: str, index: int | None = None) -> bool:
+        """Whether a violation of `check` (at `index`) in a run of this exercise and scenario costs points: the
+        exercise lists the check (in its points or its progress), counts the scenario, and the scenario does not
+        skip it there. The rest is kept, counted nowhere. Without `index`: whether any violation of it may."""
+        listed = any(e.number == exercise and (check in e.points or check in e.progress) and check != RULES_ENTRY
+                     and e.counts(scenario) for e in self.exercises)
+        return listed and not (self.skipped(scenario, check) if index is None
+                               else self.skipped_at(scenario, check, index))
 
 
 def default_text() -> str:
@@ -79,7 +116,12 @@ def parse(text: str, name: str = "rubric") -> Rubric:
     for scenario, spec in data.get("scenarios", {}).items():
         checks = spec.get("skip", [])
         _known(checks, f"{name}: scenarios.{scenario}.skip")
-        skip[scenario.lower()] = frozenset(checks)
+        indexes = spec.get("index", [])
+        indexes = [indexes] if isinstance(indexes, int) and not isinstance(indexes, bool) else indexes
+        if not isinstance(indexes, list) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 1
+                                                    for i in indexes):
+            raise RubricError(f"{name}: scenarios.{scenario}.index must be an index (or a list of them), 1 or more")
+        skip[scenario.lower()] = Skip(frozenset(checks), frozenset(indexes))
     exercises = []
     for key, spec in data.get("exercises", {}).items():
         try:
@@ -96,13 +138,17 @@ def parse(text: str, name: str = "rubric") -> Rubric:
         scenarios = spec.get("scenarios", ["*"])
         if not isinstance(scenarios, list) or not all(isinstance(s, str) for s in scenarios):
             raise RubricError(f"{name}: exercises.{key}.scenarios must be a list of scenario ids")
+        progress = spec.get("progress", [])
+        if not isinstance(progress, list) or not all(isinstance(c, str) for c in progress):
+            raise RubricError(f"{name}: exercises.{key}.progress must be a list of checks")
+        _known(progress, f"{name}: exercises.{key}.progress")
         runs = {k: spec.get(k, d) for k, d in (("seeds", 2), ("explore", 20))}
         for k, v in runs.items():
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1000:
                 raise RubricError(f"{name}: exercises.{key}.{k} must be an integer from 0 to 1000")
         exercises.append(Exercise(number, str(spec.get("title", f"Exercise {number}")),
                                   {c: float(p) for c, p in points.items()}, tuple(s.lower() for s in scenarios),
-                                  **runs))
+                                  **runs, progress=tuple(progress)))
     if not exercises:
         raise RubricError(f"{name}: no [exercises.N] tables")
     real = top.get("real_weight", 0.0)
@@ -143,10 +189,14 @@ class CheckScore:
     failed_runs: list[str]
     violations: int  # for the `rules` entry: the rules not ok
     rules: tuple[int, int] | None = None  # the `rules` entry: (ok, checked), or None when none were reported
+    idle_runs: list[str] = field(default_factory=list)  # runs it found nothing in, whose points it did not earn:
+    # they did not advance (Exercise.progress)
+    progress: bool = False  # a check of the exercise's progress: a run it fails earns the gated entries nothing
 
     @property
     def failed(self) -> bool:
-        return bool(self.failed_runs) or (self.check in GRADER_ENTRIES and self.points < self.max_points)
+        return bool(self.failed_runs) or bool(self.idle_runs) or (self.check in GRADER_ENTRIES
+                                                                   and self.points < self.max_points)
 
 
 @dataclass
@@ -160,47 +210,59 @@ class Score:
 def score(rubric: Rubric, runs: list[tuple[str, int, str | None]], violations: dict[tuple[str, str], int],
           rules: dict[int, tuple[int, int]] | None = None, probes: dict[tuple[int, str], bool] | None = None,
           weights: dict[str, float] | None = None) -> Score:
-    """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count; rules: exercise ->
-    (rules ok, rules) as the grader ran them or the submission reports them (None for a submission that reports
-    none: then a `rules` entry earns the share of the exercise's other points that its traces earned); probes:
-    (exercise, probe) -> whether the grader's probe found nothing (one not run earns that share too); weights:
-    run -> what it weighs in per-run credit (1 when not given)."""
+    """runs: (run, exercise, scenario) of one submission; violations: (run, check) -> count of the graded
+    violations; rules: exercise -> (rules ok, rules) as the grader ran them or the submission reports them (None
+    for a submission that reports none: then a `rules` entry earns the share of the exercise's other points that
+    its traces earned); probes: (exercise, probe) -> whether the grader's probe found nothing (one not run earns
+    that share too); weights: run -> what it weighs in per-run credit (1 when not given). A run that did not
+    advance (a check of the exercise's `progress` found something in it) earns the gated entries nothing."""
     checks, notes, by_exercise = [], [], {}
     for ex in rubric.exercises:
         mine = [(r, s) for r, e, s in runs if e == ex.number and ex.counts(s)]
         if not mine:
             notes.append(f"no runs for exercise {ex.number}")
+        weight = {r: (weights or {}).get(r, 1.0) for r, _ in mine}
+        idle = {r for r, s in mine for c in ex.progress
+                if not rubric.skipped(s, c) and violations.get((r, c), 0) > 0}
         got = 0.0
-        for check, points in ex.points.items():
+        for check in [*ex.points, *(c for c in ex.progress if c not in ex.points)]:
+            points = ex.points.get(check, 0.0)
             if check in GRADER_ENTRIES:
                 continue
-            graded = [r for r, s in mine if not rubric.skipped(s, check)]
+            # (a run of a scenario blind to the check at an index counts only against it: it cannot show it holds)
+            graded = [r for r, s in mine if not rubric.skipped(s, check)
+                      and not (rubric.blind(s, check) and violations.get((r, check), 0) == 0)]
             failed = [r for r in graded if violations.get((r, check), 0) > 0]
             count = sum(violations.get((r, check), 0) for r in graded)
+            withheld = [r for r in graded if r in idle and r not in failed] if ex.gated(check) else []
             if not mine:
                 earned = 0.0
             elif not graded:  # every run of the exercise is of a scenario that skips this check
                 earned = points
             elif rubric.credit == "all-or-nothing":
-                earned = points if not failed else 0.0
+                earned = points if not failed and not withheld else 0.0
             else:
-                weight = {r: (weights or {}).get(r, 1.0) for r in graded}
-                total_weight = sum(weight.values())
-                earned = points * sum(weight[r] for r in graded if r not in failed) / total_weight if total_weight \
-                    else 0.0
+                total_weight = sum(weight[r] for r in graded)
+                earned = points * sum(weight[r] for r in graded if r not in failed and r not in withheld) \
+                    / total_weight if total_weight else 0.0
             earned = round(earned, rubric.decimals)
             got += earned
-            checks.append(CheckScore(ex.number, check, earned, points, len(graded), failed, count))
+            checks.append(CheckScore(ex.number, check, earned, points, len(graded), failed, count,
+                                     idle_runs=withheld, progress=check in ex.progress))
         traced_points = sum(p for c, p in ex.points.items() if c not in GRADER_ENTRIES)
         traced_got = got
+        total_weight = sum(weight.values())
+        advanced = sum(w for r, w in weight.items() if r not in idle) / total_weight if total_weight else 0.0
         for check, points in ex.points.items():
             if check in GRADER_ENTRIES and check != RULES_ENTRY:
                 found = (probes or {}).get((ex.number, check))
                 share = 0.0 if not mine else (traced_got / traced_points if traced_points else 1.0) if found is None \
-                    else float(found)
+                    else float(found) * (advanced if ex.gated(check) else 1.0)
                 earned = round(points * share, rubric.decimals)
                 got += earned
-                checks.append(CheckScore(ex.number, check, earned, points, len(mine), [], int(found is False)))
+                withheld = sorted(idle) if found and ex.gated(check) else []
+                checks.append(CheckScore(ex.number, check, earned, points, len(mine), [], int(found is False),
+                                         idle_runs=withheld))
         if RULES_ENTRY in ex.points:
             points = ex.points[RULES_ENTRY]
             traced = ex.max_points - points

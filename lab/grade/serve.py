@@ -160,12 +160,19 @@ class LogCopy:
 
 def load(module: str, names: list[str], limit: float) -> tuple[dict, dict]:
     """The student's functions, guarded, and where each is defined (file, line), from the files in the working
-    folder; an ImportError if a function is missing or is not defined there."""
+    folder: from `module`, or, for a function it does not hold, from that function's own exercise's file (a run
+    made with the student's files of several exercises); an ImportError if a function is missing or is not defined
+    there."""
+    from lab.core.interface import EXERCISES
+
     code = Path.cwd().resolve()
     sys.path.insert(0, str(code))
-    imported = importlib.import_module("exercises." + Path(module).stem)
+    home = {name: row.path for row in EXERCISES for name in row.names}
+    first = importlib.import_module("exercises." + Path(module).stem)
     functions, where = {}, {}
     for name in names:
+        imported = first if callable(getattr(first, name, None)) or name not in home else \
+            importlib.import_module("exercises." + Path(home[name]).stem)
         fn = getattr(imported, name, None)
         if not callable(fn):
             raise AttributeError(f"{module} has no function {name}")

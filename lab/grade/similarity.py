@@ -260,16 +260,14 @@ def section_html(pairs: list[Pair], compared: int) -> str:
 def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, dict[str, str]]:
     """student -> module path -> text of the exercise files (files/exercises/*.py) of the given gradable version 2
     submissions, (student, source) pairs, read through the loader's checked archive and folder views."""
-    from lab.grade.archive import UNREADABLE, Folder, Zip
-    from lab.grade.storage import Rejected, join
+    from lab.grade.archive import UNREADABLE, open_box
+    from lab.grade.storage import Rejected
     from lab.grade.submissions import FILES_DIR
 
     out: dict[str, dict[str, str]] = {}
     for student, source in subs:
-        path = join(submissions_dir, source)
         try:
-            box = (Zip(storage.open_zip(path, limits.max_submission_bytes), limits)
-                   if source.lower().endswith(".zip") else Folder(storage, path, limits))
+            box = open_box(storage, submissions_dir, source, limits)
             mods = {}
             for rel in box.files_under(FILES_DIR):
                 module = rel[len(FILES_DIR) + 1:]
@@ -282,12 +280,22 @@ def submission_files(storage, submissions_dir: str, subs, limits) -> dict[str, d
     return out
 
 
-def write(spark, storage, submissions_dir: str, subs, limits, staging: str, out: str, say) -> str:
-    """similarity.csv and report.html's section (returned); subs: (student, source) of the submissions to compare."""
+def write(spark, storage, submissions_dir: str, subs, limits, staging: str, out: str, say) -> tuple[str, dict]:
+    """similarity.csv, and report.html's section with, per student, the pairs that name them (`similar_to`);
+    subs: (student, source) of the submissions to compare."""
     from lab.grade.storage import join
 
     files = submission_files(storage, submissions_dir, subs, limits)
     pairs = find(spark, storage, files, join(staging, "shingles.libsvm")) if files else []
     storage.write(join(out, "similarity.csv"), to_csv(pairs).encode("utf-8", "backslashreplace"))
     say(f"similarity: {len(files)} submissions with exercise files compared; {len(pairs)} similar pairs listed")
-    return section_html(pairs, len(files))
+    return section_html(pairs, len(files)), similar_to(pairs)
+
+
+def similar_to(pairs: list[Pair]) -> dict[str, list[tuple[str, str, float]]]:
+    """student -> (the other one, scope, similarity) of every listed pair that names them, most similar first."""
+    out: dict[str, list[tuple[str, str, float]]] = {}
+    for p in pairs:
+        out.setdefault(p.a, []).append((p.b, p.scope, p.similarity))
+        out.setdefault(p.b, []).append((p.a, p.scope, p.similarity))
+    return {s: sorted(found, key=lambda x: (-x[2], x[0], x[1])) for s, found in out.items()}

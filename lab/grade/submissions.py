@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from lab.core.config import MAX_NODES
-from lab.grade.archive import EVENTS_FILE, UNREADABLE, Folder, Limits, Zip
+from lab.grade.archive import (CLASS_DEPTH, EVENTS_FILE, UNREADABLE, Folder, Limits, Zip, class_entries,
+                               open_box, unsafe_name)
 from lab.grade.storage import MiB, Rejected, join
-from lab.student.ids import valid_student_id
+from lab.student.ids import student_id, valid_student_id
 from lab.core.events import NODE_EXITED
 from lab.ports.trace import parse_line
 
@@ -31,6 +32,7 @@ class RunInfo:
     nodes: list[str]
     liveness_bound: float | None
     files: list[tuple[int, str, str]] = field(default_factory=list)  # (file id, node, path in submission)
+    code: tuple[str, ...] = ()  # version 2: the student's files the run was made from (exercises/NAME.py)
 
 
 @dataclass
@@ -77,7 +79,7 @@ def _json(data: bytes, name: str) -> dict:
 
 def _manifest(box, sub: Submission, limits: Limits) -> dict:
     if box.kind(MANIFEST) is None:
-        raise Rejected("missing manifest")
+        raise Rejected("missing manifest: the submission is empty" if box.empty() else "missing manifest")
     m = _json(box.read(MANIFEST, limits.max_meta_bytes), MANIFEST)
     if m.get("format") != "hwm-lab-submission":
         raise Rejected(f"malformed: manifest.json {_said(m, 'format')}, not 'hwm-lab-submission'")
@@ -89,6 +91,7 @@ def _manifest(box, sub: Submission, limits: Limits) -> dict:
                        f"({max(VERSIONS)})")
     sub.version = version
     student = m.get("student")
+    student = student_id(student) if isinstance(student, str) else student
     if not valid_student_id(student):
         raise Rejected(f"malformed: manifest.json student {student!r} is not a valid student id (letters, digits, "
                        f"'.', '_' and '-', 1 to 64 characters, not starting with '.')")
@@ -226,9 +229,10 @@ def inspect(box, sub: Submission, limits: Limits) -> list[tuple[RunInfo, list[tu
             continue
         scenario = r.get("scenario", meta.get("scenario"))
         bound = meta.get("liveness_bound")
+        code = tuple(sorted(r["files_sha256"])) if sub.version >= 2 else ()  # (not stale: each one is in files/)
         runs.append((RunInfo(run=name, exercise=exercise, scenario=scenario if isinstance(scenario, str) else None,
                              dir=rel, nodes=list(meta["nodes"]),
-                             liveness_bound=None if bound is None else float(bound)), files))
+                             liveness_bound=None if bound is None else float(bound), code=code), files))
     return runs
 
 
@@ -258,9 +262,9 @@ def _fallback_id(source: str) -> str:
 class Catalog:
     submissions: list[Submission]
     files: list[tuple[int, str, str, str, str]]  # (file id, student, run, node, path in submission)
-    skipped: list[str]  # entries of SUBMISSIONS that are not submissions
     events_dir: str
     events_bytes: int = 0  # the size of the staged events files, to size Spark's partitions
+    set_aside: list[Submission] = field(default_factory=list)  # a student's other submissions, not graded
 
     @property
     def runs(self) -> Iterable[tuple[Submission, RunInfo]]:
@@ -269,52 +273,94 @@ class Catalog:
                 yield s, r
 
 
-def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits(), *,
-            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None,
-            skip: Iterable[str] = ()) -> Catalog:
-    """Inspect every zip or folder in submissions_dir and stage the events files of the sound ones at
-    staging/events/f<id>.jsonl, the only place Spark reads events from. Entries named in `skip` (unchanged since
-    a previous grade whose results are reused) are not read."""
-    events_dir = join(staging, "events")
-    storage.makedirs(events_dir)
-    skipped_names = set(skip)
-    entries = [e for e in storage.listdir(submissions_dir)
-               if not e[0].startswith((".", "_")) and e[0] not in skipped_names]
+NOT_A_SUBMISSION = "not a submission: neither a zip nor a folder that holds a manifest.json"
+
+
+def entries_of(storage, submissions_dir: str, exclude: Iterable[str] = (), skip: Iterable[str] = ()) -> list[tuple]:
+    """Every entry of SUBMISSIONS to judge, as (source, kind): kind "zip", "dir", "link", "member" (a submission
+    inside a class's zip or folder: its source is the path to it) or "other" (no submission: said so). A class in
+    one zip or folder (an LMS's bulk download, a zip of zips: lab.grade.archive.class_entries) is unpacked into its
+    submissions. Names starting with '.' or '_' are not entries; `skip` are unchanged since a previous grade."""
     excluded = list(exclude)
-    subs: list[Submission] = []
-    files: list[tuple[int, str, str, str, str]] = []
-    events_bytes = 0
-    skipped: list[str] = []
-    candidates = []
-    for name, kind, size in entries:
+    skipped = set(skip)
+    found = []
+    for name, kind, _ in storage.listdir(submissions_dir):
+        if name.startswith((".", "_")) or name in skipped:
+            continue
         path = join(submissions_dir, name)
         if kind == "dir" and any(storage.same(path, x) for x in excluded):
             continue
-        if (kind == "file" and name.lower().endswith(".zip")) or kind == "dir":
-            candidates.append((name, kind, size, path))
-        elif kind == "link":
-            sub = Submission(source=name, student=_fallback_id(name), status=f"unsafe folder: {name} is a link")
-            subs.append(sub)
+        inner = None
+        if kind == "file" and name.lower().endswith(".zip"):
+            try:
+                inner = class_entries(storage.open_zip(path, 2 ** 62).namelist())
+            except (zipfile.BadZipFile, *UNREADABLE):
+                inner = None  # judged as a submission: its status will say why it does not open
+        elif kind == "dir" and storage.kind(join(path, MANIFEST)) is None:
+            try:
+                inner = class_entries(_files(storage, path))
+            except OSError:
+                inner = None
+        if inner is None:
+            found.append((name, kind if kind in ("dir", "link") else "zip" if kind == "file"
+                          and name.lower().endswith(".zip") else "other"))
         else:
-            skipped.append(name)
-    total = len(candidates) + len(subs)
-    step = max(1, total // 10)
-    for n, (name, kind, size, path) in enumerate(candidates, 1):
-        sub = Submission(source=name, student=_fallback_id(name))
+            found.extend((f"{name}/{member}", "member" if what != "other" else "other") for member, what in inner)
+    return found
+
+
+def _files(storage, root: str, rel: str = "", depth: int = CLASS_DEPTH) -> list[str]:
+    """The files of a folder (their paths from it), `depth` folders deep; links and pipes are no files."""
+    out = []
+    for name, kind, _ in storage.listdir(join(root, rel) if rel else root):
+        sub = f"{rel}/{name}" if rel else name
+        if kind == "file":
+            out.append(sub)
+        elif kind == "dir" and depth > 1:
+            out.extend(_files(storage, root, sub, depth - 1))
+    return out
+
+
+def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits(), *,
+            exclude: Iterable[str] = (), progress: Callable[[str], None] = lambda _: None,
+            skip: Iterable[str] = ()) -> Catalog:
+    """Inspect every entry of submissions_dir (a class in one zip or folder: each submission in it) and stage the
+    events files of the sound ones at staging/events/f<id>.jsonl, the only place Spark reads events from. Every
+    entry becomes a Submission, graded or with the status that says why not. Entries named in `skip` (unchanged
+    since a previous grade whose results are reused) are not read."""
+    events_dir = join(staging, "events")
+    storage.makedirs(events_dir)
+    entries = entries_of(storage, submissions_dir, exclude, skip)
+    subs: list[Submission] = []
+    files: list[tuple[int, str, str, str, str]] = []
+    events_bytes = 0
+    candidates = []
+    for name, kind in entries:
+        base = name.rsplit("/", 1)[-1]
+        if kind == "link":
+            subs.append(Submission(source=name, student=_fallback_id(base), status=f"unsafe folder: {name} is a link"))
+        elif kind == "other":
+            status = (f"unsafe archive: entry {name.split('/', 1)[1]!r} points outside the archive"
+                      if "/" in name and unsafe_name(name.split("/", 1)[1]) else NOT_A_SUBMISSION)
+            subs.append(Submission(source=name, student=_fallback_id(base), status=status))
+        else:
+            candidates.append((name, kind))
+    step = max(1, len(candidates) // 10)
+    for n, (name, kind) in enumerate(candidates, 1):
+        sub = Submission(source=name, student=_fallback_id(name.rsplit("/", 1)[-1]))
         subs.append(sub)
         written: list[str] = []
         try:
-            if kind == "file":
+            if kind == "member":
+                box = open_box(storage, submissions_dir, name, limits)
+            elif kind == "zip":
+                size = storage.kind(join(submissions_dir, name))[1]
                 if size > limits.max_submission_bytes:
                     raise Rejected(f"too large: the archive is {size / MiB:.1f} MB "
                                    f"(limit {limits.max_submission_bytes / MiB:g} MB)")
-                try:
-                    zf = storage.open_zip(path, limits.max_submission_bytes)
-                except zipfile.BadZipFile:
-                    raise Rejected("malformed: not a zip archive")
-                box = Zip(zf, limits)
+                box = open_box(storage, submissions_dir, name, limits)
             else:
-                box = Folder(storage, path, limits)
+                box = Folder(storage, join(submissions_dir, name), limits)
             runs = inspect(box, sub, limits)
             first_id = len(files)
             staged = []
@@ -329,6 +375,9 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
                     run.files.append((file_id, node, rel))
                 sub.runs.append(run)
             files.extend(staged)
+        except zipfile.BadZipFile:
+            sub.status = "malformed: not a zip archive"
+            sub.runs, sub.left_out = [], []
         except Rejected as exc:
             sub.status = str(exc)
             sub.runs, sub.left_out = [], []
@@ -341,15 +390,17 @@ def catalog(storage, submissions_dir: str, staging: str, limits: Limits = Limits
                 storage.remove(dst)
         if n % step == 0 or n == len(candidates):
             progress(f"read {n}/{len(candidates)} submissions")
-    _resolve_duplicates(subs, files)
-    return Catalog(subs, files, skipped, events_dir, events_bytes)
+    set_aside = _resolve_duplicates(subs, files)
+    return Catalog(subs, files, events_dir, events_bytes, set_aside)
 
 
-def _resolve_duplicates(subs: list[Submission], files: list) -> None:
-    """One row per student: of two submissions by the same student the newer (manifest `created`) counts."""
+def _resolve_duplicates(subs: list[Submission], files: list) -> list[Submission]:
+    """One graded submission per student: of two by the same student the gradable one, then the newer (manifest
+    `created`), counts; the others are set aside, each with a status that names the one graded, and returned."""
     by_student: dict[str, list[Submission]] = {}
     for s in subs:
         by_student.setdefault(s.student, []).append(s)
+    set_aside = []
     for student, group in by_student.items():
         if len(group) < 2:
             continue
@@ -360,5 +411,8 @@ def _resolve_duplicates(subs: list[Submission], files: list) -> None:
             subs.remove(s)
             dropped = {file_id for r in s.runs for file_id, _, _ in r.files}
             files[:] = [f for f in files if f[0] not in dropped]
-
-
+            why = "newer" if s.ok else f"this one: {s.status}"
+            s.status = f"duplicate: {keep.source}, also by {student}, is graded instead ({why})"
+            s.runs, s.left_out = [], []
+            set_aside.append(s)
+    return set_aside

@@ -144,10 +144,14 @@ def available() -> list[str]:
     return sorted(p.stem for p in SCENARIO_DIR.glob("*.txt"))
 
 
-def load(name_or_path: str) -> Scenario:
+def load(name_or_path: str, *, file: bool = False) -> Scenario:
+    """A scenario by its name (s1), or a script file by its path (`file`: always a path, as `--script` gives one)."""
     path = Path(name_or_path)
-    if not path.suffix:
+    named = not file and not path.suffix and len(path.parts) == 1
+    if named:
         path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
-    if not path.exists():
-        raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=list(available())))
+    if not path.is_file():
+        if named:
+            raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=list(available())))
+        raise ScenarioError(Reason(reasons.NO_SCRIPT_FILE, path=str(path)))
     return parse(path.read_text(encoding="utf-8"), path.stem)

@@ -377,7 +377,7 @@ def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_r
     x = {name: LEFT + col_w * k + col_w // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
-    geometry = f' data-top="{TOP}" data-row-h="{ROW_H}"' if cursor else ""
+    geometry = f' data-top="{TOP}" data-row-h="{ROW_H}" data-left="{LEFT}" data-col-w="{col_w}"' if cursor else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12"{geometry}>',
            "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" "

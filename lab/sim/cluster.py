@@ -25,7 +25,7 @@ from lab.core import impl as impl_module
 from lab.core.judges import Call, judged
 from lab.core.config import FSYNC_POLICIES, PRE_VOTE, TIMING, Timing, check_choice, node_names
 from lab.core.messages import (
-    NODE_DOWN, NOT_LEADER, Answer, ClientRead, ClientWrite, Entry, Event, answer_fields, digest)
+    NODE_DOWN, NOT_LEADER, TIMEOUT, Answer, ClientRead, ClientWrite, Entry, Event, answer_fields, digest)
 from lab.core.replica import Replica
 from lab.ports.driver import ReadyDriver
 from lab.ports.disk_faults import DiskFaults, failure
@@ -381,7 +381,11 @@ class SimCluster:
     def read(self, index: int, node: str, *, client: str | None = None) -> Answer:
         """Read `index` from `node`: its answer, or NODE_DOWN when it is not running (or stopped on the read)."""
         request = self.ask_read(index, node, client=client)
-        return self.answers.pop(request)
+        answer = self.answers.pop(request, None)
+        if answer is None:  # held behind the node's pending sync (a manual sync): it leaves with that sync
+            answer = Answer(request=request, ok=False, index=index, refusal=TIMEOUT,
+                            error=Reason(reasons.ANSWER_AFTER_SYNC, node=node))
+        return answer
 
     def ask_read(self, index: int, node: str, *, linearizable: bool = False, client: str | None = None) -> str:
         """Send a read to `node`; its answer comes to `answers` under the request id returned: at once for a plain

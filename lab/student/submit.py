@@ -18,7 +18,7 @@ from typing import Callable
 
 from lab.i18n import Listed, columns, counted, localize, say
 from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
-from lab.student.ids import packed, valid_student_id
+from lab.student.ids import packed, student_id, valid_student_id
 
 FORMAT, VERSION = "hwm-lab-submission", 2
 
@@ -29,7 +29,7 @@ class NothingToSubmit(Exception):
 
 def check_student_id(student: str) -> None:
     """A clear error for an id that could not name a zip safely (or that the grader would refuse)."""
-    if not valid_student_id(student):
+    if not valid_student_id(student_id(student) if isinstance(student, str) else student):
         raise NothingToSubmit(say("{student} is not a valid student id: use letters, digits, '.', '_' and '-', 1 to "
                                   "64 characters, not starting with '.'", student=repr(student)))
 
@@ -39,6 +39,7 @@ class Submission:
     manifest: dict
     out: Path
     table: list[dict] = field(default_factory=list)  # exercise, verdict, runs, left_out
+    code: Path | None = None  # the folder of the exercise files checked and packed
 
     @property
     def complete(self) -> bool:
@@ -47,6 +48,7 @@ class Submission:
 
 def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out: str | Path, seed: int = 7,
            lab_version: str = "unknown", progress: Callable[[str], None] = lambda s: None) -> Submission:
+    student = student_id(student)
     check_student_id(student)
     checks_dir, out = Path(checks_dir), Path(out)
     current = files_sha256(impl)
@@ -60,12 +62,16 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
             meta = _read_json(real / "trace.json")
             if meta is None:
                 continue
-            wanted = {ex.module: current.get(ex.module)}
-            if meta.get("files_sha256") != wanted:
-                why = (say("made before runs recorded their files") if "files_sha256" not in meta
-                       else say("made from another version of {module}", module=ex.module))
-                left_out.append(say("{run}: {why}", run=real.name, why=why))
+            recorded = meta.get("files_sha256")
+            if not isinstance(recorded, dict) or ex.module not in recorded:
+                left_out.append(say("{run}: {why}", run=real.name, why=say("made before runs recorded their files")))
                 continue
+            changed = sorted(m for m, digest in recorded.items() if current.get(m) != digest)
+            if changed:  # made from other files than these (the exercise's own, or in a handout another's)
+                left_out.append(say("{run}: {why}", run=real.name,
+                                    why=say("made from another version of {module}", module=changed[0])))
+                continue
+            wanted = {m: current[m] for m in recorded}
             verdict_file = _read_json(real / "verdict.json") or {}
             scenario = {"scenario": meta.get("scenario"), "truncation": meta.get("truncation"), "source": "real",
                         "seed": meta.get("seed"), "passed": bool(verdict_file.get("passed")),
@@ -98,7 +104,7 @@ def submit(student: str, *, impl: str = "exercises", checks_dir: str | Path, out
         root = package_dir(impl)
         for module in current:
             archive.write(root / Path(module).name, f"files/{module}")
-    return Submission(manifest, out, table)
+    return Submission(manifest, out, table, root)
 
 
 def _run_record(path: Path, scenario: dict) -> dict:
@@ -131,6 +137,8 @@ def table_text(submission: Submission, lang: str = "en") -> str:
     failing = [str(r["exercise"]) for r in submission.table if r["verdict"] != "passing"]
     exercises = Listed(map(str, submission.manifest["exercises"]))
     runs = sum(r["runs"] for r in submission.table)
+    if submission.code is not None:
+        lines.append(say_in(say("checked and packed the files of {folder}", folder=str(submission.code))))
     lines.append(say_in(counted("wrote {out}: {runs} run of exercises {exercises}",
                                 "wrote {out}: {runs} runs of exercises {exercises}", runs, out=str(submission.out),
                                 runs=runs, exercises=exercises) if exercises else

@@ -140,6 +140,32 @@ def test_the_sequence_view_cut_at_a_cursor_is_the_servers_drawing_there(s1, brow
     assert errors == [] and refused == []
 
 
+def test_the_sequence_view_spreads_over_the_pages_width_as_the_servers_does(s1, browser):
+    # (it was drawn 520 px wide in a view of 1,263: the server's drawing spreads its lines over the page's width)
+    trace, path = s1
+    errors, refused = [], []
+    page = offline_page(browser, path, errors, refused)
+    page.evaluate("window.hwmSeek({ position: window.hwmState.total })")
+    page.wait_for_function("window.hwmState.position === window.hwmState.total")
+    page.keyboard.press("q")
+    page.wait_for_function("document.querySelectorAll('#sequence svg .node').length === 3")
+    drawn, room, xs = page.evaluate("""() => {
+      const svg = document.querySelector('#sequence svg');
+      return [svg.getBoundingClientRect().width, document.querySelector('#sequence').clientWidth,
+              [...svg.querySelectorAll('.node')].map((g) => Number(g.dataset.x))];
+    }""")
+    assert room > 1000 and drawn >= room * 0.95, (drawn, room)
+    gaps = [b - a for a, b in zip(xs, xs[1:])]
+    assert max(gaps) - min(gaps) <= 1 and gaps[0] > 300, xs  # the columns spread evenly over the width
+    replay = Replay(trace)  # the server's drawing at that width: the same lines, at the same places
+    want = sequence_svg(replay.events, upto=len(replay), nodes=sorted(replay.fold_at(len(replay)).nodes),
+                        width=int(page.evaluate("document.querySelector('#sequence').clientWidth - 2")))
+    assert [float(x) for x in re.findall(r'class="node" data-node="\w" data-x="([\d.]+)"', want)] == \
+        pytest.approx(xs, abs=1)
+    page.screenshot(path=str(shots_dir("onefile") / "s1-sequence-720p.png"))
+    assert errors == [] and refused == []
+
+
 def test_a_phone_in_spanish_and_the_language_picker(s1, browser):
     trace, path = s1
     errors, refused = [], []

@@ -155,3 +155,53 @@ def test_hashing_a_class_never_reads_a_link_or_a_pipe(tmp_path):
     before = hashes["dora"]
     (folder / "elsewhere").unlink()
     assert incremental.entry_hashes(LocalStorage(), str(tmp_path / "subs"), str(tmp_path / "out"))["dora"] != before
+
+
+@pytest.mark.skipif(sandbox.bwrap() is None, reason="bubblewrap (Debian's bubblewrap) is not installed")
+def test_every_entry_is_a_row_none_that_is_no_student_reaches_the_lms_and_the_report_lists_them_first(
+        spark, tmp_path, capsys):
+    key = tmp_path / "course.key"
+    key.write_text(SECRET)
+    subs = tmp_path / "subs"
+    good(subs)
+    synth.write_submission(subs, "vera", full_runs())  # format version 1: traces, no files to run
+    zipfile.ZipFile(subs / "s10-empty.zip", "w").close()
+    made = tmp_path / "made"
+    synth.write_submission(made, "gus", full_runs(), version=2, files=styles.student_files(9))
+    synth.write_submission(made, "李明", full_runs(), version=2, files=styles.student_files(4))
+    synth.write_submission(made, "bad id", full_runs(), version=2, files=styles.student_files(6))
+    with zipfile.ZipFile(subs / "bulk.zip", "w") as z:  # a zip of zips (an LMS's bulk download)
+        z.write(made / "gus.zip", "gus_1001_submission-gus.zip")
+        z.write(made / "李明.zip", "li_1002_submission.zip")
+    shutil.copy(made / "bad id.zip", subs / "odd.zip")
+    shutil.copy(subs / "alice.zip", subs / "alice-again.zip")  # the same submission twice
+    (subs / "notes.txt").write_text("grading notes, not a submission\n")
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--course-secret", str(key),
+                                          "--rubric", rubric_without_exploring(tmp_path), "--lms", "canvas"])
+    assert job.run(args, spark) == 0
+    out = tmp_path / "out"
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = [(r["student_id"], r["total"], r["grading_status"]) for r in csv.DictReader(f)]
+    status = {s: st for s, _, st in rows}
+    assert len(rows) == 9  # alice, dora, vera, s10-empty, gus, 李明, odd, alice-again, notes.txt
+    assert [s for s, _, st in rows if st == "ok"] == ["alice", "dora", "gus", "李明"]
+    assert status["vera"].startswith("not re-executable: format version 1 holds no exercise files")
+    assert status["s10-empty"] == "missing manifest: the submission is empty"
+    assert status["odd"].startswith("malformed: manifest.json student 'bad id' is not a valid student id")
+    assert status["notes.txt"].startswith("not a submission")
+    assert sorted(st for s, _, st in rows if s == "alice") == [
+        "duplicate: alice.zip, also by alice, is graded instead (newer)", "ok"]
+    # the gradebook gets the graded students only; the rest is listed beside it, with the reason
+    with open(out / "lms" / "canvas.csv", newline="", encoding="utf-8") as f:
+        assert [r[2] for r in list(csv.reader(f))[2:]] == ["alice", "dora", "gus", "李明"]
+    with open(out / "lms" / "canvas-not-imported.csv", newline="", encoding="utf-8") as f:
+        left = {r["entry"]: r["why"] for r in csv.DictReader(f)}
+    assert set(left) == {"vera.zip", "s10-empty.zip", "odd.zip", "alice-again.zip", "notes.txt"}
+    # report.html says them first, each by its entry; the progress lines too
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.index("<h2>Not gradable (5)</h2>") < page.index("<h2>Students</h2>") < page.index("<h2>Scores</h2>")
+    first = page.split("<h2>Students</h2>")[0]
+    assert all(f"<td>{entry}</td>" in first for entry in left)
+    said = capsys.readouterr().err
+    assert "9 entries of" in said and all(f"not gradable: {entry} (" in said for entry in left)
+    assert (out / "feedback" / "gus.html").exists() and not (out / "feedback" / "alice-again.html").exists()

@@ -382,6 +382,31 @@ def test_cutting_one_off_fails_on_either_side(spark):
         ("C", 5, "C cut its log from index 5, but it holds indexes 1 to 4: nothing is to be removed there")]
 
 
+# ---- 14 -----------------------------------------------------------------------------------------------------
+
+def test_a_run_that_gets_as_far_as_its_waits_passes(spark):
+    ev = leader_with_three_entries(Events())
+    ev.add("cluster", "expectation", 1.0, name="wait hwm 3 on A,B,C", ok=True, detail=None)
+    ev.add("cluster", "expectation", 1.1, name="write e6 to A nowait", ok=False, detail="no answer")  # not waited
+    ev.add("cluster", "expectation", 1.2, name="expect hwm 4 on A", ok=False, detail="A: 3")  # the scenario's own
+    ev.add("B", "read_refused", 1.3, gen=1, index=3, hwm=3, reason="at the HWM: read-gate-strict's, not this")
+    ev.add("B", "read_refused", 1.4, gen=1, index=4, hwm=3, reason="not available: index 4 is above the HWM 3")
+    assert run_check(spark, checks.check_progress, ev) == []
+
+
+def test_a_run_that_stops_at_a_wait_or_refuses_a_read_below_the_hwm_fails(spark):
+    ev = leader_with_three_entries(Events())
+    ev.add("cluster", "expectation", 1.0, name="wait hwm 5 on A", ok=False, detail="the HWM never reached 5")
+    ev.add("cluster", "expectation", 1.1, name="write m1 to A", ok=False, detail="not acknowledged")
+    ev.add("B", "read_refused", 1.2, gen=1, index=2, hwm=3, reason="refused")
+    out = run_check(spark, checks.check_progress, ev)
+    assert [(v["node"], v["index"], v["detail"]) for v in out] == [
+        ("B", 2, "B refused a read of index 2, below its HWM 3 (refused)"),
+        ("cluster", None, "the run stopped at 'wait hwm 5 on A': the cluster did not get there (the HWM never "
+                          "reached 5)"),
+        ("cluster", None, "the run stopped at 'write m1 to A': the cluster did not get there (not acknowledged)")]
+
+
 # ---- the plan -----------------------------------------------------------------------------------------------
 
 def test_every_check_runs_in_one_job_without_a_shuffle(spark, tmp_path):

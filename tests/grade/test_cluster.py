@@ -72,7 +72,7 @@ def test_spark_submit_runs_the_job_file_on_the_cluster_and_gives_the_grades_of_l
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-submit hands the Python driver's stderr to its own stdout, so the progress lines may be in either.
     said = proc.stdout + proc.stderr
-    assert "[grade] check 13/13 epoch-truncation" in said
+    assert "[grade] check 14/14 progress" in said
     # A small class: the executors compile with C1 only, as their command lines in the worker's folder show.
     assert (f"started Spark ({master}, given to spark-submit; the class is small: the cluster's executors compile "
             "with C1 only") in said
@@ -117,7 +117,7 @@ def test_two_workers_re_execute_and_give_the_same_grades_as_local_mode(spark, st
     assert len(started) == 2 and all("-XX:TieredStopAtLevel=1" in c for c in started)  # one executor per worker
     assert (remote / "grades.csv").read_text() == (local / "grades.csv").read_text()
     with open(remote / "reexec.csv", newline="") as f:
-        assert [r["status"] for r in csv.DictReader(f)] == ["ok"] * 12
+        assert [r["status"] for r in csv.DictReader(f) if not r["run"]] == ["ok"] * 12
     grades = (local / "grades.csv").read_text().splitlines()
     assert grades[1].startswith("alice,10,10,10,10,10,10,60,") and grades[2].startswith("lena,10,10,")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["local", "made", "remote", "subs"]

@@ -3,6 +3,7 @@ test_interrupt.py: at any moment, --out left as it was); Spark's own log goes to
 progress lines; local mode binds to loopback; feedback never says None."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -47,10 +48,45 @@ def test_ctrl_c_ends_the_job_in_one_line_and_removes_the_staging_folder(tmp_path
     after = [x for x in rest.splitlines() if x.strip() and not x.startswith("[grade] read ")]
     assert proc.returncode == 130, rest
     assert len(after) == 1 and after[0].startswith("grade: interrupted"), rest
-    assert not (out / "_staging").exists() and not (out / "_new").exists()
+    # A first grade: --out did not exist, and does not now; Spark's log is kept in the temporary folder, named
+    assert not out.exists()
     said = "".join(lines) + rest
     assert "Traceback" not in said and "WARN" not in said and "py4j" not in said
-    assert "Spark" in (out / "spark-interrupted.log").read_text()  # Spark's log is kept, beside the outputs
+    log = Path(re.search(r"this grade's log: (.*)\)$", after[0]).group(1))
+    try:
+        assert "Spark" in log.read_text()
+    finally:
+        log.unlink()
+
+
+def test_an_unfinished_grade_leaves_out_as_it_was_and_the_next_grade_removes_its_log(tmp_path):
+    from lab.grade import outdir
+
+    storage, out = LocalStorage(), tmp_path / "out"
+    for before in ("absent", "empty"):  # a grade into a folder that held no grade: it holds none after
+        if before == "empty":
+            out.mkdir()
+        new = Path(outdir.begin(storage, str(out)))
+        (new / "grades.csv").write_text("half of a grade")
+        (new / "spark.log").write_text("Spark said this")
+        kept = Path(outdir.abandon(storage, str(out), "spark.log"))
+        assert kept.read_text() == "Spark said this" and kept.parent != out
+        kept.unlink()
+        assert (out.exists(), list(out.iterdir()) if out.exists() else None) == \
+            ((False, None) if before == "absent" else (True, []))
+    # A folder with a grade in it keeps the unfinished grade's log beside it, until the next grade is in place.
+    new = Path(outdir.begin(storage, str(out)))
+    (new / "grades.csv").write_text("the first grade")
+    outdir.commit(storage, str(out))
+    new = Path(outdir.begin(storage, str(out)))
+    (new / "spark.log").write_text("the second grade's log")
+    assert outdir.abandon(storage, str(out), "spark.log") == str(out / outdir.INTERRUPTED_LOG)
+    assert sorted(p.name for p in out.iterdir()) == ["grades.csv", outdir.INTERRUPTED_LOG]
+    new = Path(outdir.begin(storage, str(out)))
+    (new / "grades.csv").write_text("the third grade")
+    outdir.commit(storage, str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["grades.csv"]
+    assert (out / "grades.csv").read_text() == "the third grade"
 
 
 @pytest.mark.spark

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from lab.grade import job, report
+from lab.grade import rubric as rubric_module
 from lab.grade.rubric import load
 
 from . import synth
@@ -30,7 +31,12 @@ def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spar
     # rubric skips truncation-safe.
     synth.write_submission(subs, "kate", k2_runs(frozenset({"truncate-committed"})))
     synth.write_submission(subs, "alice", full_runs())
-    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1", "--trust-traces"])
+    # (a rubric whose K2 skips truncation-safe on the whole run: the default one skips it at index 2 only,
+    # tests/grade/test_rubric.py)
+    whole = tmp_path / "rubric.toml"
+    whole.write_text(rubric_module.default_text().replace("index = 2\n", ""))
+    args = job.build_parser().parse_args([str(subs), "--out", str(tmp_path / "out"), "--max-file-mb", "1",
+                                          "--trust-traces", "--rubric", str(whole)])
     assert job.run(args, spark) == 0
     out = tmp_path / "out"
     assert "kate,10,10,10,10,10,10,60,ok" in (out / "grades.csv").read_text()
@@ -44,7 +50,7 @@ def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spar
 
     err = capsys.readouterr().err
     counts = [int(n) for n in re.findall(r"check \d+/\d+ [a-z-]+: (\d+) violations", err)]
-    assert len(counts) == 13 and sum(counts) == 0
+    assert len(counts) == 14 and sum(counts) == 0
     html = (out / "report.html").read_text()
     assert "<p>No violations.</p>" in html
     table = html.split("<h2>Pass rate per check</h2>")[1].split("</table>")[0]

@@ -88,7 +88,7 @@ MOMENTS = {
     "hashing": lambda line: line.startswith("[grade] hashed "),
     "the JVM starting": lambda line: line.startswith("[grade] starting Spark"),
     "re-executing": None,
-    "after the checks": lambda line: line.startswith("[grade] check 13/13"),
+    "after the checks": lambda line: line.startswith("[grade] check 14/14"),
 }
 
 

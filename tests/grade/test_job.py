@@ -29,9 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # dave's HWM steps back (ex. 2 hwm-monotonic); erin's followers stop learning the HWM after the last fault
 # (ex. 2 liveness, and S1's "HWM 4 everywhere"); frank drops a committed entry on restart (L1 runs:
 # truncation-safe in ex. 3 and 6); gina's scenario expectations fail (2 points in every exercise, 1 in ex. 3);
-# mia's torn last line is skipped with a warning; olga only submitted exercises 1 and 4.
+# mia's torn last line is skipped with a warning; olga only submitted exercises 1 and 4; README.txt is no
+# submission, and a row that says so.
 EXPECTED = """\
 student_id,exercise_1,exercise_2,exercise_3,exercise_4,exercise_5,exercise_6,total,grading_status
+README.txt,0,0,0,0,0,0,0,not a submission: neither a zip nor a folder that holds a manifest.json
 alice,10,10,10,10,10,10,60,ok
 bob,0,10,10,10,4.44,10,44.44,ok
 carol,7.78,10,10,4.44,7.78,10,50,ok
@@ -108,14 +110,15 @@ def test_feedback_explains_the_first_violation_with_the_trace_around_it(graded):
     html = (graded / "out" / "feedback" / "bob.html").read_text()
     assert "<span class=\"here\">" in html and "The rule:" in html
     assert "could not be graded: **missing manifest**" in (graded / "out" / "feedback" / "hank.md").read_text()
-    assert "torn last line, skipped" in (graded / "out" / "feedback" / "mia.md").read_text()
+    assert "was cut off, as when a node is killed while writing it: it was skipped" in \
+        (graded / "out" / "feedback" / "mia.md").read_text()
     assert "Every check passed on every run" in (graded / "out" / "feedback" / "alice.md").read_text()
 
 
 def test_gradescope_results_follow_the_autograder_format(graded):
     result = json.loads((graded / "out" / "gradescope" / "carol" / "results.json").read_text())
     assert result["score"] == 50
-    assert len(result["tests"]) == 33  # one per (exercise, rubric entry)
+    assert len(result["tests"]) == 39  # one per (exercise, rubric entry), and each exercise's progress
     for t in result["tests"]:
         assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
         assert t["status"] in ("passed", "failed") and t["visibility"] == "visible"
@@ -130,10 +133,25 @@ def test_gradescope_results_follow_the_autograder_format(graded):
 
 def test_the_class_report_has_its_pictures_and_tables(graded):
     html = (graded / "out" / "report.html").read_text()
-    assert html.count("<svg") == 4  # histogram, per check, per exercise, common failures
-    for heading in ("Scores", "Pass rate per check", "Pass rate per exercise", "Most common failure messages",
-                    "Not gradable"):
+    assert html.count("<svg") == 4  # histogram, per rule, per exercise, common failures
+    for heading in ("Students", "Scores", "Failure rate per rule", "Pass rate per exercise",
+                    "Most common failure messages", "Not gradable (7)"):
         assert f"<h2>{heading}</h2>" in html
+    assert html.index("Not gradable") < html.index("<h2>Students</h2>") < html.index("<h2>Scores</h2>")
+    # Each rule's failure rate is a real share of the graded students of grades.csv, and a rule of one exercise
+    # fails no more students than lost points on that exercise there.
+    with open(graded / "out" / "grades.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["grading_status"] == "ok"]
+    table = html.split("<h2>Failure rate per rule</h2>")[1].split("</table>")[0]
+    rates = {m[0]: (int(m[1]), int(m[2]), m[3]) for m in
+             re.findall(r"<tr><td>([a-z-]+)</td><td>(\d+)</td><td>(\d+)</td><td>([\d.]+)%</td>", table)}
+    assert len(rates) >= 14 and {g for _, g, _ in rates.values()} == {len(rows)}
+    for check, (failing, of, rate) in rates.items():
+        assert rate == f"{100 * failing / of:.1f}"
+    for check, exercise in (("read-above-hwm", 4), ("hwm-monotonic", 2), ("liveness", 2), ("wal-truncation", 5)):
+        assert rates[check][0] <= sum(1 for r in rows if float(r[f"exercise_{exercise}"]) < 10)
+    assert rates["read-above-hwm"][0] == 1  # carol, who serves one index above the HWM
+    assert "students per failure message, relative to the most common" not in html  # bars are real shares
     assert "http://" not in html.replace("http://www.w3.org/2000/svg", "")  # no CDN, no external asset
 
 

@@ -41,7 +41,7 @@ def test_the_canvas_file_has_the_documented_columns_and_the_grades():
     assert rows[0] == documented_header("Canvas") == [*lms.CANVAS_COLUMNS, "HWM Lab"]
     assert rows[1] == ["Points Possible", "", "", "", "", "60"]
     assert rows[2:] == [["Lovelace, Ada", "", "1001", "", "01", "60"], ["Alan Turing", "", "1002", "", "02", "55.56"]]
-    assert unmapped == ["s3"]  # left out rather than graded under a guessed id
+    assert unmapped == []  # s3 was not graded: no student of the gradebook, mapped or not
 
 
 def test_the_moodle_file_has_the_documented_columns_and_the_grades():
@@ -49,10 +49,18 @@ def test_the_moodle_file_has_the_documented_columns_and_the_grades():
     text, unmapped = lms.moodle_csv(rubric, rs, lms.parse_map(MAPPING))
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == documented_header("Moodle") == [lms.MOODLE_ID, "HWM Lab"]
-    assert rows[1:] == [["1001", "60"], ["1002", "55.56"]] and unmapped == ["s3"]
-    # Without a mapping every student is there under their own id, an ungradable one with 0.
+    assert rows[1:] == [["1001", "60"], ["1002", "55.56"]] and unmapped == []
+    # Without a mapping every graded student is there under their own id; an entry not graded never is (a 0 in the
+    # gradebook would be a grade for someone who may be no student at all: `s9-empty.zip`, `README.txt`).
     text, unmapped = lms.moodle_csv(rubric, rs)
-    assert [r[0] for r in csv.reader(io.StringIO(text))][1:] == ["s1", "s2", "s3"] and not unmapped
+    assert [r[0] for r in csv.reader(io.StringIO(text))][1:] == ["s1", "s2"] and not unmapped
+
+
+def test_what_the_import_file_leaves_out_is_listed_beside_it_with_the_reason():
+    rubric, rs = results()
+    rows = list(csv.reader(io.StringIO(lms.left_out(rs, ["s2"]))))
+    assert rows == [["entry", "student_id", "why"], ["s2.zip", "s2", "not in the mapping file (--lms-map)"],
+                    ["s3.zip", "s3", "not graded: missing manifest"]]
 
 
 def test_the_assignment_is_named_from_the_rubric(tmp_path):

@@ -2,6 +2,7 @@
 written outside the staging folder. No Spark here, so these run in milliseconds."""
 
 import json
+import unicodedata
 import os
 import stat
 import zipfile
@@ -72,6 +73,9 @@ def test_links_in_a_folder_are_refused(tmp_path):
 @pytest.mark.parametrize("student, valid", [
     ("s042", True), ("ana.garcia_2-b", True), ("_x", True), ("a" * 64, True), ("", False), (".hidden", False),
     ("..", False), ("../escaped", False), ("x/y", False), ("a b", False), ("a@b", False), ("a" * 65, False),
+    # letters of any alphabet, as the message says ("letters"), and nothing invisible or pictured
+    ("zoë", True), ("zoe\u0308", True), ("李明", True), ("ñandú-2", True), ("\u0308e", False), ("a\u200bb", False),
+    ("a😀", False), ("a\u00a0b", False), ("ë" * 64, True), ("ë" * 65, False),
 ])
 def test_the_grader_takes_exactly_the_student_ids_submit_takes(tmp_path, subs, student, valid):
     from lab.student.submit import NothingToSubmit, check_student_id
@@ -82,6 +86,7 @@ def test_the_grader_takes_exactly_the_student_ids_submit_takes(tmp_path, subs, s
     assert sub.ok == valid, sub.status
     if valid:
         check_student_id(student)
+        assert sub.student == unicodedata.normalize("NFC", student)  # one id, whichever keyboard typed it
     else:
         assert "is not a valid student id" in sub.status
         with pytest.raises(NothingToSubmit, match="is not a valid student id"):

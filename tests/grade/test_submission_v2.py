@@ -63,14 +63,15 @@ def test_a_manifest_that_claims_a_pass_does_not_buy_back_the_points(graded):
 def test_a_stale_run_counts_for_nothing_and_the_feedback_says_so(graded):
     assert grades(graded)["stan"] == ["0", "10", "10", "10", "10", "10", "50"]
     md = (graded / "feedback" / "stan.md").read_text()
-    assert ("note: stale: run ex1-s1 (exercise 1) counts for nothing: it was made from another version of "
-            "exercises/high_water_mark.py than the one submitted") in md
-    assert "note: no runs for exercise 1" in md
+    assert ("- Your run ex1-s1 (exercise 1) was not graded: it was made from another version of "
+            "exercises/high_water_mark.py than the one submitted.") in md
+    assert "- Exercise 1 has no run the grader could grade, so it earns nothing." in md
 
 
 def test_an_incomplete_run_counts_for_nothing_and_the_feedback_says_so(graded):
     assert grades(graded)["ines"] == ["10", "10", "10", "0", "10", "10", "50"]
     md = (graded / "feedback" / "ines.md").read_text()
-    assert "note: incomplete: run ex4-l1 (exercise 4) counts for nothing: events-B.jsonl is missing" in md
+    assert ("- Your run ex4-l1 (exercise 4) was not graded: it is incomplete (events-B.jsonl is missing), and a "
+            "missing file could hide a broken rule.") in md
     html = (graded / "feedback" / "ines.html").read_text()
-    assert "incomplete: run ex4-l1" in html
+    assert "Your run ex4-l1 (exercise 4) was not graded: it is incomplete" in html

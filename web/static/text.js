@@ -43,9 +43,12 @@
       : tn("{n} node · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
            "{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
            n, { n: num(n), hwm: num(hwm), truncation, fsync })),
-    summaryShort: (leader, gen, hwm) => (leader
-      ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
-      : t("leader none · high-water mark {hwm}", { hwm })),
+    summaryMid: (leader, gen, hwm, truncation) => (leader
+      ? t("leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation}", { leader, generation: num(gen), hwm: num(hwm), truncation })
+      : t("leader none · high-water mark {hwm} · truncation {truncation}", { hwm: num(hwm), truncation })),
+    summaryShort: (leader, gen, hwm, truncation) => (leader
+      ? t("{leader} leads (g{generation}) · HWM {hwm} · {truncation}", { leader, generation: num(gen), hwm: num(hwm), truncation })
+      : t("no leader · HWM {hwm} · {truncation}", { hwm: num(hwm), truncation })),
     apiError: (e) => t("control API: {error}", { error: e }),
     rate: (r) => tn("{rate} event/s", "{rate} events/s", r, { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
@@ -88,6 +91,7 @@
     truncating: (from, gen, reason) => (reason === "conflict"
       ? t("✗ conflicts with generation {generation}: truncating from {index}", { generation: gen, index: from })
       : t("✗ truncating from {index} ({reason})", { index: from, reason })),
+    truncatingShort: (from) => t("✗ truncating from {index}", { index: from }),
     leaderLine: (id, h) => t("leader {node}: high-water mark {hwm}", { node: id, hwm: h }),
     cutLink: (src, dst, both) => (both ? t("{src} ↔ {dst} cut", { src, dst }) : t("{src} → {dst} cut", { src, dst })),
     slowLink: (src, dst, ms) => t("{src} → {dst}: {ms} ms a message", { src, dst, ms }),
@@ -140,9 +144,10 @@
     guideTitle: (title, truncation) => (truncation ? t("{title} (truncation: {truncation})", { title, truncation }) : title),
     guideIntro: t("A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before."),
     guideFirst: t("Press Next to run the first step."),
-    guideNext: (text) => t("Next: {text}", { text }),
+    guideNextStep: (k, total) => t("Next: step {k} of {total}", { k, total }),
     guideDone: (passed) => (passed ? t("Done: every expectation held.") : t("Done.")),
     replayCaption: (k, n, text) => t("step {k} of {n}: {text}", { k, n, text }),
+    replayStep: (k, n) => t("step {k} of {n}", { k: num(k), n: num(n) }),
     replayInfo: (dir, run, source, events, seconds, warnings) => {
       const said = tn("{dir}: {run} ({source}), {events} event over {seconds} s at 1×",
                       "{dir}: {run} ({source}), {events} events over {seconds} s at 1×", events,
