@@ -372,7 +372,7 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert "[INCUMPLIDA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
-    assert "high_water_mark([0, 1]) devolvió 1: índices de coincidencia que llegan al índice 1: solo 1 de 2 (la " \
+    assert "high_water_mark([0, 1]) devolvió 1: solo 1 de los 2 índices de coincidencia llega al índice 1 (la " \
            "mayoría es de 2)" in out
     assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "regla incumplida: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out

@@ -154,7 +154,7 @@ WORST = [  # (what the lab says, Spanish, Chinese)
     (command_text("expect stopped all"),
      "se espera que todos los nodos se hayan detenido", "预期所有节点都已停止"),
     (Reason(reasons.HWM_NOT_HELD, index=1, holders=1, size=2, majority=2),
-     "índices de coincidencia que llegan al índice 1: solo 1 de 2 (la mayoría es de 2)",
+     "solo 1 de los 2 índices de coincidencia llega al índice 1 (la mayoría es de 2)",
      "2 个匹配索引中只有 1 个达到索引 1（多数是 2 个）"),
     (Reason(reasons.ABOVE_HWM, index=4, hwm=3),
      "no disponible: el índice 4 está por encima de la marca de agua alta 3", "不可用：索引 4 高于高水位标记 3"),
