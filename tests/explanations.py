@@ -63,6 +63,12 @@ def prefix_holders(status: dict, leader: str, k: int) -> list[str]:
     return [n["id"] for n in status["nodes"] if log_of(status, n["id"])[:k] == mine]
 
 
+def disk_holders(status: dict, leader: str, k: int) -> list[str]:
+    """The nodes whose disk holds the leader's entries 1..k: the part of each log the status says is on disk (on_disk)."""
+    mine = log_of(status, leader)[:k]
+    return [n["id"] for n in status["nodes"] if log_of(status, n["id"])[:min(k, n["on_disk"])] == mine]
+
+
 def count_at_least(values, index: int) -> int:
     return sum(1 for v in values if v >= index)
 
@@ -169,6 +175,10 @@ def check_step(text: Text, run: Run, k: int, problems: Problems) -> None:
     elif head in ("cut", "heal"):
         problems.expect(msgid == STEPS[head] and args == {"link": words[1] if len(words) > 1 else "*"},
                         f"step {k} says {text!s}")
+    elif head == "sync":  # "its log is on its disk": every entry of its log, after the step
+        after = node(run.states[k], words[1])
+        problems.expect(msgid == STEPS["sync"] and args == {"node": words[1]} and after["on_disk"] == len(after["log"]),
+                        f"step {k} says {text!s}; {words[1]} has {after['on_disk']} of {len(after['log'])} on its disk")
     else:
         problems.append(f"step {k}: a step nobody checks: {text!s}")
 
@@ -189,13 +199,13 @@ def check_reason(reason, run: Run, k: int, problems: Problems) -> None:
         return
     v, after, before = reason.values, run.states[k], run.states[k - 1]
     kind = reason.kind.removesuffix("_one").removesuffix("_several")
-    if kind == reasons.RULE_MINORITY:
-        holders = prefix_holders(after, v["leader"], v["index"])
+    if kind == reasons.RULE_MINORITY:  # (a majority of disks: the monitor's count, lab.sim.world.World.holders)
+        holders = disk_holders(after, v["leader"], v["index"])
         leader = node(after, v["leader"])
         problems.expect(leader["hwm"] == v["index"] and leader["generation"] == v["generation"],
                         f"{reason}: the leader's mark is {leader['hwm']} in generation {leader['generation']}")
         problems.expect(list(v["nodes"]) == holders and v["holders"] == len(holders),
-                        f"{reason}: the logs show {holders} holding index {v['index']}")
+                        f"{reason}: the disks show {holders} holding index {v['index']}")
         size = len(after["nodes"])
         problems.expect(v["size"] == size and v["majority"] == size // 2 + 1 and len(holders) < size // 2 + 1,
                         f"{reason}: {size} nodes")

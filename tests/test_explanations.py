@@ -54,7 +54,7 @@ def test_every_explanation_of_a_bench_counterexample_is_true_of_its_run(path, mi
     config, choices = counterexample(path)
     done, violation, _ = run(config, choices)
     assert violation is not None and len(done) == len(choices), "it replays to its rule at its last step"
-    assert f"({violation.check})" in path.read_text().splitlines()[0]
+    assert f"counterexample {violation.check}" in path.read_text().splitlines()  # (the script says its rule)
     steps, calls, story = tell(Found(config, done, violation, "bfs"))
     said = explanation(violation, steps, calls, students=bool(student_functions(config.impl)), story=story,
                        truncation=config.truncation)

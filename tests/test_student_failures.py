@@ -216,12 +216,22 @@ def test_json_carries_the_fault_of_a_rule_and_of_a_scenario(tmp_path):
 def test_ctrl_c_says_which_call_of_the_students_was_running(tmp_path):
     code = StudentCode(tmp_path)
     lines = break_function(code, "reads.py", "check_read", "endless loop")
+    inside = tmp_path / "inside"  # the endless call has begun: it writes this file first (a fixed sleep raced a
+    path = code.path / "reads.py"  # loaded machine's start)
+    text = path.read_text(encoding="utf-8").replace("    while True:\n", f"    open({str(inside)!r}, 'w').close()\n"
+                                                    "    while True:\n", 1)
+    path.write_text(text, encoding="utf-8")
+    lines = [line + 1 for line in lines]
     proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "exercise", "check", "4", "--impl", code.name,
                              "--limit", "60"], cwd=tmp_path, env=code.env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        time.sleep(3)  # well inside the endless call (the lab starts in about a second)
+        deadline = time.monotonic() + 50
+        while not inside.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert inside.exists(), "the endless call never began"
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -244,12 +244,13 @@ LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {
 RULE_OLDER_ENTRY = _reason("rule_older_entry", "leader {leader} raised its high-water mark to {index} in generation "
                            "{generation}, but entry {index} is of generation {entry_generation}: an older generation's "
                            "entry is only committed by committing a newer one after it")
+# (a majority of disks: what survives a power cut; a leader's entry still being synced is in its log, not yet held)
 RULE_MINORITY = _reason("rule_minority", "leader {leader} raised its high-water mark to {index} in generation "
-                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a "
-                        "majority is {majority})",
+                        "{generation}, but index {index} is on the disks of {nodes} only: {holders} of {size} nodes "
+                        "(a majority is {majority})",
                         one=("holders", "leader {leader} raised its high-water mark to {index} in generation "
-                                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} "
-                                        "nodes (a majority is {majority})"))
+                                        "{generation}, but index {index} is on the disk of {nodes} only: {holders} of "
+                                        "{size} nodes (a majority is {majority})"))
 RULE_HWM_BACK = _reason("rule_hwm_back", "{node}'s high-water mark moved back from {before} to {after}")
 RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed "
                           "another entry there (generation {generation})")

@@ -326,7 +326,7 @@ class World(SimCluster):
         storage = self.logs[name]
         if storage.fsync == "never":
             return self.log_of(name)
-        return list(itertools.islice(storage.entries(), storage.synced))
+        return list(itertools.islice(storage.entries(), self.durable_end(name)))
 
     def violations(self) -> list[Violation]:
         """The rules the events since the last call broke, then the rules over the logs as they are now."""
