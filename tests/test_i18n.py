@@ -224,7 +224,7 @@ def test_the_nodes_reasons_are_said_by_their_kind(reason, spanish):
 @pytest.mark.parametrize("said, english, spanish", [
     (Reason(reasons.WRITE_NOT_ACKED, seconds="5", why=Reason(reasons.NODE_IS, node="A", state="killed")),
      "timeout: the write was not acknowledged within 5s (node A is killed)",
-     "tiempo agotado: la escritura no recibió acuse de recibo en 5s (el nodo A está muerto)"),
+     "tiempo agotado: la escritura no recibió acuse de recibo en 5 s (el nodo A está muerto)"),
     (Reason(reasons.ACKED_WRITES_MISSING, count=3,
             missing=Reasons(Reason(reasons.LACKS_INDEX, node=n, index=2) for n in "AC")),
      "3 acknowledged writes, and running nodes lack some: A lacks index 2; C lacks index 2",
@@ -372,9 +372,9 @@ def test_exercise_check_with_the_articles_mistake_speaks_spanish_from_lang(tmp_p
     assert "[INCUMPLIDA] high_water_mark: la HWM es el mayor índice que tiene una mayoría (n // 2 + 1): tamaños de " \
            "cluster pares (N4)" in out
     # the call, and what the lab's own count says of its answer (never an answer to compare with)
-    assert "high_water_mark([0, 1]) devolvió 1: solo 1 de los 2 índices de coincidencia llega al índice 1 (la " \
+    assert "high_water_mark([0, 1]) devolvió 1: solo 1 índice de coincidencia, de 2, llega al índice 1 (la " \
            "mayoría es de 2)" in out
-    assert "[FALLA] escenario n4 (generation, sim, semilla 7)" in out and "regla incumplida: se espera HWM 5 en A y B" in out
+    assert "[FALLA] escenario n4 (generation, simulador, semilla 7)" in out and "regla incumplida: se espera HWM 5 en A y B" in out
     assert "3. También corte A -> C." in out
     assert "escenario n4 (generation) en el simulador" in spanish.stderr
     chinese = check({"LANG": "es_ES.UTF-8"}, "--lang", "zh")  # --lang beats the environment

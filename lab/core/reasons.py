@@ -143,7 +143,8 @@ FORWARDED_SAYS = _reason("forwarded_says", "{node} sent the read on to the leade
 STALE_READ_OF = _reason("stale_read_of", "{node} refused index {index} with its mark at {hwm} after {acked_by} had "
                                          "acknowledged it")
 NO_STALE_READ = _reason("no_stale_read", "no stale read")
-NOT_LINEARIZABLE_AT = _reason("not_linearizable_at", "not linearizable at indexes {indexes}")
+NOT_LINEARIZABLE_AT = _reason("not_linearizable_at", "not linearizable at indexes {indexes}",
+                              one=("count", "not linearizable at index {indexes}"))
 LINEARIZABLE_PARTS = _reason("linearizable_parts", "linearizable ({count} indexes checked)",
                              one=("count", "linearizable (1 index checked)"))
 SERVED = _reason("served", "served {payload}")

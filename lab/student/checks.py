@@ -141,7 +141,8 @@ class CheckReport:
         for note in filter(None, notes):
             lines.extend(f"  {line}" for line in say_in(note).splitlines())
         for r in self.rules:
-            lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] {r.function}: {say_in(r.rule)}")
+            lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] " + say_in(say("{function}: {rule}", function=r.function,
+                                                                              rule=r.rule)))
             if not r.ok:
                 lines.extend(f"      {line}" for line in say_in(r.detail).splitlines())
         if own and self.elsewhere_note() is not None:
@@ -169,7 +170,7 @@ class CheckReport:
                 if s["status"] == "elsewhere" else FAIL)
         lines = [f"  [{say_in(mark)}] " + say_in(say(
             "scenario {scenario} ({truncation}, {source}, seed {seed}) -> {out}", scenario=s["scenario"],
-            truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"]))]
+            truncation=s["truncation"], source=word("source", s["source"]), seed=s["seed"], out=s["out"]))]
         if not s["passed"]:
             lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
         return lines
@@ -411,6 +412,8 @@ def _epoch_cut_case(log_end, end_index, want):
         return None
     return check
 
+
+SOURCES = (word("source", "sim"), word("source", "real"))  # where a scenario ran: the simulator, or real processes
 
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(1, say("the high-water mark from the match indexes"),
