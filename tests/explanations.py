@@ -14,7 +14,8 @@ from lab.core import judges, reasons
 from lab.core.interface import EXERCISE_OF
 from lab.core.reasons import Reason
 from lab.i18n import Joined, Text
-from lab.i18n.steps import DELIVERIES, MOVES, STEPS, message_values
+from lab.i18n.steps import DELIVERIES, MOVES, STEPS
+from lab.sim.steps import message_values
 
 
 @dataclass
@@ -167,7 +168,7 @@ def check_step(text: Text, run: Run, k: int, problems: Problems) -> None:
         problems.expect(msgid == STEPS["write"] and args == {"payload": words[1], "node": words[3]},
                         f"step {k} says {text!s} of {' '.join(words)}")
     elif head == "read":
-        problems.expect(msgid == STEPS["read"] and args == {"index": words[1], "node": words[3]},
+        problems.expect(msgid == STEPS["read"] and args == {"index": int(words[1]), "node": words[3]},
                         f"step {k} says {text!s} of {' '.join(words)}")
     elif head in ("kill", "restart", "pause", "resume"):
         key = "kill lose-unsynced" if "lose-unsynced" in words else head

@@ -17,7 +17,7 @@ from lab.core.reasons import Reason
 from lab.core.rules import STATE_CHECKS
 from lab.sim.world import NODE_STOPPED, STUDENT_CALL_BROKEN, STUDENT_FAULT
 from lab.i18n import Joined, Text, say
-from lab.i18n.steps import record, step_words
+from lab.i18n.steps import step_words
 
 # Each rule as the invariant it is: a sentence that holds until the run breaks it (the explorer's panel shows it
 # beside "holds" or "broken"; a counterexample's headline is "Rule broken: " and the title).
@@ -78,16 +78,6 @@ def narrate(words: tuple[str, ...], world) -> Text:
     replica = world.replicas.get(node)
     return step_words(words, world.last_message if head in ("deliver", "drop", "duplicate") else None,
                       replica.generation if replica is not None else 0)
-
-
-def step_record(words: tuple[str, ...], world) -> dict:
-    """One step as data, taken from the world just before it (lab.i18n.steps.record): the message it moves, and the
-    generation its node will have (a campaign is forced: the next one)."""
-    head = words[0]
-    node = words[3] if head in ("read", "write") else words[1] if len(words) > 1 else ""
-    replica = world.replicas.get(node)
-    generation = replica.generation + (head == "campaign") if replica is not None else 0
-    return record(words, world.in_flight(words) if head in ("deliver", "drop", "duplicate") else None, generation)
 
 
 def rule_words(v: Violation) -> Text:

@@ -19,6 +19,7 @@ from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
 from lab.harness.commands import COMMANDS, ScenarioError, WaitTimeout
 from lab.sim.choices import WALK_KINDS  # the explorer's, run by the world itself under `network manual`
+from lab.sim.steps import step_record
 from lab.harness.script import Command, Scenario, load
 from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
@@ -224,8 +225,6 @@ class Run:
         words = step.commands[0].words
         if words[0] not in WALK_KINDS:
             return None
-        from lab.explore.explain import step_record
-
         return step_record(words, self.driver.cluster)
 
     def run_all(self) -> Verdict:

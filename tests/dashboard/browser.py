@@ -89,8 +89,9 @@ class Demo:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # Ctrl-C
             try:
-                said = self.log_path.read_text().strip().splitlines()
-                clean = self.proc.wait(40) == 0 and bool(said) and said[-1] in STOPPED  # (in the demo's language)
+                code = self.proc.wait(40)
+                said = self.log_path.read_text().strip().splitlines()  # (read once it has exited: its last line)
+                clean = code == 0 and bool(said) and said[-1] in STOPPED  # (in the demo's language)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)
