@@ -6,7 +6,10 @@ log end as match index), each replayed by `hwm-lab simulate --script`; KIP-101 r
 and the reference searched for --reference-seconds at 3, 4 and 5 nodes under generation and leader-epoch.
 
     python bench/explore.py [--reference-seconds 120] [--skip-reference] [--seeds 5] [--budget 10] [--memory 256]
-                            [--only-speed] [--jobs N]
+                            [--only-speed] [--skip-speed] [--jobs N] [--save DIR] [--only-refusal]
+
+Each counterexample is then checked as a student would read it: every explanation and feed line against the run's
+own states (tests/explanations.py), and 1-minimal for the rule it shows (each step left out in turn, replayed).
 """
 
 from __future__ import annotations
@@ -93,10 +96,17 @@ def walk_rate(n: int, seconds: float) -> float:
     return figures.walk_steps / (time.monotonic() - t)
 
 
-def hunt(name: str, impl: str, truncation: str, budget: float, rules=None, seed: int = 0) -> dict:
-    from lab.explore.counterexample import script
-    from lab.explore.counterexample import tell
+def hunt(name: str, impl: str, truncation: str, budget: float, rules=None, seed: int = 0,
+         save: Path | None = None) -> dict:
+    """Search, shrink, replay by `simulate --script`; then check what is shown: each explanation and feed line
+    against the run's own states (tests/explanations.py), and that no single step can go with the rule still broken.
+    With `save`, the script goes there (tests/explore_cases/bench/ holds the last run's, which the tests replay)."""
+    from lab.core.impl import student_functions
+    from lab.explore.counterexample import script, tell
+    from lab.explore.explain import explanation
     from lab.harness.scenario import simulate
+    from tests.explanations import check_explanation, check_feed, one_minimal, replay
+    from web.fold import Replay
 
     configs = [Config(n, truncation, impl, 1.0, frozenset(rules) if rules else None) for n in (3, 4, 5)]
     t = time.monotonic()
@@ -104,16 +114,29 @@ def hunt(name: str, impl: str, truncation: str, budget: float, rules=None, seed:
     first = time.monotonic() - t
     if found is None:
         return {"name": name, "seed": seed, "found": False, "seconds": first, "states": figures.states}
-    small = shrink(found)
-    steps, _ = tell(small)
+    t = time.monotonic()
+    small = shrink(found, seed=seed)
+    shrunk = time.monotonic() - t
+    steps, calls, story = tell(small)
+    said = explanation(small.violation, steps, calls, students=bool(student_functions(impl)), story=story,
+                       truncation=small.config.truncation)
+    run = replay(small.config, small.choices)
+    problems = check_explanation(said, run, small.violation)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "counterexample.txt"
-        path.write_text(script(small, steps, seed=seed, impl=impl))
-        verdict = simulate(str(path), impl=impl)
+        text = script(small, steps, seed=seed, impl=impl)
+        path.write_text(text)
+        verdict = simulate(str(path), impl=impl, out=Path(tmp) / "trace", file=True)
+        feed = Replay(Path(tmp) / "trace")
+        problems += check_feed(feed.texts, feed.events, run)
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+        (save / f"{name}-seed{seed}.txt").write_text(text)
     same = verdict.violation is not None and verdict.violation.detail == small.violation.detail
     return {"name": name, "seed": seed, "found": True, "seconds": first, "search": found.search,
-            "nodes": small.config.nodes,
-            "steps": len(small.choices), "rule": small.violation.check, "replayed": same}
+            "nodes": small.config.nodes, "shrunk": shrunk, "steps": len(small.choices), "rule": small.violation.check,
+            "replayed": same, "problems": problems,
+            "removable": one_minimal(small.config, small.choices, small.violation.check)}
 
 
 def mistakes(root: Path) -> list[tuple[str, str, str]]:
@@ -140,8 +163,43 @@ def line(r: dict) -> str:
     head = f"  {r['name']:<28} seed {r['seed']}"
     if not r["found"]:
         return f"{head}  NOT FOUND in {r['seconds']:.1f} s ({r['states']:,} steps)"
-    return (f"{head} {r['seconds']:6.2f} s  {r['search']:<4} {r['nodes']} nodes  {r['steps']:>2} steps  "
-            f"{r['rule']:<24} replayed: {'yes' if r['replayed'] else 'NO'}")
+    out = (f"{head} {r['seconds']:6.2f} s (+{r['shrunk']:.1f} s shrinking)  {r['search']:<4} {r['nodes']} nodes  "
+           f"{r['steps']:>2} steps  {r['rule']:<24} replayed: {'yes' if r['replayed'] else 'NO'}  "
+           f"1-minimal: {'yes' if not r['removable'] else 'NO'}  explained: {'yes' if not r['problems'] else 'NO'}")
+    return "\n".join([out, *(f"      can go: {x}" for x in r["removable"]),
+                      *(f"      untrue: {x}" for x in r["problems"])])
+
+
+def refusal() -> None:
+    """How long `hwm-lab explore --exercise 1` takes to say it cannot run, in a handout where only exercise 1 is
+    written, beside the floor measured in the same run: `hwm-lab exercise list` there (the interpreter, the lab's
+    imports and a look at every exercise)."""
+    import subprocess
+
+    from tests.handoututil import LAUNCH
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "lab"
+        subprocess.run([sys.executable, "-m", "lab.cli", "handout", "--out", str(folder)], cwd=ROOT, check=True,
+                       capture_output=True, timeout=300)
+        (folder / "exercises" / "high_water_mark.py").write_text((ROOT / "solutions" / "high_water_mark.py")
+                                                                 .read_text())
+
+        def timed(*argv) -> tuple[float, subprocess.CompletedProcess]:
+            t = time.monotonic()
+            done = subprocess.run([sys.executable, "-c", LAUNCH, "lab.cli", *argv], cwd=folder, capture_output=True,
+                                  text=True, timeout=300)
+            return time.monotonic() - t, done
+
+        timed("exercise", "list")  # (the first start compiles the handout's modules)
+        floors, refusals = [], []
+        for _ in range(3):
+            floors.append(timed("exercise", "list")[0])
+            seconds, done = timed("explore", "--exercise", "1")
+            refusals.append(seconds)
+        said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "(nothing)"
+    print(f"explore refuses what cannot run: median {sorted(refusals)[1]:.2f} s (exit {done.returncode}; target "
+          f"< 2 s); floor, exercise list in the same handout: median {sorted(floors)[1]:.2f} s\n  {said}")
 
 
 def main(argv=None) -> int:
@@ -155,8 +213,18 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="processes of the breadth-first search also timed (default: the machine's cores)")
     p.add_argument("--only", action="append", help="only this wrong variant or mistake (repeatable)")
+    p.add_argument("--save", type=Path, help="write each counterexample's script there (NAME-seedK.txt): the tests "
+                                             "replay tests/explore_cases/bench/")
+    p.add_argument("--skip-speed", action="store_true", help="no floors nor rates: the mistakes' searches only")
+    p.add_argument("--only-refusal", action="store_true", help="only the time explore takes to refuse what cannot "
+                                                                "run, beside the floor")
     args = p.parse_args(argv)
+    refusal()
+    if args.only_refusal:
+        return 0
 
+    if args.skip_speed:
+        return hunts(args)
     alone, stepped = floor()
     print(f"floor: one replica step {alone:.1f} us ({1e6 / alone:,.0f}/s); one world step (driver, ports, rules) "
           f"{stepped:.1f} us ({1e6 / stepped:,.0f}/s)")
@@ -175,9 +243,13 @@ def main(argv=None) -> int:
     for n in (3, 5):
         print(f"walks {n} nodes: {walk_rate(n, 5.0):,.0f} steps/s")
 
-    seeds = range(args.seeds)
     if args.only_speed:
         return 0
+    return hunts(args)
+
+
+def hunts(args) -> int:
+    seeds = range(args.seeds)
     print(f"wrong variants (nodes 3,4,5; seeds 0-{args.seeds - 1}; budget {args.budget:g} s; target: first violation "
           "<= 10 s, <= 20 steps):")
     for module, exercise in VARIANTS:
@@ -185,7 +257,8 @@ def main(argv=None) -> int:
             continue
         strategy = "leader-epoch" if exercise == 6 else "generation"
         for seed in seeds:
-            print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget, seed=seed)), flush=True)
+            print(line(hunt(module, f"tests.wrong_variants.{module}", strategy, args.budget, seed=seed,
+                            save=args.save)), flush=True)
     print("classic mistakes (one exercise's functions from the student, the rest from the reference):")
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, str(ROOT / "tests"))
@@ -193,11 +266,12 @@ def main(argv=None) -> int:
             if args.only and name not in args.only:
                 continue
             for seed in seeds:
-                print(line(hunt(name, impl, strategy, args.budget, seed=seed)), flush=True)
+                print(line(hunt(name, impl, strategy, args.budget, seed=seed, save=args.save)), flush=True)
     if args.only:
         return 0
     print("KIP-101 (the reference under high-water-mark, rule acked-in-final-logs):")
-    print(line(hunt("kip-101", "solutions", "high-water-mark", 120.0, rules={"acked-in-final-logs"})), flush=True)
+    print(line(hunt("kip-101", "solutions", "high-water-mark", 120.0, rules={"acked-in-final-logs"}, save=args.save)),
+          flush=True)
     if not args.skip_reference:
         print(f"the reference, {args.reference_seconds:g} s each (target: nothing found):")
         for strategy in ("generation", "leader-epoch"):

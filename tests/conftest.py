@@ -12,7 +12,14 @@ import sys
 
 import pytest
 
+from hypothesis import HealthCheck, settings
+
 from lab.core.interface import EXERCISES as TABLE
+
+# Property tests judge answers, not speed: on a loaded machine (two suites, a Spark grade beside) drawing a list can
+# take a second, which Hypothesis's default health check and deadline would call a failure.
+settings.register_profile("lab", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("lab")
 
 ALL_EXERCISES = tuple(ex.number for ex in TABLE)
 

@@ -136,13 +136,54 @@ def test_random_walks_find_the_articles_formula_on_four_nodes_and_the_shrinker_k
 
 def test_the_shrinker_moves_a_run_to_a_smaller_cluster_where_it_breaks_the_rule_in_no_more_steps():
     # found on five nodes, the gate's wrong answer needs one node: the run is moved to three, E named C there
-    config = Config(5, impl=LOOSE_GATE)
+    # (only the call's rule asked: the run stays the call's)
+    config = Config(5, impl=LOOSE_GATE, rules=frozenset({"student-call"}))
     choices = [("campaign", "D"), ("deliver", "D->E", "VoteRequest"), ("read", "1", "at", "E")]
     done, violation, _ = run(config, choices)
     assert violation is not None and violation.check == "student-call"
     small = shrink(Found(config, done, violation, "walk"))
     assert small.config.nodes == 3 and small.choices == [("read", "1", "at", "C")]
     assert run(small.config, small.choices)[1].check == "student-call"
+
+
+def test_a_run_that_breaks_a_calls_rule_is_moved_toward_the_clusters_rule():
+    # The loose gate's one-step run: check_read(1, 0) serves index 1, but the node has no index 1 and refuses it;
+    # the cluster's state breaks nothing there. A short search finds where it does: a node holding index 1 under
+    # its mark serves it. The counterexample shows that rule, with only the cluster's rules ending its replay.
+    from lab.explore.search import CLUSTER_RULES
+
+    config = Config(3, impl=LOOSE_GATE)
+    done, violation, _ = run(config, [("read", "1", "at", "A")])
+    assert violation.check == "student-call"
+    small = shrink(Found(config, done, violation, "bfs"))
+    assert small.violation.check == "read-above-hwm" and small.config.rules == CLUSTER_RULES
+    assert small.choices[-1][0] == "read" and len(small.choices) <= 6
+    for position in range(len(small.choices)):  # 1-minimal for the rule it shows
+        _, broken, _ = run(small.config, small.choices[:position] + small.choices[position + 1:])
+        assert broken is None or broken.check != "read-above-hwm", small.choices[position]
+
+
+MOVES_BACK = ("from solutions import *  # noqa\n\n\ndef on_replication_response(match_index, follower, acknowledged, "
+              "current_hwm, generation, generation_at, high_water_mark):\n"
+              "    match_index[follower] = max(match_index.get(follower, 0), acknowledged)\n"
+              "    others = [m for node, m in match_index.items() if node != follower]\n"
+              "    candidate = high_water_mark(others + [acknowledged])\n"
+              "    if generation_at(candidate) == generation:\n        return candidate\n    return current_hwm\n")
+
+
+def test_a_run_that_breaks_only_a_calls_rule_stays_the_calls(tmp_path, monkeypatch):
+    # A leader whose returned mark moves back (it counts a late acknowledgement as it came): the replica never moves
+    # its mark back, so no rule of the cluster's state breaks; the counterexample is the call's, and says what the
+    # run did with the answer.
+    from lab.explore.counterexample import explore
+
+    (tmp_path / "moves_back.py").write_text(MOVES_BACK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = explore("moves_back:on_replication_response", sizes=(3,), budget=20, seed=0)
+    assert result.found is not None and result.found.violation.check == "student-call"
+    said = str(result.explain())
+    assert "A rule of one function's answers" in said and "judged on its own inputs" in said
+    assert "What the run did in that step: " in said and "kept its high-water mark at " in said
 
 
 def test_a_run_that_needs_its_cluster_stays_on_it():
@@ -179,7 +220,8 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     assert code == 1
     result = json.loads(out)
     violation = result["violation"]
-    assert violation["rule"] == "student-call" and violation["steps"] <= 25
+    assert violation["rule"] == "read-above-hwm" and violation["kind"] == "state" and violation["steps"] <= 25
+    assert violation["title"] == "No read above the serving node's HWM"
     assert set(result["figures"]) >= {"states", "distinct_states", "depth", "states_per_second", "seconds"}
     script = tmp_path / "counterexample.txt"
     assert parse(script.read_text(), "c").network == "manual"
@@ -192,6 +234,40 @@ def test_explore_writes_a_script_that_simulate_replays_to_the_same_violation(tmp
     calls = [json.loads(line) for path in (tmp_path / "trace").glob("events-[A-C].jsonl")
              for line in path.read_text().splitlines() if '"student_call"' in line]
     assert any(c["function"] == "check_read" and c["wrong"] for c in calls)
+
+
+def test_simulate_script_says_a_missing_file_skips_a_step_that_cannot_be_done_and_counts_steps_from_1(tmp_path):
+    code, _, err = cli("simulate", "--script", str(tmp_path / "nope.txt"))
+    assert code == 2 and err.strip() == f"hwm-lab simulate: there is no script file {tmp_path / 'nope.txt'}"
+    code, _, err = cli("simulate", "--script", str(tmp_path / "nope.txt"), "--lang", "es")
+    assert "no existe el archivo de script" in err and "available" not in err and "disponibles" not in err
+    code, out, _ = cli("explore", "--impl", LOOSE_GATE, "--nodes", "3", "--budget", "20", "--out", str(tmp_path),
+                       "--json")
+    steps = json.loads(out)["violation"]["steps"]
+    script = (tmp_path / "counterexample.txt").read_text()
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "counterexample.txt"), "--json")
+    verdict = json.loads(out)
+    assert verdict["expectations"][-1]["step"] == steps  # from 1, as the text says it
+    assert f"step {steps}: rule read-above-hwm broken" in verdict["aborted"]
+    broken = [json.loads(line) for line in (tmp_path / "trace" / "events-cluster.jsonl").read_text().splitlines()
+              if '"rule_broken"' in line]
+    assert [e["step"] for e in broken] == [steps]
+    # The first step left out (the election): the vote's messages are never sent, so their steps cannot be done;
+    # the replay skips them, as the shrinker does, and says so; the read is refused, and no rule breaks.
+    lines = script.splitlines()
+    first = next(k for k, line in enumerate(lines) if line.startswith("step "))
+    (tmp_path / "left-out.txt").write_text("\n".join(lines[:first] + lines[first + 2:]) + "\n")
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "left-out.txt"))
+    assert code == 0, out
+    skipped = [line for line in out.splitlines() if line.startswith("  [skipped] ")]
+    assert skipped and all("cannot be done in this state, so the replay goes on without it" in line
+                           for line in skipped), out
+    from lab.explore.search import CLUSTER_RULES
+
+    choices = [tuple(step.commands[0].words) for step in parse(script, "c").steps]
+    assert run(Config(3, impl=LOOSE_GATE, rules=CLUSTER_RULES), choices[1:])[1] is None  # (the shrinker too)
+    code, out, _ = cli("simulate", "--script", str(tmp_path / "left-out.txt"), "--json")
+    assert [s["command"].split()[0] for s in json.loads(out)["skipped"]] == ["deliver"] * len(skipped)
 
 
 def test_a_counterexample_of_one_exercise_replays_as_written(tmp_path):
@@ -236,12 +312,35 @@ def test_the_explanation_names_the_rule_the_steps_and_the_call_in_three_language
 
     result = explore(LOOSE_GATE, sizes=(3,), budget=20, out=tmp_path)
     english = str(result.explain())
-    assert "A call of your function broke its exercise's rule" in english
-    # the student's call, its inputs and result, and the exercise's rule it broke, as the lab judges it
-    assert "check_read(1, 0) returned None: it serves index 1, above the high-water mark 0" in english
-    assert "1. A client reads index 1 at A" in english and "reference" not in english
+    assert english.startswith("Rule broken: No read above the serving node's HWM\nA rule of the cluster's state")
+    # the student's call, its inputs and result, the exercise's rule it broke judged on those inputs, and what the
+    # node then did
+    assert "check_read(1, 0) returned None (exercise 4); judged on its own inputs, it serves index 1, above the " \
+           "high-water mark 0." in english
+    assert "What the run did in that step: A served index 1 to the client, with its high-water mark at 0." in english
+    assert "A client reads index 1 at A" in english and "reference" not in english
     spanish, chinese = localize(result.explain(), "es"), localize(result.explain(), "zh")
     assert spanish != english and chinese != english and "check_read(1, 0)" in spanish + chinese
+    for said in (spanish, chinese):  # every sentence in the reader's language
+        assert "Rule broken" not in said and "judged on its own inputs" not in said and "What the run" not in said
+
+
+def test_the_headline_is_the_rule_actually_broken_and_the_worlds_findings_read_as_invariants():
+    from lab.core import reasons
+    from lab.core.monitor import Violation
+    from lab.core.reasons import Reason
+    from lab.explore.explain import TITLES, explanation
+    from lab.i18n import say
+
+    older = Reason(reasons.RULE_OLDER_ENTRY, leader="A", index=1, generation=2, entry_generation=1)
+    said = str(explanation(Violation("hwm-majority", "A", 1, older), [say("A starts")] * 2, [], students=False))
+    assert said.startswith("Rule broken: A leader raises its HWM only over an entry of its own generation\n"), said
+    minority = Reason(reasons.RULE_MINORITY, leader="A", index=1, generation=1, nodes=["A"], holders=1, size=3,
+                      majority=2)
+    said = str(explanation(Violation("hwm-majority", "A", 1, minority), [say("A starts")] * 2, [], students=False))
+    assert said.startswith("Rule broken: The HWM never exceeds what a majority held\n"), said
+    assert [str(TITLES[c]) for c in ("student-fault", "student-call", "node-exited")] == [
+        "No function of yours fails", "Every call of your functions keeps its exercise's rule", "No node stops"]
 
 
 # ---- the student's faults ---------------------------------------------------------------------------------------
@@ -281,7 +380,7 @@ def test_exercise_check_ends_with_a_short_exploration_that_shows_the_counterexam
 
     report = run_check(4, LOOSE_GATE, out_root=tmp_path)
     assert report.status == "failing" and report.exploration["found"]
-    assert report.exploration["rule"] == "student-call" and report.exploration["steps"] <= 25
+    assert report.exploration["rule"] == "read-above-hwm" and report.exploration["steps"] <= 25
     text = report.text("en")
     assert "[FAIL] explore: a run of" in text and "check_read(1, 0) returned None" in text
     assert (tmp_path / "ex4-explore" / "counterexample.txt").exists()
@@ -299,6 +398,9 @@ def test_under_high_water_mark_the_search_rediscovers_kip_101_and_explains_the_l
     # KIP-101's two ways: truncated to the mark on restart, or kept diverging below the leader's (no generation
     # is compared); either way a write the client was told is committed is gone
     assert "the write acknowledged at index" in violation["explanation"] and " is lost: " in violation["explanation"]
+    # no call to blame (the reference's code): the strategy's known flaw is the lesson, not a fault of the lab
+    assert "This is the high-water-mark strategy's known flaw (KIP-101)" in violation["explanation"]
+    assert "a fault of the lab" not in violation["explanation"]
     script = tmp_path / "counterexample.txt"
     assert "rules acked-in-final-logs" in script.read_text()
     code, out, _ = cli("simulate", "--script", str(script), "--json")
@@ -318,15 +420,15 @@ def test_the_dashboards_replay_marks_the_broken_step_and_shows_the_students_call
     assert code == 1
     replay = Replay(tmp_path / "trace")
     info = replay.info()
-    assert info["stepped"] and len(info["steps"]) == 1
-    assert info["broken"]["step"] == 0 and "Rule broken" in str(info["broken"]["text"])
+    assert info["stepped"] and len(info["steps"]) >= 4
+    assert info["broken"]["step"] == len(info["steps"]) and "Rule broken" in str(info["broken"]["text"])
     # a step's tick lands on its last event: the red one shows the rule broken, and step ▶ gets there
-    step = info["steps"][0]
+    step = info["steps"][-1]
     assert step["start"] < info["broken"]["n"] <= step["n"] == len(replay)
     assert replay.events[step["start"] - 1]["type"] == "step"
     calls = [str(t) for t, e in zip(replay.texts, replay.events) if e["type"] == "student_call"]
-    assert "A calls your check_read(1, 0) → None, which breaks its rule: it serves index 1, above the high-water " \
-           "mark 0" in calls
+    assert "A calls your check_read(1, 0) → None, which breaks the rule of exercise 4, judged on those inputs: it " \
+           "serves index 1, above the high-water mark 0" in calls
 
 
 def test_a_function_not_written_yet_is_a_usage_error_not_a_violation(tmp_path):

@@ -34,7 +34,7 @@ def test_n4_even_cluster_examples(impl):
     assert impl.high_water_mark([7, 5, 5, 3]) == 5
     assert impl.high_water_mark([9, 7, 3, 3]) == 3
     assert article_formula([9, 7, 3, 3]) == 7  # the bug this exercise is about
-    assert str(judged([9, 7, 3, 3], 7)) == "only 2 of 4 nodes hold index 7 (a majority is 3)"
+    assert str(judged([9, 7, 3, 3], 7)) == "only 2 of the 4 match indexes reach index 7 (a majority is 3)"
 
 
 @given(st.lists(st.integers(min_value=0, max_value=50), min_size=1, max_size=7).filter(lambda m: len(m) % 2 == 1))
@@ -47,9 +47,9 @@ def test_the_judge_tells_each_wrong_answer():
     for match, right in (([7, 5, 5, 3], 5), ([9, 7, 3, 3], 3), ([3, 3, 1], 3), ([4], 4), ([0, 1], 0)):
         assert judged(match, right) is None
         assert all(judged(match, other) is not None for other in range(-1, 11) if other != right)
-    assert str(judged([0, 1], 0 + 1)) == "only 1 of 2 nodes holds index 1 (a majority is 2)"
-    assert str(judged([7, 5, 5, 3], 3)) == "3 of 4 nodes hold index 4 (a majority is 3): the high-water mark is at " \
-                                           "least 4"
+    assert str(judged([0, 1], 0 + 1)) == "only 1 of the 2 match indexes reaches index 1 (a majority is 2)"
+    assert str(judged([7, 5, 5, 3], 3)) == "3 of the 4 match indexes reach index 4 (a majority is 3): the high-water " \
+                                           "mark is at least 4"
 
 
 def test_single_node_cluster(impl):

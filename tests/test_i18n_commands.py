@@ -154,7 +154,8 @@ WORST = [  # (what the lab says, Spanish, Chinese)
     (command_text("expect stopped all"),
      "se espera que todos los nodos se hayan detenido", "预期所有节点都已停止"),
     (Reason(reasons.HWM_NOT_HELD, index=1, holders=1, size=2, majority=2),
-     "solo 1 nodo de 2 tiene el índice 1 (la mayoría es de 2)", "2 个节点中只有 1 个持有索引 1（多数是 2 个）"),
+     "solo 1 índice de coincidencia, de 2, llega al índice 1 (la mayoría es de 2)",
+     "2 个匹配索引中只有 1 个达到索引 1（多数是 2 个）"),
     (Reason(reasons.ABOVE_HWM, index=4, hwm=3),
      "no disponible: el índice 4 está por encima de la marca de agua alta 3", "不可用：索引 4 高于高水位标记 3"),
     (Reason(reasons.ACKED_WRITES, count=1),
@@ -275,10 +276,10 @@ def test_a_replays_lines_chain_no_colons(lang, counterexample, capsys, monkeypat
     assert code == 1 and colons and all(n <= 2 for n in colons.values()), colons
     stopped = [line.strip() for line in out.splitlines() if line.strip().startswith(("ejecución interrumpida", "已中止"))]
     assert stopped == [{"es": "ejecución interrumpida — en el paso 14 se incumplió la regla hwm-majority: el líder C subió su "
-                              "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en A y D: 2 "
+                              "marca de agua alta a 1 en la generación 1, pero el índice 1 solo está en los discos de A y D: 2 "
                               "nodos de 4 (la mayoría es de 3)",
-                        "zh": "已中止，第 14 步违反了规则 hwm-majority：领导者 C 在世代 1 把高水位标记提高到 1，但只有 A 和 D "
-                              "持有索引 1，即 4 个节点中的 2 个，而多数是 3 个"}[lang]], out
+                        "zh": "已中止，第 14 步违反了规则 hwm-majority：领导者 C 在世代 1 把高水位标记提高到 1，但索引 1 只在 A 和 D "
+                              "的磁盘上，即 4 个节点中的 2 个，而多数是 3 个"}[lang]], out
 
 
 def test_every_skeletons_hint_is_a_sentence_of_the_catalogue():

@@ -1,6 +1,6 @@
 """The Spanish and Chinese read as a teacher of distributed systems would write them: every template that puts a
 node's state, a node or a list of nodes, or a count into a sentence reads right with each of its values; each
-glossary term has one rendering, never a banned one, and says why where it departs from the seed article."""
+guide explains where it departs from the seed article at once."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from lab import i18n
-from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
 from lab.i18n import Text, say, word
 from lab.core.reasons import NO_TRUNCATION, REASONS, SEVERAL, WAITED_HWM, WORDS, Reason
 
@@ -160,7 +159,7 @@ def test_states_lists_and_counts_read_as_a_teacher_writes_them(lang, template, v
     ("es", None, "that was the last step; press back, or start the scenario again",
      "ese fue el último paso; pulsa Atrás o inicia el escenario de nuevo"),
     ("es", None, "▲m match · ▲n next index (the leader's view)",
-     "▲m índice de coincidencia · ▲n índice siguiente (vista del líder)"),
+     "▲m coincidencia · ▲n índice siguiente (según el líder)"),
     ("es", None, "pre-vote ✓", "prevoto ✓"),
     ("zh", None, "♥ ok", "♥ 成功"),
     ("zh", None, "Heartbeats travel quietly; untick to hide them", "心跳消息以淡色显示；取消勾选即可隐藏"),
@@ -189,66 +188,7 @@ def test_spanish_instructions_speak_to_the_student_as_tu():
     assert wrong == []
 
 
-# ---- the glossaries: the seed's rendering, the lab's, one rendering per term -------------------------------------
-
-
-def glossary(lang: str) -> list[dict]:
-    """The rows of docs/LANG/glossary.md: English term, accepted renderings, banned ones, the seed's, why."""
-    rows = []
-    for line in (ROOT / "docs" / lang / "glossary.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.startswith("|") or set(cells[0]) <= {"-"} or cells[1] in ("término", "术语"):
-            continue
-        split = lambda cell: [w.strip() for w in cell.split(",") if w.strip()]  # noqa: E731
-        assert len(cells) == 6, f"docs/{lang}/glossary.md: {line}"
-        rows.append({"term": cells[0], "accepted": [cells[1], *split(cells[2])], "never": split(cells[3]),
-                     "seed": cells[4], "why": cells[5]})
-    return rows
-
-
-NAMES = "|".join(re.escape(w) for w in (*TRUNCATION_STRATEGIES, *FSYNC_POLICIES) if "-" in w)
-
-
-def prose(text: str) -> str:
-    """A text without code, placeholders, paths, options, strategy names and quoted English (italics), which the
-    glossary does not rule."""
-    text = re.sub(r"```.*?```|`[^`]*`|\*[^*\n]+\*|\{\w+(?:[!:][^{}]*)?\}", " ", text, flags=re.DOTALL)
-    return re.sub(rf"\w+\([^)]*\)|[\w.-]*_[\w.-]*|(?a:[\w.-]+/[\w./-]+|\w+\.\w+)|--[\w-]+|{NAMES}", " ",
-                  text).lower()
-
-
-def used(word_: str, text: str) -> bool:
-    """`word_` in `text`: a word in Latin letters as a whole word, also in the plural (época, épocas)."""
-    if word_.isascii() or re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", word_):
-        return re.search(rf"(?<!\w){re.escape(word_)}(?:s|es)?(?!\w)", text) is not None
-    return word_ in text
-
-
-def english_forms(term: str) -> re.Pattern:
-    stem = term[:-1] if term.endswith(("e", "y")) else term
-    return re.compile(rf"\b(?:{re.escape(term)}|{re.escape(stem)}(?:s|es|d|ed|ted|ing|ion|ies|y|e|'s))\b", re.I)
-
-
-SEEDS = {  # what the seed articles write (read from them), recorded in the glossaries' "artículo"/"文章" column
-    "es": {"high-water mark": "High Water Mark", "generation": "Generation Clock", "request": "request",
-           "majority": "Quorum", "leader": "líder", "follower": "seguidor"},
-    "zh": {"high-water mark": "高水位标记", "generation": "时代时钟（Generation Clock）", "leader": "领导者",
-           "follower": "追随者", "write-ahead log": "预写日志", "majority": "大多数"},
-}
-
-
-@pytest.mark.parametrize("lang", TRANSLATED)
-def test_the_glossary_records_the_seeds_rendering_and_why_the_lab_differs(lang):
-    rows = {row["term"]: row for row in glossary(lang)}
-    assert len(rows) >= 20
-    for term, seed in SEEDS[lang].items():
-        assert seed in rows[term]["seed"], (term, rows[term]["seed"])
-    for row in rows.values():
-        assert row["seed"], f"{row['term']}: say what the seed article writes, or — when it does not use the term"
-        seeds = [s.strip().lower() for s in row["seed"].split(",")]
-        differs = row["seed"] != "—" and not any(row["accepted"][0].lower() in s for s in seeds)
-        assert row["why"] or not differs, f"{row['term']}: the lab says {row['accepted'][0]!r}, the seed " \
-                                          f"{row['seed']!r}: say why"
+# ---- where the lab departs from the seed (the glossary itself: tests/test_i18n_glossary.py) ---------------------
 
 
 GUIDE_FIRST_USE = {  # where the lab departs from the seed in a word the guide uses, the guide says so at once
@@ -265,50 +205,27 @@ def test_the_guide_explains_its_departure_from_the_seed_where_it_first_uses_the_
     assert [s for s in said if s not in paragraph] == []
 
 
-def texts(lang: str) -> dict[str, str]:
-    """Every translated text: each catalogue message (by its English) and the student guide."""
-    found = {f"msgid {msgid!r}": prose(said) for (_, msgid), said in i18n.catalogue(lang).messages.items()}
-    found[f"docs/{lang}/student-guide.md"] = prose((ROOT / f"docs/{lang}/student-guide.md").read_text("utf-8"))
-    return found
+# ---- Chinese punctuation: full-width marks, no space around —— or beside a quote --------------------------------
+
+_CJK = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+CHINESE_PUNCTUATION = {
+    "space around ——": re.compile(r" ——|—— "),
+    "an ASCII comma among Chinese words or node names": re.compile(rf"{_CJK}, |, {_CJK}|(?<![\w\[])[A-G], [A-G](?!\w)"),
+    "an ASCII colon before Chinese": re.compile(rf"{_CJK}: |[\w}})]: {_CJK}"),
+    "a space beside a Chinese quote": re.compile(rf"{_CJK} [“‘]|[”’] {_CJK}"),
+}
 
 
-@pytest.mark.parametrize("lang", TRANSLATED)
-def test_the_guide_and_the_catalogue_never_use_a_banned_rendering(lang):
-    rows = glossary(lang)
-    wrong = [f"{where}: {row['term']!r} is never {n!r}" for where, text in texts(lang).items() for row in rows
-             for n in row["never"] if used(n.lower(), text)]
+def chinese_punctuation(text: str) -> list[str]:
+    return [name for name, pattern in CHINESE_PUNCTUATION.items() if pattern.search(text)]
+
+
+@pytest.mark.parametrize("sentence", ["练习 1：标题（x.py）—— 未通过", "B 是世代 2 的领导者（选票 B, C）", "explore: 找到",
+                                      "客户端写入 “e1”"])
+def test_the_chinese_punctuation_check_finds_what_the_issue_found(sentence):
+    assert chinese_punctuation(sentence)
+
+
+def test_every_chinese_sentence_uses_full_width_punctuation():
+    wrong = [f"{name}: {said}" for _, _, said in i18n.catalogue("zh").entries() for name in chinese_punctuation(said)]
     assert wrong == [], "\n".join(wrong[:20])
-
-
-@pytest.mark.parametrize("lang", TRANSLATED)
-def test_each_term_has_one_rendering_in_the_catalogue(lang):
-    """A message whose English names a term uses its rendering; a rendering stands for its term only (in Chinese,
-    提交 is commit: handing in is 上交)."""
-    rows = glossary(lang)
-    wrong = []
-    for (context, msgid), said in i18n.catalogue(lang).messages.items():
-        english, text = prose(i18n.source_text(context, msgid)), prose(said)
-        for row in rows:
-            names = english_forms(row["term"]).search(english)
-            if names and not any(a.lower() in text for a in row["accepted"]):
-                wrong.append(f"{msgid!r}: names {row['term']!r} but not {row['accepted'][0]!r}: {said}")
-        if lang == "zh" and "提交" in text and "commit" not in english:
-            wrong.append(f"{msgid!r}: 提交 (commit) for another word: {said}")
-    assert wrong == [], "\n".join(wrong[:20])
-
-
-def test_one_rendering_per_term_catches_a_stray_word(monkeypatch):
-    messages = dict(i18n.catalogue("zh").messages)
-    key = (None, "not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit code 1)")
-    messages[key] = "尚未通过：练习 {exercises}（按现状提交，可得部分分数；退出码 1）"
-    monkeypatch.setattr(i18n.catalogue("zh"), "messages", messages)
-    with pytest.raises(AssertionError, match="提交"):
-        test_each_term_has_one_rendering_in_the_catalogue("zh")
-    messages[key] = "尚未通过：练习 {exercises}（讲师，按现状上交；退出码 1）"
-    with pytest.raises(AssertionError, match="讲师"):
-        test_the_guide_and_the_catalogue_never_use_a_banned_rendering("zh")
-    spanish = dict(i18n.catalogue("es").messages)
-    spanish[(None, "restart recovery with leader epochs (KIP-101)")] = "recuperación con épocas del líder"
-    monkeypatch.setattr(i18n.catalogue("es"), "messages", spanish)
-    with pytest.raises(AssertionError, match="época"):
-        test_the_guide_and_the_catalogue_never_use_a_banned_rendering("es")

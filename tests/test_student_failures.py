@@ -108,6 +108,28 @@ def test_as_real_processes_the_fault_is_said_at_once_and_the_node_that_stopped_t
         assert re.search(rf"step \d+: node [A-G] stopped: {function}\(", real), result.stdout
 
 
+@pytest.mark.processes
+def test_with_real_processes_a_fault_stops_the_later_runs_and_no_stray_line_reaches_stderr(tmp_path):
+    # Exercise 3 raising: its first scenario stops a node on the simulator and as processes; the later scenario and
+    # the exploration would stop at the same call, so they are listed as not run, with why, and the diagnosis
+    # follows two progress lines, not four. Nothing but progress lines goes to stderr (the supervisor's own
+    # warnings, such as a connection reset by the node that stopped, go to the check's log file).
+    function, file = BROKEN[3]
+    code = StudentCode(tmp_path)
+    break_function(code, file, function, "exception")
+    result, took = check(code, 3, tmp_path, "--real")
+    assert result.returncode == 1 and took < SECONDS * 2, took
+    progress = [line for line in result.stderr.splitlines() if line.strip()]
+    assert all(line.startswith("... ") for line in progress), result.stderr
+    assert [line.split(": scenario ")[1] for line in progress] == ["s1 (generation) on the simulator",
+                                                                   "s1 (generation) as real processes"], progress
+    assert re.search(r"\[FAIL\] scenario s1 \(generation, real, seed 7\)", result.stdout), result.stdout
+    assert f"  [not run] scenario k2 (generation): your {function} failed in the run above, and this run would stop " \
+           "at it too: fix it first" in result.stdout, result.stdout
+    assert result.stdout.rstrip().splitlines()[-1] == (f"  [not run] explore: your {function} failed above, and every "
+                                                       "search would stop at that call: fix it first")
+
+
 def screen(raw: str) -> list[str]:
     """The lines a terminal shows for `raw` (a carriage return goes back to the line's start, ESC[K erases to its
     end), so that a test sees what the student sees."""
@@ -194,12 +216,22 @@ def test_json_carries_the_fault_of_a_rule_and_of_a_scenario(tmp_path):
 def test_ctrl_c_says_which_call_of_the_students_was_running(tmp_path):
     code = StudentCode(tmp_path)
     lines = break_function(code, "reads.py", "check_read", "endless loop")
+    inside = tmp_path / "inside"  # the endless call has begun: it writes this file first (a fixed sleep raced a
+    path = code.path / "reads.py"  # loaded machine's start)
+    text = path.read_text(encoding="utf-8").replace("    while True:\n", f"    open({str(inside)!r}, 'w').close()\n"
+                                                    "    while True:\n", 1)
+    path.write_text(text, encoding="utf-8")
+    lines = [line + 1 for line in lines]
     proc = subprocess.Popen([sys.executable, "-m", "lab.cli", "exercise", "check", "4", "--impl", code.name,
                              "--limit", "60"], cwd=tmp_path, env=code.env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        time.sleep(3)  # well inside the endless call (the lab starts in about a second)
+        deadline = time.monotonic() + 50
+        while not inside.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert inside.exists(), "the endless call never began"
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -54,7 +54,7 @@ def test_a_failure_lands_on_the_exercise_whose_function_failed_or_broke_its_rule
     # a call of exercise 2 handed a wrong answer of exercise 1 is exercise 1's
     wrong_one = _call("high_water_mark", why=Reason("hwm_not_held", index=2, holders=1, size=3, majority=2))
     status, found = runs.blame(2, own, None, [("A", 1, wrong_one), ("A", 1, _call(own[0], used=wrong_one))])
-    assert status == runs.ELSEWHERE and found["exercise"] == 1 and "only 1 of 3 nodes holds index 2" in found["text"]
+    assert status == runs.ELSEWHERE and found["exercise"] == 1 and "only 1 of the 3 match indexes reaches index 2" in found["text"]
     # its own call first, whatever else broke
     status, found = runs.blame(2, own, fault, [("A", 1, _call(own[0]))])
     assert status == runs.FAILED and found["call"].function == own[0]

@@ -9,7 +9,7 @@ from lab.ports.fault_vocabulary import FAULTS, MAX_DELAY_MS, NODE
 from lab.processes.client import ControlClient, ControlError
 from lab.i18n.scenarios import command_text
 from web.narrate import answer_error
-from web.questions import DOWN, REFUSED, SERVED, live_read, outcome
+from web.questions import DOWN, REFUSED, SERVED, live_read, outcome, why
 from web.room import CLOSED, OPEN
 
 NODE_FAULTS = tuple(word for word, fault in FAULTS.items() if fault.on == NODE and not fault.nudge)
@@ -146,7 +146,9 @@ def settings(dash, client: ControlClient, args: dict) -> dict:
         body["delay_ms"] = delay
     if not body:
         raise ValueError(say("no setting given (fsync, truncation or delay_ms)"))
-    return client.settings(**body)
+    answer = client.settings(**body)
+    dash.settings_chosen(body)  # chosen by hand: the next new cluster keeps it
+    return answer
 
 
 CLUSTER = {  # action -> run(dashboard, client, args)
@@ -174,7 +176,8 @@ def question_ask(dash, args: dict) -> dict:
     about to make (`index` from `node`) will be served."""
     if args.get("index") is not None:
         dash.client()
-        return dash.room.ask(live_read(node_arg(dash, args), _index(args)))
+        truncation = (dash.feed.cluster.get("settings") or {}).get("truncation")
+        return dash.room.ask(live_read(node_arg(dash, args), _index(args), truncation))
     if args.get("replay_step") is not None:  # a replayed scenario: the questions of its step (from 1)
         try:
             return dash.room.ask(dash.replayed.questions[int(args["replay_step"]) - 1][int(args.get("n", 0))])
@@ -211,9 +214,13 @@ def question_reveal(dash, args: dict) -> dict:
     asked = dash.room.shown
     if asked is None or asked.state != CLOSED or not asked.question.source.get("replay"):
         raise RuntimeError(say("no question is waiting for its step to play"))
-    end = dash.replayed.end_of(asked.question.source["step"])
-    stage = outcome(asked.question.ask, dash.replay.fold_at(end).status())
-    return {"ok": True, "question": dash.room.reveal(asked, asked.question.right, stage)}
+    k = asked.question.source["step"]
+    end, start = dash.replayed.end_of(k), dash.replay.steps()[k - 1]["start"]
+    before, after = dash.replay.fold_at(start - 1).status(), dash.replay.fold_at(end).status()
+    stage = outcome(asked.question.ask, after)
+    reason = why(asked.question.ask, before, after, dash.replay.events[start - 1:end],
+                 asked.question.source.get("truncation"))  # from the run the room watched
+    return {"ok": True, "question": dash.room.reveal(asked, asked.question.right, stage, reason)}
 
 
 def reveal_after_step(dash, state: dict) -> None:
@@ -224,11 +231,15 @@ def reveal_after_step(dash, state: dict) -> None:
     source = asked.question.source
     if source.get("scenario") != state.get("name") or state.get("done") != source.get("step"):
         return
+    watched, reason = dash.guide.watched, None
     try:
         stage = outcome(asked.question.ask, dash.guide.driver.status())
     except Exception:  # the cluster could not say: the lab's answer stands alone
         stage = None
-    dash.room.reveal(asked, asked.question.right, stage)
+    if watched is not None and watched.get("step") == source.get("step"):  # why, from what the room watched
+        reason = why(asked.question.ask, watched["before"], watched["after"], watched["events"],
+                     source.get("truncation"))
+    dash.room.reveal(asked, asked.question.right, stage, reason)
 
 
 def _reveal_read(dash, asked) -> dict:

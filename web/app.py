@@ -149,6 +149,9 @@ class Dashboard:
         self.replayed = None  # the replay's questions (web.questions.Replayed)
         self.exploring = None  # the counterexample being explored (web.explorer), whose trace is the replay
         self.guide = None
+        self.guided = False  # the cluster on the stage is a guided scenario's (its strategy and fsync are the script's)
+        self.room_settings: dict | None = None  # fsync and truncation the room chose (its first cluster's, or as
+        # applied by hand): what a new cluster is started with, never a guided scenario's own
         replaying = bool(app.config["REPLAY_DIR"] or app.config["EXPLORE_DIR"])
         self.lead = {"mode": "replay" if replaying else "live", "position": 0}  # the instructor's view
         self.room_lang = app.config["LANGUAGE"]  # the language pages read unless they chose their own
@@ -314,13 +317,35 @@ class Dashboard:
         if self.host is None:
             raise RuntimeError(say("this dashboard is attached to a cluster it did not start; start another with "
                                    "`hwm-lab up --nodes N` and attach to it"))
-        settings = {**{k: v for k, v in (self.feed.cluster.get("settings") or {}).items()
-                       if k in ("fsync", "truncation")}, **(settings or {})}
+        if scenario is None:  # the room's cluster: its own settings, never those a guided scenario ran with
+            chosen = self.chosen_settings()
+            settings = {**chosen, **(settings or {})}
+            self.room_settings = {k: settings[k] for k in ("fsync", "truncation") if k in settings}
+        elif not self.guided:  # what the room had before the guide took the stage, for its next cluster
+            self.room_settings = self.chosen_settings()
         url = self.host.start(nodes, settings=settings, scenario=scenario)
         with self.lock:
             self.feed.reset(ControlClient(url, token=self.host.token))
             self.emit_live(self.feed.snapshot())
+        self.guided = scenario is not None
+        if scenario is None and self.guide is not None:
+            self.guide.cluster_replaced()  # the guided run's cluster is gone: its caption and steps go with it
         return {"ok": True, "control_url": url, "nodes": nodes}
+
+    def chosen_settings(self) -> dict:
+        """The fsync and truncation the room chose: as it applied them, else those of the cluster on the stage unless
+        a guided scenario started it."""
+        if self.room_settings is not None:
+            return dict(self.room_settings)
+        if self.guided:
+            return {}
+        return {k: v for k, v in (self.feed.cluster.get("settings") or {}).items() if k in ("fsync", "truncation")}
+
+    def settings_chosen(self, chosen: dict) -> None:
+        """The room applied settings by hand: a new cluster starts with them (a guided scenario's included)."""
+        picked = {k: v for k, v in chosen.items() if k in ("fsync", "truncation")}
+        if picked:
+            self.room_settings = {**self.chosen_settings(), **picked}
 
     # ---- guided scenarios -----------------------------------------------------------------------------------
 
@@ -355,7 +380,16 @@ class Dashboard:
             if self.exploring is not None and self.exploring is not exploring:
                 self.exploring.close()
             self.replay, self.replayed, self.exploring = replay, replayed, exploring
-        return replay.info()
+        return self.replay_info()
+
+    def replay_info(self) -> dict:
+        """The replay as the pages are told it: a step the room may be asked about keeps its narration out (the
+        frames bring it once the step plays: web.frames.replay_frame)."""
+        info = self.replay.info()
+        asks = self.replayed.questions if self.replayed is not None else []
+        info["steps"] = [{**step, "text": ""} if k < len(asks) and asks[k] else step
+                         for k, step in enumerate(info["steps"])]
+        return info
 
     # ---- the explorer (web.explorer) ------------------------------------------------------------------------
 
@@ -441,7 +475,7 @@ class Dashboard:
                 "frame_hz": self.config["FRAME_HZ"], "owns_cluster": self.host is not None,
                 "scenarios": catalog() if self.guide else [],
                 "guide": guide_for_pages(self.guide.state()) if self.guide else None,
-                "replay": {**self.replay.info(), "asks": self.replayed.prompts(),
+                "replay": {**self.replay_info(), "asks": self.replayed.prompts(),
                            "explorable": self.exploring is None and explorable(self.replay.run_dir)}
                 if self.replay and mode == "replay" else None,
                 "explore": self.exploring.panel() if self.exploring is not None and mode == "replay" else None}
@@ -477,7 +511,8 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
         lang = dashboard.request_lang()
         languages = list(LANGUAGES.items()) + ([(PSEUDO, "⟦xx⟧")] if lang == PSEUDO else [])
         page = {"lang": lang, "room": dashboard.room_lang, "chosen": i18n.supported(request.args.get("lang")),
-                "languages": dict(languages), "messages": i18n.for_page(lang), "kinds": i18n.event_names(lang)}
+                "languages": dict(languages), "messages": i18n.for_page(lang), "plurals": i18n.plurals_for_page(lang),
+                "kinds": i18n.event_names(lang)}
         return render_template("index.html", mode=dashboard.mode, lang=lang, languages=languages, i18n=page,
                                kinds=FEED_KINDS,
                                lang_tag={"zh": "zh-Hans", PSEUDO: "en"}.get(lang, lang))

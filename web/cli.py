@@ -37,7 +37,7 @@ def write_html(trace_dir: str, out: str, lang: str | None = None) -> int:
     """`hwm-lab replay DIR --html FILE`: the replay as one file (web.onefile); no server, no eventlet. What it says,
     in `lang` (--lang), else the environment's language."""
     from lab import i18n
-    from lab.i18n import complaint, localize, say
+    from lab.i18n import complaint, counted, localize, say
     from lab.ports.trace import TraceError
     from web.onefile import write
 
@@ -54,11 +54,14 @@ def write_html(trace_dir: str, out: str, lang: str | None = None) -> int:
     size = say("{kb} KB", kb=round(built.size / 1024)) if built.size < 1024 * 1024 else \
         say("{mb} MB", mb=round(built.size / 1024 / 1024, 1))  # (1.4 MB; in Spanish 1,4 MB)
     if built.kept < built.events:
-        said = say("{file}: {kept} of {events} events shown (every rare one; the rest summarised by type), {size}. "
-                   "Open it in a browser: it needs no server and no network.", file=out, kept=built.kept,
-                   events=built.events, size=size)
+        said = counted("{file}: {kept} of {events} event shown (every rare one; the rest summarised by type), "
+                       "{size}. Open it in a browser: it needs no server and no network.",
+                       "{file}: {kept} of {events} events shown (every rare one; the rest summarised by type), "
+                       "{size}. Open it in a browser: it needs no server and no network.", built.events, file=out,
+                       kept=built.kept, events=built.events, size=size)
     else:
-        said = say("{file}: {events} events, {size}. Open it in a browser: it needs no server and no network.",
-                   file=out, events=built.events, size=size)
+        said = counted("{file}: {events} event, {size}. Open it in a browser: it needs no server and no network.",
+                       "{file}: {events} events, {size}. Open it in a browser: it needs no server and no network.",
+                       built.events, file=out, events=built.events, size=size)
     print(localize(said, lang))
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from lab.core.config import node_names
 from lab.processes.client import CLUSTER_FILE, ControlClient, ControlError, cluster_info
+from lab.i18n import say
 from lab.processes.daemon import launch
 from lab.harness.realdriver import RealDriver
 
@@ -72,7 +73,8 @@ class ClusterHost:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 tail = (self.run_dir / "supervisor.log").read_text(errors="replace")[-800:]
-                raise ClusterError(f"the cluster did not start (exit {self.proc.returncode}): {tail}")
+                raise ClusterError(say("the cluster did not start (exit code {code}): {log}", code=self.proc.returncode,
+                                       log=tail))
             info = cluster_info(self.run_dir)
             if info and info.get("pid") == self.proc.pid:
                 self.control_url, self.token = info["control_url"], info.get("token")
@@ -80,7 +82,8 @@ class ClusterHost:
                 return self.control_url
             time.sleep(0.1)
         self.stop()
-        raise ClusterError(f"the cluster did not start within {START_SECONDS:g}s (see {self.run_dir}/supervisor.log)")
+        raise ClusterError(say("the cluster did not start within {seconds} s (its supervisor.log, in {dir}, says why)",
+                               seconds=START_SECONDS, dir=str(self.run_dir)))
 
     def driver(self, scenario) -> RealDriver:
         """A scenario Driver on the current cluster, for the guided scenarios."""

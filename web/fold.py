@@ -10,7 +10,7 @@ import bisect
 import copy
 from pathlib import Path
 
-from lab.i18n.scenarios import step_text
+from lab.i18n.scenarios import step_caption
 from lab.ports.trace import CLUSTER, read_trace
 from web.narrate import Narrator
 from lab.core.events import (
@@ -212,6 +212,7 @@ class Replay:
     def __init__(self, run_dir: str | Path):
         trace = read_trace(run_dir)
         self.run_dir = str(run_dir)
+        self._steps: list[dict] | None = None
         self.meta = trace.meta
         self.warnings = trace.warnings
         self.events = trace.events
@@ -271,10 +272,12 @@ class Replay:
         """Each step of a scenario's trace: `start`, the position of its step line, and `n`, that of its last event
         (the one before the next step, or the trace's last): a step's tick shows the step done, a broken rule with
         it, and step ▶ goes from one done step to the next."""
-        starts = [i for i, e in enumerate(self.events) if e["type"] == STEP]
-        ends = [following - 1 for following in starts[1:]] + ([len(self.events) - 1] if starts else [])
-        return [{"n": end + 1, "start": start + 1, "time": self.events[end]["time"], "play": self.play[end],
-                 "text": step_text(self.events[start].get("text", ""))} for start, end in zip(starts, ends)]
+        if self._steps is None:  # (a replay does not change once read: its steps are found once)
+            starts = [i for i, e in enumerate(self.events) if e["type"] == STEP]
+            ends = [following - 1 for following in starts[1:]] + ([len(self.events) - 1] if starts else [])
+            self._steps = [{"n": end + 1, "start": start + 1, "time": self.events[end]["time"], "play": self.play[end],
+                            "text": step_caption(self.events[start])} for start, end in zip(starts, ends)]
+        return [dict(step) for step in self._steps]
 
     def info(self) -> dict:
         return {"run_dir": self.run_dir, "meta": self.meta, "events": len(self.events), "duration": self.duration,

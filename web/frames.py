@@ -101,11 +101,15 @@ def replay_snapshot(replay, position: int, status: dict, events: list[dict], *, 
     those it only counts: what the server sends a page, and what a replay in one file holds (web.onefile)."""
     ids = [n["id"] for n in status["nodes"]]
     nodes = shaped_nodes(status["nodes"], status["links"], log_window)
-    return frame("snapshot", position, sent=time.time(), nodes=nodes,
-                 cluster={"leader": status["leader"], "settings": status["settings"], "links": status["links"],
-                          "ids": ids, "connected": True, "error": None},
-                 clocks={}, events=events, events_next=position + 1, skipped=skipped, position=position,
-                 total=len(replay), time=status["time"], play=replay.play_time(position), duration=replay.duration)
+    snapshot = frame("snapshot", position, sent=time.time(), nodes=nodes,
+                     cluster={"leader": status["leader"], "settings": status["settings"], "links": status["links"],
+                              "ids": ids, "connected": True, "error": None},
+                     clocks={}, events=events, events_next=position + 1, skipped=skipped, position=position,
+                     total=len(replay), time=status["time"], play=replay.play_time(position), duration=replay.duration)
+    under_way = [(k, step) for k, step in enumerate(replay.steps(), start=1) if step["start"] <= position]
+    if under_way:  # the step the cursor is in, and its narration: a page is told a step's words once it plays
+        snapshot["step_now"] = {"k": under_way[-1][0], "text": under_way[-1][1]["text"]}
+    return snapshot
 
 
 def localize_tree(value, lang: str):

@@ -11,17 +11,23 @@ import threading
 import time
 from typing import Callable
 
-from lab.i18n import say
+from lab.i18n import Listed, say
 from lab.i18n import scenarios as words
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.scenario import Run
+from lab.processes.client import ClusterUnavailable
 from web.questions import Model, Question
 
 GUIDED = ("s1", "k1", "k2", "f8", "n4", "d1", "r1")
+GONE = say("The guided scenario's cluster is gone, so the guided run has ended: start the scenario again.")
+REPLACED = say("A new cluster replaced the guided scenario's, so the guided run has ended: start the scenario again "
+               "to go on with it.")
 
 
 def catalog(names=GUIDED) -> list[dict]:
+    """The guided scenarios as the pages list them: what each is about, never its steps (a step's narration tells
+    the answer to the question the room is asked before it)."""
     out = []
     for name in names:
         try:
@@ -29,7 +35,7 @@ def catalog(names=GUIDED) -> list[dict]:
         except ScenarioError:
             continue
         out.append({"name": s.name, "title": words.title(s), "description": words.description(s), "nodes": s.nodes,
-                    "truncation": s.truncation, "steps": words.steps(s)})
+                    "truncation": s.truncation})
     return out
 
 
@@ -54,6 +60,7 @@ class Guide:
         self.action = None  # what the busy guide is doing: ("start" | "next" | "back", the step it heads for)
         self.generation = 0  # bumps on start/stop so that a stale background step reports nothing
         self.model: Model | None = None  # the scenario on the simulator: the answers to the room's questions
+        self.watched: dict | None = None  # the last step the stage played: its states before and after, its events
 
     def state(self) -> dict:
         s = self.scenario
@@ -62,11 +69,11 @@ class Guide:
         done = self.run.next_step if self.run else 0
         action, target = self.action if self.busy and self.action else (None, None)
         steps = words.steps(s)
+        # (the next step's narration is never sent: it would tell the room the answer before the step plays)
         return {"active": True, "name": s.name, "title": words.title(s), "description": words.description(s),
                 "truncation": s.truncation, "action": action, "target": target,
                 "total": len(s.steps), "done": done, "busy": self.busy, "error": self.error,
                 "text": steps[done - 1] if done else "",
-                "next_text": steps[done] if done < len(s.steps) else "",
                 "outcomes": self.outcomes, "passed": self.run.verdict.passed if self.run else None,
                 "asks": [{"n": n, "prompt": q.prompt} for n, q in enumerate(self.questions())]}
 
@@ -86,7 +93,7 @@ class Guide:
     def start(self, name: str, truncation: str | None = None) -> dict:
         if name.lower() not in GUIDED:
             raise ValueError(say("no guided scenario {name}; choose one of {names}", name=repr(name),
-                                 names=", ".join(GUIDED).upper()))
+                                 names=Listed(name.upper() for name in GUIDED)))
         scenario = scripts.load(name)
         if truncation:
             from dataclasses import replace
@@ -136,6 +143,27 @@ class Guide:
         self._publish()
         return self.state()
 
+    def _look(self, seen: int | None = None):
+        """The cluster as the stage shows it now, and its events: (status, how many) before a step, (status, the
+        step's events) after it."""
+        status = self.driver.status()
+        events = self.driver.events() if hasattr(self.driver, "events") else []
+        return (status, len(events)) if seen is None else (status, list(events[seen:]))
+
+    def cluster_replaced(self) -> None:
+        """A cluster was started that is not this guide's: the guided run is over, and the Guide tab says why."""
+        with self.lock:
+            if self.scenario is None:
+                return
+            self.generation += 1
+            self._end(REPLACED)
+        self._publish()
+
+    def _end(self, why) -> None:
+        """(under the lock) No guided run any more; `why` is what the pages say instead, in their language."""
+        self.scenario, self.run, self.driver, self.busy, self.outcomes = None, None, None, False, []
+        self.error = why
+
     # ---- background work ----------------------------------------------------------------------------------
 
     def _rebuild(self, generation: int, steps: int) -> None:
@@ -180,11 +208,20 @@ class Guide:
 
     def _step(self, generation: int) -> None:
         try:
+            before, seen = self._look()
             outcomes = self.run.run_step()
+            after, events = self._look(seen)
+            with self.lock:
+                if generation == self.generation:  # what the room watched, for the reveal's "why"
+                    self.watched = {"step": self.run.next_step, "before": before, "after": after, "events": events}
             with self.lock:
                 if generation == self.generation:
                     self.outcomes = [o.__dict__ for o in outcomes]
                     self.error = self.run.verdict.aborted or None
+        except ClusterUnavailable:  # its cluster is gone (stopped, or replaced by hand): the guide ends, says so
+            with self.lock:
+                if generation == self.generation:
+                    self._end(GONE)
         except Exception as exc:
             with self.lock:
                 if generation == self.generation:

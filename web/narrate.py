@@ -15,13 +15,14 @@ from lab.core.events import (
     READ_REFUSED, READ_SERVED, REPLICATION_RECEIVED, REPLICATION_REJECTED, REPLICATION_SENT, RESPONSE_IGNORED,
     RULE_BROKEN, SETTINGS_CHANGED, STEP, STUDENT_CALL, TRUNCATED, TRUNCATION_REFUSED, VOTE_DENIED, VOTE_GRANTED,
     WAL_RECOVERED, WAL_TRUNCATED, WRITE_ACKED, WRITE_FAILED, WRITE_REQUESTED)
+from lab.core.interface import EXERCISE_OF
 from lab.core.reasons import reason_from_record
 from lab.harness.history import Stale, StaleWatch
 from lab.i18n.chaos import REFUSALS as REFUSAL_WORDS
 from lab.i18n.history import answer_said, stale_said
-from lab.i18n import say
+from lab.i18n import Listed, Quoted, counted, say
 from lab.student.faults import fault_text
-from lab.i18n.scenarios import command_text, step_text
+from lab.i18n.scenarios import command_text, step_caption
 
 
 def answer_error(answer: dict):
@@ -35,16 +36,16 @@ def _entries(first: int, last: int):
     return say("indexes {first}-{last}", first=first, last=last)
 
 
-def _quote(payload) -> str:
+def _quote(payload) -> Quoted:
     text = str(payload)
-    return f"“{text if len(text) <= 24 else text[:23] + '…'}”"
+    return Quoted(text if len(text) <= 24 else text[:23] + "…")
 
 
 def _generations(entries: list):
     gens = sorted({e[1] for e in entries if len(e) > 1})
     if not gens:
         return ""
-    listed = ", ".join(str(g) for g in gens)
+    listed = Listed(str(g) for g in gens)
     if len(gens) == 1:
         return say(" (generation {generations})", generations=listed)
     return say(" (generations {generations})", generations=listed)
@@ -138,7 +139,7 @@ class Narrator:
     def _cluster_started(self, e: dict):
         g = e.get
         return say("Cluster started: nodes {nodes}; truncation {truncation}; fsync {fsync}",
-                   nodes=", ".join(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
+                   nodes=Listed(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
 
     def _cluster_stopped(self, e: dict):
         return say("Cluster stopped")
@@ -148,7 +149,8 @@ class Narrator:
         g = e.get
         lost = g("lost_entries")
         if lost:
-            return say("{node} killed (SIGKILL); {lost} unflushed entries lost", node=g("target"), lost=lost)
+            return counted("{node} killed (SIGKILL); {lost} unflushed entry lost",
+                           "{node} killed (SIGKILL); {lost} unflushed entries lost", lost, node=g("target"), lost=lost)
         return say("{node} killed (SIGKILL)", node=g("target"))
 
     def _node_restarted(self, e: dict):
@@ -218,7 +220,7 @@ class Narrator:
         node = e.get("node", "?")
         changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
         return say("Settings: {changes}",
-                   changes=", ".join(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
+                   changes=Listed(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
 
     def _client_write(self, e: dict):
         node = e.get("node", "?")
@@ -256,7 +258,7 @@ class Narrator:
 
     def _step(self, e: dict):
         g = e.get
-        return say("Step: {text}", text=step_text(g("text")))
+        return say("Step {number}: {text}", number=(g("index") or 0) + 1, text=step_caption(e))
 
     def _expectation(self, e: dict):
         g = e.get
@@ -275,11 +277,16 @@ class Narrator:
     def _student_call(self, e: dict):
         node = e.get("node", "?")
         g = e.get
-        if g("why"):  # the exercise's rule the call broke (lab.core.judges)
-            return say("{node} calls your {function}({inputs}) → {result}, which breaks its rule: {why}",
-                       node=node, function=g("function"), inputs=g("inputs"), result=g("result"), why=g("why"))
-        return say("{node} calls your {function}({inputs}) → {result}", node=node, function=g("function"),
-                   inputs=g("inputs"), result=g("result"))
+        values = dict(node=node, function=g("function"), inputs=g("inputs"), result=g("result"))
+        if g("uses"):  # its answer rests on a wrong answer of the function it was handed: that one is to blame
+            return say("{node} calls your {function}({inputs}) → {result}: it rests on the wrong answer your {used} "
+                       "(exercise {number}) gave it just before", used=g("uses"),
+                       number=EXERCISE_OF.get(g("uses"), "?"), **values)
+        if g("why"):  # the exercise's rule the call broke, judged on the call's own inputs (lab.core.judges)
+            return say("{node} calls your {function}({inputs}) → {result}, which breaks the rule of exercise {number}, "
+                       "judged on those inputs: {why}", number=EXERCISE_OF.get(g("function"), "?"), why=g("why"),
+                       **values)
+        return say("{node} calls your {function}({inputs}) → {result}", **values)
 
     def _clocks_held(self, e: dict):
         return say("Node clocks held: nothing happens by itself until the next command")
@@ -387,7 +394,7 @@ class Narrator:
         node = e.get("node", "?")
         g = e.get
         return say("{node} is leader of generation {generation} (votes {votes})", node=node,
-                   generation=g("generation"), votes=", ".join(g("votes") or []))
+                   generation=g("generation"), votes=Listed(g("votes") or []))
 
     def _became_follower(self, e: dict):
         node = e.get("node", "?")
@@ -515,8 +522,9 @@ class Narrator:
     def _log_snapshot(self, e: dict):
         node = e.get("node", "?")
         g = e.get
-        return say("{node}'s final log: {log_end} entries, high-water mark {hwm}", node=node,
-                   log_end=g("log_end"), hwm=g("hwm"))
+        return counted("{node}'s final log: {log_end} entry, high-water mark {hwm}",
+                       "{node}'s final log: {log_end} entries, high-water mark {hwm}", g("log_end") or 0, node=node,
+                       log_end=g("log_end"), hwm=g("hwm"))
 
 
 # Each event kind (lab.core.events) in words: tests/test_events.py holds every declared kind to an entry.

@@ -101,7 +101,7 @@ def _frames(replay: Replay, positions: list[int], log_window: int) -> dict:
 
 # What changes from one frame to the next (the rest of a snapshot is the same in all of a replay's frames).
 VARYING = ("seq", "sent", "position", "time", "play", "events_next", "nodes", "cluster", "events", "skipped",
-           "skipped_by_type")
+           "skipped_by_type", "step_now")
 
 
 def _sequence_window(replay: Replay) -> tuple[int, int]:
@@ -193,7 +193,8 @@ def page_part(langs) -> dict:
         views[lang] = {"body": "".join(template.blocks["page"](context)), "tag": TAGS.get(lang, lang),
                        "title": i18n.gettext(lang, "HWM Lab dashboard"),
                        "i18n": {"lang": lang, "room": None, "chosen": None, "languages": dict(languages),
-                                "messages": i18n.for_page(lang), "kinds": i18n.event_names(lang)}}
+                                "messages": i18n.for_page(lang), "plurals": i18n.plurals_for_page(lang),
+                                "kinds": i18n.event_names(lang)}}
     return {"views": views, "kinds": FEED_KINDS,
             "css": "".join((STATIC / name).read_text(encoding="utf-8") for name in ("dashboard.css", "onefile.css")),
             "scripts": [(STATIC / name).read_text(encoding="utf-8") for name in SCRIPTS]}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lab.core.config import TIMING, node_names, wait_seconds
-from lab.core.events import BECAME_LEADER, FOLLOWER_APPEND, LEADER_APPEND, NODE_KILLED, TRUNCATED
+from lab.core.events import BECAME_LEADER, FOLLOWER_APPEND, LEADER_APPEND, NODE_KILLED, NODE_RESTARTED, TRUNCATED
 from lab.harness.commands import parse_ask
 from lab.harness.scenario import Run, SimDriver
 from lab.i18n import Joined, Text, node_list, say
@@ -151,8 +151,9 @@ def choose(ask: Ask, found: list) -> tuple[tuple, int]:
 
 # ---- why ---------------------------------------------------------------------------------------------------------
 
-def why(ask: Ask, before: dict, after: dict, events: list[dict]) -> Text:
-    """The rule that decides the answer, said with the state's own figures."""
+def why(ask: Ask, before: dict, after: dict, events: list[dict], truncation: str | None = None) -> Text:
+    """The rule that decides the answer, said with the state's own figures (`truncation`: the strategy the
+    cluster ran, when its states do not say it)."""
     if ask.kind == "hwm":
         return _why_hwm(ask.node, after)
     if ask.kind == "read":
@@ -180,7 +181,7 @@ def why(ask: Ask, before: dict, after: dict, events: list[dict]) -> Text:
                        "candidate whose log is at least as up to date as its own.", node=after["leader"],
                        generation=won[-1].get("generation"), votes=node_list(won[-1].get("votes") or []))
         return say("{node} still leads: no election took place in this step.", node=after["leader"])
-    return _why_entries(ask.node, before, after, events)
+    return _why_entries(ask.node, before, after, events, truncation)
 
 
 def _holders(status: dict, index: int, entry) -> list[str]:
@@ -227,8 +228,34 @@ TRUNCATION_WHY = {
 }
 
 
-def _why_entries(name: str, before: dict, after: dict, events: list[dict]) -> Text:
+def rule_why(ask: Ask) -> Text:
+    """The rule that decides a question, said without figures: what a reveal says when the stage departed from it
+    (the model's figures would tell of a run the room did not watch)."""
+    if ask.kind == "hwm":
+        return say("The leader's high-water mark is the highest index that a majority holds; a follower learns the "
+                   "mark from its leader's messages.")
+    if ask.kind == "read":
+        return say("A node serves an index only at or below its own high-water mark.")
+    if ask.kind == "leader":
+        return say("A candidate leads once a majority votes for it, and a node votes only for a candidate whose log "
+                   "is at least as up to date as its own.")
+    return say("A follower takes its leader's entries, and removes only the entries that conflict with them (or, "
+               "with the high-water-mark strategy, everything above its own mark when it restarts).")
+
+
+def _restarted(name: str, events: list[dict]) -> bool:
+    return any(e.get("type") == NODE_RESTARTED and e.get("target") == name for e in events)
+
+
+def _why_entries(name: str, before: dict, after: dict, events: list[dict], truncation: str | None = None) -> Text:
     parts = []
+    truncated = any(e.get("node") == name and e.get("type") == TRUNCATED for e in events)
+    if _restarted(name, events) and not truncated:
+        strategy = truncation or (after.get("settings") or {}).get("truncation")
+        parts.append(say("{node} restarted and kept its whole log: with the {strategy} strategy a restarted node "
+                         "removes entries only where its leader's log shows a conflict, and no leader has shown it "
+                         "one yet.", node=name, strategy=strategy) if strategy and strategy != "high-water-mark"
+                     else say("{node} restarted and kept its whole log.", node=name))
     for e in events:
         if e.get("node") == name and e.get("type") == TRUNCATED:
             reason = TRUNCATION_WHY.get(e.get("reason"), lambda: say("it truncated"))()
@@ -249,7 +276,8 @@ def _why_entries(name: str, before: dict, after: dict, events: list[dict]) -> Te
     elif appended:
         parts.append(say("{node} appended {entries}.", node=name, entries=" ".join(appended)))
     if not parts:
-        parts.append(say("Nothing removed or added an entry on {node}: its log is as it was.", node=name))
+        parts.append(say("Nothing removed or added an entry on {node} in this step: its log is as it was.",
+                         node=name))
     held = outcome(Ask("entries", name), after)
     parts.append(say("{node} holds {entries}.", node=name, entries=" ".join(held)) if held
                  else say("{node} holds no entries.", node=name))
@@ -261,15 +289,15 @@ def _why_entries(name: str, before: dict, after: dict, events: list[dict]) -> Te
 def question(ask: Ask, before: dict, after: dict, events: list[dict], source: dict) -> Question:
     values, right = choose(ask, candidates(ask, before, after, events))
     return Question(ask, prompt(ask), tuple(_label(ask.kind, v) for v in values), values, right,
-                    why(ask, before, after, events), source)
+                    why(ask, before, after, events, source.get("truncation")), source)
 
 
-def live_read(node: str, index: int) -> Question:
+def live_read(node: str, index: int, truncation: str | None = None) -> Question:
     """A read the instructor is about to make on the live cluster: its answer is decided when it is made."""
     ask = Ask("read", node, index)
     values = (SERVED, REFUSED, DOWN)
     return Question(ask, prompt(ask, live=True), tuple(_label("read", v) for v in values), values, -1,
-                    say("decided by the read"), {"live": True})
+                    say("decided by the read"), {"live": True, **({"truncation": truncation} if truncation else {})})
 
 
 def electable(before: dict, step) -> set[str]:
@@ -335,7 +363,8 @@ class Model:
                 continue
             if len(answers) == 1:
                 before, after, events = self.runs[0][step]
-                source = {"scenario": self.scenario.name, "step": step + 1, **({"replay": True} if replayed else {})}
+                source = {"scenario": self.scenario.name, "step": step + 1, "truncation": self.scenario.truncation,
+                          **({"replay": True} if replayed else {})}
                 found.append(question(ask, before, after, events, source))
         return found
 

@@ -36,6 +36,7 @@ class Asked:
     right: int | None = None  # known at the reveal (a live read's, only once it is made)
     stage: object = None  # the outcome the cluster on the stage showed, when it is not the right one
     counts: list[int] | None = None
+    why: object = None  # why the answer is what it is, said from what the room watched (None: the question's own)
 
 
 def seat_of(claimed, fallback: str) -> str:
@@ -78,12 +79,20 @@ class Room:
         self.publish("question", self.view(asked))
         return asked
 
-    def reveal(self, asked: Asked, right: int, stage=None) -> dict:
+    def reveal(self, asked: Asked, right: int, stage=None, why=None) -> dict:
         """The step has played: the distribution of the answers, the right choice, why, and what the stage showed
-        when it departs from the lab's rule."""
+        when it departs from the lab's rule. `why`: the reason said from the stage's own states (what the room
+        watched), used when the stage agrees with the lab's answer; when it departs, the rule is said without
+        figures (the model's would tell of another run)."""
         with self.lock:
             asked.state, asked.right = REVEALED, right
             asked.stage = stage if stage is not None and stage != asked.question.values[right] else None
+            if asked.stage is not None:
+                from web.questions import rule_why
+
+                asked.why = rule_why(asked.question.ask)
+            elif why is not None:
+                asked.why = why
             counts = [0] * len(asked.question.labels)
             for choice in asked.answers.values():
                 counts[choice] += 1
@@ -130,7 +139,7 @@ class Room:
         view = {"id": asked.number, "kind": q.ask.kind, "prompt": q.prompt, "choices": list(q.labels),
                 "state": asked.state, "count": len(asked.answers), "source": q.source}
         if asked.state == REVEALED:
-            view.update(counts=list(asked.counts), right=asked.right, why=q.why)
+            view.update(counts=list(asked.counts), right=asked.right, why=asked.why or q.why)
             if asked.stage is not None:
                 view["stage"] = say("The cluster on the stage showed {outcome}: it departs from the lab's rule here.",
                                     outcome=q.value_label(asked.stage))
@@ -150,8 +159,8 @@ class Room:
 
     # ---- the lecture's record -----------------------------------------------------------------------------
 
-    COLUMNS = ("question", "asked", "scenario", "before_step", "kind", "prompt", "choices", "right", "seat", "answer",
-               "correct")
+    COLUMNS = ("question", "asked", "scenario", "truncation", "before_step", "kind", "prompt", "choices", "right",
+               "seat", "answer", "correct")
 
     def csv(self) -> str:
         """Every answer of the lecture, one a row (a question nobody answered has a row of its own); a seat is a
@@ -166,8 +175,8 @@ class Room:
             labels = [str(localize(label, "en")) for label in q.labels]
             right = labels[a.right] if a.right is not None else ""
             head = [a.number, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(a.asked_at)),
-                    q.source.get("scenario", "live"), q.source.get("step", ""), q.ask.kind, str(q.prompt),
-                    " | ".join(labels), right]
+                    q.source.get("scenario", "live"), q.source.get("truncation", ""), q.source.get("step", ""),
+                    q.ask.kind, str(q.prompt), " | ".join(labels), right]
             rows = sorted(a.answers.items(), key=lambda item: self._hash(item[0]))
             if not rows:
                 writer.writerow(head + ["", "", ""])

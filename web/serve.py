@@ -39,16 +39,27 @@ def find_cluster(run_dir: str) -> tuple[str, str | None]:
     """The control URL and token of the cluster running in RUN_DIR (what `hwm-lab up --dir RUN_DIR` wrote)."""
     from lab.processes.client import cluster_info  # after eventlet's monkey-patching (see the module's docstring)
 
+    from lab.i18n import say
+
     info = cluster_info(run_dir)
     if info is None:
-        raise SystemExit(f"hwm-lab dashboard: no cluster is running in {run_dir} (no live cluster.json): start one "
-                         f"with `hwm-lab up{'' if run_dir == '.hwm-lab' else ' --dir ' + run_dir}`, or give "
-                         "--control-url")
+        up = "hwm-lab up" + ("" if run_dir == ".hwm-lab" else f" --dir {run_dir}")
+        raise NoCluster(say("no cluster is running in {dir} (no live cluster.json): start one with `{up}`, or give "
+                            "--control-url", dir=run_dir, up=up))
     return info["control_url"], info.get("token")
 
 
-def port_taken(host: str, port: int) -> str | None:
-    """Why the dashboard could not listen on host:port, or None if it can (checked before a cluster starts)."""
+class NoCluster(Exception):
+    """`hwm-lab dashboard` found no cluster to show (its reason, a sentence of the catalogue)."""
+
+
+def port_taken(host: str, port: int):
+    """Why the dashboard could not listen on host:port (a sentence of the catalogue, the error named by errno, never
+    by the system's words), or None if it can (checked before a cluster starts)."""
+    import errno
+
+    from lab.i18n import say
+
     if port == 0:
         return None
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -56,7 +67,15 @@ def port_taken(host: str, port: int) -> str | None:
         try:
             probe.bind((host, port))
         except OSError as exc:
-            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+            address = f"{host}:{port}"
+            if exc.errno == errno.EADDRINUSE:
+                return say("cannot listen on {address}: the address is in use (another dashboard may run there); "
+                           "choose another --port", address=address)
+            if exc.errno == errno.EACCES:
+                return say("cannot listen on {address}: a port below 1024 needs privileges; choose another --port",
+                           address=address)
+            return say("cannot listen on {address} ({error}); choose another --port or --host", address=address,
+                       error=errno.errorcode.get(exc.errno, str(exc.errno)))
     return None
 
 
@@ -79,10 +98,15 @@ def serve_command(args: argparse.Namespace) -> int:
     from lab.core.config import MAX_NODES, pace_timing, wait_seconds
     from web.app import create_app, is_loopback
     from lab import i18n
-    from lab.i18n import localize
+    from lab.core.reasons import CLUSTER_SIZE, Reason
+    from lab.i18n import complaint, counted, localize, say
     from web.cluster import POINTER_DIR, ClusterError, ClusterHost
 
     lang = args.lang or i18n.from_environment()
+    prog = f"hwm-lab {args.command_name}"
+
+    def tell(text, **options) -> None:
+        print(localize(text, lang), flush=True, **options)
 
     config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
               "LANGUAGE": args.lang}
@@ -92,63 +116,70 @@ def serve_command(args: argparse.Namespace) -> int:
         config["OFFLOAD"] = tpool.execute
     host = None
     if args.command_name == "dashboard":  # no cluster to show is said first, whatever holds the port
-        url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
+        try:
+            url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
+        except NoCluster as exc:
+            print(complaint(prog, exc.args[0], lang), file=sys.stderr)
+            return 1
         config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
     taken = port_taken(args.host, args.port)
     if taken:  # before a cluster starts: a second dashboard must not share the port with the first
-        print(f"hwm-lab {args.command_name}: {taken} (address in use? another dashboard may run there; "
-              f"choose another --port)", file=sys.stderr)
+        print(complaint(prog, taken, lang), file=sys.stderr)
         return 1
     signal.signal(signal.SIGTERM, _interrupt)  # while the cluster starts; run_server takes over after
     try:
         if args.command_name == "demo":
             if not 1 <= args.nodes <= MAX_NODES:
-                print(f"hwm-lab demo: --nodes is 1 to {MAX_NODES}", file=sys.stderr)
+                print(complaint(prog, Reason(CLUSTER_SIZE, most=MAX_NODES, count=args.nodes), lang), file=sys.stderr)
                 return 2
             timing = pace_timing(args.pace)
             host = ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR,
                                supervisor_options={"tick_ms": timing.tick_ms}, wait_seconds=wait_seconds(timing))
-            print(f"starting a {args.nodes}-node cluster in {args.dir} ...", flush=True)
+            tell(counted("starting a cluster of {count} node in {dir}…", "starting a cluster of {count} nodes in "
+                         "{dir}…", args.nodes, count=args.nodes, dir=args.dir))
             settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
             try:
                 host.start(args.nodes, settings=settings)
             except ClusterError as exc:
-                print(f"hwm-lab demo: {exc}", file=sys.stderr)
+                print(complaint(prog, exc.args[0], lang), file=sys.stderr)
                 return 1
-            print(f"cluster: {host.run_dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this "
-                  f"folder find it)", flush=True)
+            tell(say("cluster: {dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this folder "
+                     "find it)", dir=str(host.run_dir)))
             config["CLUSTER_HOST"] = host
         elif args.command_name != "dashboard":
             config["EXPLORE_DIR" if args.explore else "REPLAY_DIR"] = args.trace_dir
         try:
             app = create_app(config)
         except ValueError as exc:  # a counterexample that cannot be explored: said, not a traceback
-            print(f"hwm-lab {args.command_name}: {localize(exc.args[0] if exc.args else exc, lang)}", file=sys.stderr)
+            print(complaint(prog, exc.args[0] if exc.args else exc, lang), file=sys.stderr)
             return 2
         if args.command_name == "replay":
             replay = app.extensions["hwm_dashboard"].replay
-            print(f"trace {args.trace_dir}: {len(replay)} events, {replay.duration:.2f} s", flush=True)
+            tell(counted("trace {dir}: {events} event over {seconds} s", "trace {dir}: {events} events over {seconds} s",
+                         len(replay), dir=args.trace_dir, events=len(replay), seconds=round(replay.duration, 1)))
 
         def ready(port: int) -> None:
             shown = args.host if args.host not in ("0.0.0.0", "::") else reachable_address()
             url = f"http://{shown}:{port}/"
             token = app.config["TOKEN"]
-            print(f"dashboard: {url}{'?token=' + token if token else ''}" + ("  (the instructor's: controls)"
-                                                                             if token else ""), flush=True)
-            if token and not is_loopback(args.host):
-                print(f"students (watch only): {url}", flush=True)
             if token:
-                print(f"instructor token: {token}  (viewers without it can only watch)", flush=True)
-            print("Ctrl-C stops " + ("the cluster and " if host else "") + "the dashboard", flush=True)
+                tell(say("dashboard: {url} (the instructor's: it controls the cluster)", url=f"{url}?token={token}"))
+            else:
+                tell(say("dashboard: {url}", url=url))
+            if token and not is_loopback(args.host):
+                tell(say("students (watch only): {url}", url=url))
+            if token:
+                tell(say("instructor token: {token} (viewers without it can only watch)", token=token))
+            tell(say("Ctrl-C stops the cluster and the dashboard") if host else say("Ctrl-C stops the dashboard"))
 
         run_server(app, args.host, args.port, ready)
     except KeyboardInterrupt:
         pass
     finally:
         if host is not None:
-            print("stopping the cluster ...", flush=True)
+            tell(say("stopping the cluster…"))
             host.stop()
-            print("stopped", flush=True)
+            tell(say("stopped"))
     return 0
 
 

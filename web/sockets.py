@@ -133,7 +133,7 @@ class Pages:
         self._watch_replay(request.sid)
         if viewer.get("control"):
             self._lead("replay", 0)
-        return self.answer({"ok": True, "replay": self.dashboard.replay.info()})
+        return self.answer({"ok": True, "replay": self.dashboard.replay_info()})
 
     def explore(self, message):
         """The explorer's panel: open a counterexample at a step, go to another step, take a choice, save. Every

@@ -29,7 +29,7 @@ from lab.processes.supervisor import SupervisorError
 from lab.harness import script as scripts
 from lab.harness.commands import ScenarioError
 from lab.harness.realdriver import run_real
-from lab.i18n import Joined, Listed, columns, complaint, localize, say, word
+from lab.i18n import Joined, Listed, columns, complaint, counted, localize, number, say, word
 from lab.i18n.scenarios import title as scenario_title
 from lab.i18n.verdicts import summary
 
@@ -322,9 +322,10 @@ def cmd_up(args) -> int:
             "leader": state["leader"], "nodes": [{k: n[k] for k in ("id", "pid", "host", "port", "data_dir")}
                                                  for n in state["nodes"]],
             "settings": state["settings"]}
-    text = Joined([say("cluster of {count} nodes up in {dir} (leader {leader}; control API {url}; supervisor pid "
-                       "{pid})", count=len(state["nodes"]), dir=str(run_dir), leader=state["leader"],
-                       url=info["control_url"], pid=proc.pid)]
+    text = Joined([counted("cluster of {count} node up in {dir} (leader {leader}; control API {url}; supervisor pid "
+                           "{pid})", "cluster of {count} nodes up in {dir} (leader {leader}; control API {url}; "
+                           "supervisor pid {pid})", len(state["nodes"]), count=len(state["nodes"]), dir=str(run_dir),
+                           leader=state["leader"], url=info["control_url"], pid=proc.pid)]
                   + [Joined(["  ", say("{node}: pid {pid}, {host} port {port}", node=n["id"], pid=n["pid"],
                                        host=n["host"], port=n["port"])], "") for n in state["nodes"]], "\n")
     return _print(args, data, text)
@@ -332,9 +333,9 @@ def cmd_up(args) -> int:
 
 def _exited(node: dict):
     """Why a node stopped on its own, as `status` and `up` say it."""
-    if node.get("exit_reason"):
+    if node.get("exit_reason"):  # (the control API's JSON carries the reason's kind beside its English)
         return say("node {node} exited (code {code}): {why}", node=node["id"], code=node.get("exit_code"),
-                   why=node["exit_reason"])
+                   why=reason_from_record(node.get("exit_because")) or node["exit_reason"])
     return say("node {node} exited (code {code}); its node.log says why", node=node["id"], code=node.get("exit_code"))
 
 
@@ -408,8 +409,9 @@ def cmd_status(args) -> int:
     for n in state["nodes"]:
         match = " ".join(f"{k}:{v}" for k, v in sorted(n.get("match_index", {}).items()))
         rows.append([n["id"], localize(word("state", n["state"]), lang),
-                     localize(ROLES.get(n["role"], n["role"]), lang) if n["role"] else "-", str(n["generation"]),
-                     str(n["log_end"]), str(n["hwm"]), str(n["pid"] or "-"), str(n["port"] or "-"), match])
+                     localize(ROLES.get(n["role"], n["role"]), lang) if n["role"] else "-",
+                     *(str(number(n[k], lang)) for k in ("generation", "log_end", "hwm")), str(n["pid"] or "-"),
+                     str(n["port"] or "-"), match])
     widths = [max(columns(r[i]) for r in rows) for i in range(len(rows[0]))]
     table = "\n".join("  ".join(c + " " * (w - columns(c)) for c, w in zip(r, widths)).rstrip() for r in rows)
     cuts = [f"{link['src']}->{link['dst']}" for link in state["links"] if link["cut"]]
@@ -455,6 +457,8 @@ def cmd_read(args) -> int:
         if answer.get("refusal") in (NODE_DOWN, UNREACHABLE):  # nobody refused: the node could not answer
             raise CommandError(say("not read: {error} (`hwm-lab status` says why)", error=_error(answer)), FAILED,
                                **extra)
+        if answer.get("node") is None:  # the supervisor refused it before any node could (a node it does not have)
+            raise CommandError(say("not read: {error}", error=_error(answer)), FAILED, **extra)
         raise CommandError(say("refused by node {node}: {error}", node=answer.get("node"), error=_error(answer)),
                            FAILED, **extra)
     values = dict(index=answer["index"], generation=answer["generation"], node=answer["node"],

@@ -124,7 +124,8 @@ def run(args) -> int:
         if not 1 <= args.jobs <= 64:
             raise ValueError(say("--jobs takes 1 to 64 processes, not {jobs}", jobs=args.jobs))
         targets, missing = searched(impl, args.exercise)
-        unsearchable = _unsearchable(targets, missing, args.exercise)
+        unsearchable = _unsearchable(targets, missing, args.exercise) or \
+            _waits(missing, args.truncation or strategy, args.exercise)
         if unsearchable is not None:
             raise ValueError(unsearchable)
     except (ValueError, ImplError) as exc:
@@ -180,6 +181,22 @@ def run(args) -> int:
         print(complaint("hwm-lab explore", said, lang), file=sys.stderr)
         return EXIT_USAGE if before else EXIT_NONE
     return EXIT_NONE if result.found is None else EXIT_FOUND
+
+
+def _waits(missing: dict, strategy: str, exercise: int | None):
+    """What the search waits for, decided at once and as `hwm-lab exercise check` decides it (lab.student.runs): the
+    exercises whose functions its runs call and that cannot run yet; None when there are none."""
+    from lab.student.runs import EXPLORE_NEEDS, exercises_text, waits_for
+
+    waiting = waits_for(EXPLORE_NEEDS.get(strategy, EXPLORE_NEEDS["generation"]), missing)
+    if not waiting:
+        return None
+    if exercise is not None:
+        return say("exercise {number} cannot be searched yet: the search needs {exercises} (not written yet, or a file "
+                   "that does not import), as hwm-lab exercise check {number} says", number=exercise,
+                   exercises=exercises_text(waiting))
+    return say("nothing can be searched yet: the search needs {exercises} (not written yet, or a file that does not "
+               "import); hwm-lab exercise check N says the same of each exercise", exercises=exercises_text(waiting))
 
 
 def _unsearchable(targets, missing: dict, exercise: int | None):

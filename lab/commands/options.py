@@ -97,7 +97,7 @@ METAVARS = (  # (node names A and B, units and code's words stay as they are)
     word("metavar", "FRAME_HZ"), word("metavar", "ID"), word("metavar", "IMPL"), word("metavar", "INTERVAL"),
     word("metavar", "LIMIT"), word("metavar", "MAX_DOWN"), word("metavar", "MEMORY"), word("metavar", "NODES"),
     word("metavar", "OUT"), word("metavar", "PORT"), word("metavar", "READERS"), word("metavar", "SCRIPT"),
-    word("metavar", "SECONDS"), word("metavar", "SEED"), word("metavar", "SETTLE"), word("metavar", "SIZE"),
+    word("metavar", "SECONDS"), word("metavar", "SEED"), word("metavar", "SETTLE"), word("metavar", "SIZE"), word("metavar", "STEPS"),
     word("metavar", "STUDENT"), word("metavar", "SUBMISSIONS"), word("metavar", "TIMEOUT"),
     word("metavar", "TOKEN"), word("metavar", "TRUNCATION"), word("metavar", "WRITERS"),
     word("metavar", "WRITE_TIMEOUT"), word("metavar", "index"), word("metavar", "name"), word("metavar", "number"),

@@ -48,7 +48,7 @@ def run(args) -> int:
     try:
         verdict = simulate(args.script or args.scenario, seed=args.seed, nodes=args.nodes, truncation=args.truncation,
                            impl=args.impl, out=args.out, pre_vote=not args.no_pre_vote, limit=args.limit,
-                           pace=args.pace)
+                           pace=args.pace, file=bool(args.script))
     except (ScenarioError, ImplError, ValueError) as exc:
         print(complaint("hwm-lab simulate", exc.args[0] if exc.args else exc, lang), file=sys.stderr)
         return 2

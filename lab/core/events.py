@@ -105,8 +105,10 @@ READ_FAILED = _event("read_failed", NODE, request=STR, index=INT, reason=REASON)
 LOG_SNAPSHOT = _event("log_snapshot", NODE, required=("hwm", "log_end", "entries"), hwm=INT, log_end=INT,
                       entries=ENTRIES)
 NODE_STOPPED = _event("node_stopped", NODE, reason=REASON)
-STUDENT_CALL = _event("student_call", NODE, optional=("wrong", "why"), function=STR, inputs=STR, result=STR,
-                      wrong=BOOL, why=REASON)  # the explorer's replay; why: the rule the call broke (lab.core.judges)
+STUDENT_CALL = _event("student_call", NODE, optional=("wrong", "why", "uses", "step"), function=STR, inputs=STR,
+                      result=STR, wrong=BOOL, why=REASON, uses=STR, step=INT)  # the explorer's replay; why: the rule
+# the call broke, judged on its inputs (lab.core.judges); uses: the function whose wrong answer it was handed (exercise
+# 2 is handed exercise 1's); step: the counterexample's step (from 1)
 
 # ---- cluster events (node = "cluster") -----------------------------------------------------------------------
 
@@ -140,7 +142,8 @@ CLIENT_READ = _event("client_read", CLUSTER, optional=("request", "client", "lin
 # written or served; `refusal` the kind (lab.core.reasons.REFUSALS) when not ok.
 CLIENT_ANSWER = _event("client_answer", CLUSTER, optional=("answered_by", "index", "hwm", "refusal", "digest"),
                        request=STR, ok=BOOL, answered_by=STR, index=INT, hwm=INT, refusal=STR, digest=STR)
-STEP = _event("step", CLUSTER, text=STR, index=INT)
+STEP = _event("step", CLUSTER, optional=("said",), text=STR, index=INT, said=DICT)  # said: a step with no text of
+# its own (a counterexample's), as data (lab.i18n.steps.record)
 EXPECTATION = _event("expectation", CLUSTER, required=("name", "ok"), name=STR, ok=BOOL, detail=REASON)
 RULE_BROKEN = _event("rule_broken", CLUSTER, check=STR, target=STR, index=INT, detail=REASON, step=INT)
 CLOCKS_HELD = _event("clocks_held", CLUSTER)

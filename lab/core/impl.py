@@ -64,7 +64,9 @@ def load(name: str = "solutions") -> Impl:
         functions = [f for f in wanted.split(",") if f]
         unknown = [f for f in functions if f not in FUNCTIONS]
         if unknown:
-            raise ImplError(f"unknown function(s) {', '.join(unknown)} in {name!r}; known: {', '.join(FUNCTIONS)}")
+            from lab.core.reasons import UNKNOWN_FUNCTIONS, Reason
+
+            raise ImplError(Reason(UNKNOWN_FUNCTIONS, spec=name, unknown=unknown, known=list(FUNCTIONS)))
         mine, reference = load(module_name), load("solutions")
         impl = Impl(name, *(getattr(mine if f in functions else reference, f) for f in FUNCTIONS))
         _cache[name] = impl
@@ -86,7 +88,12 @@ def load(name: str = "solutions") -> Impl:
     functions = {f: _function(module, f) for f in FUNCTIONS}
     missing = [f for f, fn in functions.items() if not callable(fn)]
     if missing:
-        raise ImplError(f"implementation {name!r} lacks {', '.join(missing)} (see lab/core/interface.py)")
+        from lab.core.reasons import IMPL_DEFINES_NONE, IMPL_LACKS, Reason
+
+        defined = [f for f in FUNCTIONS if f not in missing]
+        if not defined:
+            raise ImplError(Reason(IMPL_DEFINES_NONE, name=repr(name)))
+        raise ImplError(Reason(IMPL_LACKS, name=repr(name), functions=missing, module=name, defined=",".join(defined)))
     impl = Impl(name, *functions.values())
     _cache[name] = impl
     return impl

@@ -122,6 +122,18 @@ TRUNCATION_BELOW_HWM = _reason("truncation_below_hwm", "truncating from index {i
 MATCH_BEYOND_LOG_END = _reason("match_beyond_log_end", "a match index beyond this leader's log end {end}")
 # what a scenario's expectation found
 NO_MODULE = _reason("no_module", "cannot import implementation {name}: there is no module named {module}")
+# an implementation that does not offer what lab/core/interface.py names (lab.core.impl.load)
+IMPL_LACKS = _reason("impl_lacks", "implementation {name} does not define {functions} (lab/core/interface.py lists "
+                                   "them); to take only the functions it defines, write --impl {module}:{defined}",
+                     one=("functions", "implementation {name} does not define {functions} (lab/core/interface.py "
+                                       "lists the functions); to take only the functions it defines, write --impl "
+                                       "{module}:{defined}"))
+IMPL_DEFINES_NONE = _reason("impl_defines_none", "implementation {name} defines none of the functions that "
+                                                 "lab/core/interface.py lists")
+UNKNOWN_FUNCTIONS = _reason("unknown_functions", "--impl {spec} names functions the lab does not have: {unknown}; "
+                                                 "the lab's are {known}",
+                            one=("unknown", "--impl {spec} names a function the lab does not have: {unknown}; the "
+                                            "lab's are {known}"))
 NO_ANSWER_WITHIN = _reason("no_answer_within", "timeout: no answer within {seconds}s")
 ANSWER_AFTER_SYNC = _reason("answer_after_sync", "no answer yet: {node} answers once its write-ahead log is synced")
 NOT_WRITTEN_YET = _reason("not_written_yet", "no answer: node {node} stopped because {function} is not written yet "
@@ -131,7 +143,8 @@ FORWARDED_SAYS = _reason("forwarded_says", "{node} sent the read on to the leade
 STALE_READ_OF = _reason("stale_read_of", "{node} refused index {index} with its mark at {hwm} after {acked_by} had "
                                          "acknowledged it")
 NO_STALE_READ = _reason("no_stale_read", "no stale read")
-NOT_LINEARIZABLE_AT = _reason("not_linearizable_at", "not linearizable at indexes {indexes}")
+NOT_LINEARIZABLE_AT = _reason("not_linearizable_at", "not linearizable at indexes {indexes}",
+                              one=("count", "not linearizable at index {indexes}"))
 LINEARIZABLE_PARTS = _reason("linearizable_parts", "linearizable ({count} indexes checked)",
                              one=("count", "linearizable (1 index checked)"))
 SERVED = _reason("served", "served {payload}")
@@ -198,6 +211,7 @@ WRITE_NOT_ACKNOWLEDGED = _reason("write_not_acknowledged", "write {payload} was 
 AT_STEP = _reason("at_step", "step {step}: {error}")
 # A script that cannot be read or run as written (lab.harness.script, lab.harness.commands)
 NO_SCENARIO = _reason("no_scenario", "no scenario {name}; available: {available}")
+NO_SCRIPT_FILE = _reason("no_script_file", "there is no script file {path}")
 SCRIPT_AT_LINE = _reason("script_at_line", "{script} line {line}: {error}")
 SCRIPT_STEP_FORM = _reason("script_step_form", '{script} line {line}: write a step as: step "what happens and why"')
 SCRIPT_BAD_HEADER = _reason("script_bad_header", "{script} line {line}: bad header {header}")
@@ -231,12 +245,13 @@ LOGS_DISAGREE = _reason("logs_disagree", "{other} and {node} disagree at index {
 RULE_OLDER_ENTRY = _reason("rule_older_entry", "leader {leader} raised its high-water mark to {index} in generation "
                            "{generation}, but entry {index} is of generation {entry_generation}: an older generation's "
                            "entry is only committed by committing a newer one after it")
+# (a majority of disks: what survives a power cut; a leader's entry still being synced is in its log, not yet held)
 RULE_MINORITY = _reason("rule_minority", "leader {leader} raised its high-water mark to {index} in generation "
-                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} nodes (a "
-                        "majority is {majority})",
+                        "{generation}, but index {index} is on the disks of {nodes} only: {holders} of {size} nodes "
+                        "(a majority is {majority})",
                         one=("holders", "leader {leader} raised its high-water mark to {index} in generation "
-                                        "{generation}, but index {index} is held by {nodes} only: {holders} of {size} "
-                                        "nodes (a majority is {majority})"))
+                                        "{generation}, but index {index} is on the disk of {nodes} only: {holders} of "
+                                        "{size} nodes (a majority is {majority})"))
 RULE_HWM_BACK = _reason("rule_hwm_back", "{node}'s high-water mark moved back from {before} to {after}")
 RULE_ACKED_LOST = _reason("rule_acked_lost", "the write acknowledged at index {index} is lost: {node} committed "
                           "another entry there (generation {generation})")
@@ -262,10 +277,16 @@ RULE_LOGS_DISAGREE = _reason("rule_logs_disagree", "{a} and {b} disagree at inde
 RULE_NAMED = _reason("rule_named", "{rule}: {detail}")
 RULE_BROKEN_AT = _reason("rule_broken_at", "step {step}: rule {rule} broken: {detail}")
 # why one call of a student's function broke its exercise's rule (lab/core/judges.py), said after the call
-HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of {size} nodes hold index {index} (a majority is {majority})",
-                      one=("holders", "only {holders} of {size} nodes holds index {index} (a majority is {majority})"))
-HWM_NOT_LARGEST = _reason("hwm_not_largest", "{holders} of {size} nodes hold index {index} (a majority is "
-                                             "{majority}): the high-water mark is at least {index}")
+# (exercises 1 and 2 are judged on the match indexes they are handed: what the leader believes each node holds, which
+# the nodes' own logs may have passed since; a sentence says which it is about)
+HWM_NOT_HELD = _reason("hwm_not_held", "only {holders} of the {size} match indexes reach index {index} (a majority "
+                                       "is {majority})",
+                      one=("holders", "only {holders} of the {size} match indexes reaches index {index} (a majority "
+                                      "is {majority})"))
+HWM_NOT_LARGEST = _reason("hwm_not_largest", "{holders} of the {size} match indexes reach index {index} (a majority "
+                                             "is {majority}): the high-water mark is at least {index}",
+                          one=("holders", "{holders} of the {size} match indexes reaches index {index} (a majority "
+                                          "is {majority}): the high-water mark is at least {index}"))
 ARGUMENT_CHANGED = _reason("argument_changed", "it changed its argument from {before} to {after}")
 HWM_MOVED_BACK = _reason("hwm_moved_back", "the high-water mark was {hwm}: it never moves back")
 MATCH_NOT_RECORDED = _reason("match_not_recorded", "{follower} acknowledged {acknowledged} with a match index of "
@@ -273,9 +294,12 @@ MATCH_NOT_RECORDED = _reason("match_not_recorded", "{follower} acknowledged {ack
 OTHER_MATCH_CHANGED = _reason("other_match_changed", "it changed the match index of {node}, which did not answer")
 HWM_OLDER_GENERATION = _reason("hwm_older_generation", "entry {index} is of generation {entry_generation}, not the "
                                                        "leader's generation {generation}")
-HWM_NOT_ADVANCED = _reason("hwm_not_advanced", "{holders} of {size} nodes hold index {index}, of the leader's "
-                                               "generation {generation} (a majority is {majority}): the high-water "
-                                               "mark reaches it")
+HWM_NOT_ADVANCED = _reason("hwm_not_advanced", "{holders} of the {size} match indexes reach index {index}, of the "
+                                               "leader's generation {generation} (a majority is {majority}): the "
+                                               "high-water mark reaches it",
+                           one=("holders", "{holders} of the {size} match indexes reaches index {index}, of the "
+                                           "leader's generation {generation} (a majority is {majority}): the "
+                                           "high-water mark reaches it"))
 ACCEPTED_WITHOUT_PREV = _reason("accepted_without_prev", "the log does not hold the request's previous entry (index "
                                                          "{index}, generation {generation}): it must refuse")
 REFUSED_WITH_PREV = _reason("refused_with_prev", "the log holds the request's previous entry (index {index}, "
@@ -315,6 +339,22 @@ NOT_OUR_TRACE = _reason("not_our_trace", "{path}: not an HWM Lab trace (format {
 TRACE_TOO_NEW = _reason("trace_too_new", "{path}: trace format version {version} is newer than this lab understands "
                                          "({understood}); upgrade hwm-lab")
 WRONG_CALL = _reason("wrong_call", "{function}({inputs}) returned {result}: {why}")
+# what a node did in the step of a call of the student's (lab.explore.explain): said from the run's own states
+DID_RAISE_HWM = _reason("did_raise_hwm", "{node} raised its high-water mark from {before} to {after}, and its "
+                                         "entries up to index {after} are held by {nodes}: {holders} of {size} nodes",
+                        one=("holders", "{node} raised its high-water mark from {before} to {after}, and its entries "
+                                        "up to index {after} are held by {nodes} alone: {holders} of {size} nodes"))
+DID_KEEP_HWM = _reason("did_keep_hwm", "{node} kept its high-water mark at {hwm}")
+DID_HOLD = _reason("did_hold", "{node}'s log held {entries}")
+DID_HOLD_NOTHING = _reason("did_hold_nothing", "{node}'s log held no entry")
+DID_SERVE = _reason("did_serve", "{node} served index {index} to the client, with its high-water mark at {hwm}")
+DID_REFUSE = _reason("did_refuse", "{node} refused index {index}: {reason}")
+DID_END_STORAGE = _reason("did_end_storage", "{node}'s log storage ended at index {log_end}")
+DID_ANSWER_EPOCH = _reason("did_answer_epoch", "{node} answered that its log ends at {end} for generation "
+                                               "{generation}")
+DID_CUT = _reason("did_cut", "{node} cut its log from index {cut}, and it ends at {log_end}")
+DID_KEEP_LOG = _reason("did_keep_log", "{node} kept its whole log, which ends at {log_end}")
+DID_STOP = _reason("did_stop", "{node} stopped: {why}")
 CLUSTER_SIZE = _reason("cluster_size", "a cluster has 1 to {most} nodes, not {count}")  # a command's --nodes
 DELAY_RANGE = _reason("delay_range", "a delay is 0 to {most} ms, not {ms}")  # --delay-ms, `delay`, the control API
 RATE_RANGE = _reason("rate_range", "a drop rate is between 0 and 1, not {rate}")
@@ -361,7 +401,8 @@ WORDS = {
 WHERE = ("fsync of the write-ahead log", "fsync of the write-ahead log's directory", "appending to the write-ahead log",
          "writing back the write-ahead log", "saving the generation and vote", "checkpointing the high-water mark",
          "writing the trace", "writing the boot counter", "setting aside space for its exit reason", "a write to disk")
-OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")
+OS_ERRORS = ("No space left on device", "Input/output error", "Read-only file system", "Disk quota exceeded")  # what
+# a disk error is called (lab.ports.disk_faults picks one by errno: the C library's own words stay in node.log)
 PHRASES = {"where": WHERE, "os_error": OS_ERRORS}
 
 

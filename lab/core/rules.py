@@ -13,6 +13,8 @@ class Rule:
     check: str  # the id used in violations, the rubric and the reports
     title: str
     rule: str  # what must hold, for feedback
+    kind: str = "state"  # STATE: a rule of the cluster's state, whatever code runs; CALL: one function's answers,
+    # judged from what the node did with them (a stricter gate or an epoch's end breaks no state of the cluster)
 
 
 RULES: tuple[Rule, ...] = (
@@ -44,17 +46,17 @@ RULES: tuple[Rule, ...] = (
          "log is [e1, e2, e3, e5])."),
     Rule(10, "read-gate-strict", "A read at or below the HWM is served",
          "A node refuses a read only of an index that does not exist or is above its high-water mark: a read of "
-         "an index from 1 up to the HWM must be served (check_read)."),
+         "an index from 1 up to the HWM must be served (check_read).", "call"),
     Rule(11, "wal-truncation", "Truncating the WAL leaves the log ending just before the cut",
          "After a node's log storage applies a truncation from index i, its durable log (rescanned) ends at "
          "i - 1: no later segment is kept and the cut falls at the right record (plan_truncation)."),
     Rule(12, "epoch-end", "The leader answers where its log ends for the asked generation",
          "The end index a leader gives for generation g is the last index of its log whose generation is g or "
          "lower: within its log, with an entry of generation g or lower there, and the entry after it (if any) of "
-         "a newer generation (leader_epoch_end)."),
+         "a newer generation (leader_epoch_end).", "call"),
     Rule(13, "epoch-truncation", "A restarted follower cuts its log just after the leader's end index",
          "Given the leader's end index e, a follower whose log goes beyond e removes entries from e + 1 on, and "
-         "removes nothing when its log ends at or before e (epoch_truncation_point)."),
+         "removes nothing when its log ends at or before e (epoch_truncation_point).", "call"),
     Rule(14, "progress", "The cluster gets as far as the scenario waits for",
          "Every wait of the scenario is met in time (the high-water mark reaches an index, the logs catch up, a "
          "leader is elected) and so is every write it waits to see acknowledged; a read of an index below the "
@@ -62,5 +64,7 @@ RULES: tuple[Rule, ...] = (
          "nothing by it: an exercise's other checks earn their points only in the runs that advance."),
 )
 
+STATE, CALL = "state", "call"  # a rule's kind
 CHECK_IDS: tuple[str, ...] = tuple(r.check for r in RULES)
+STATE_CHECKS: frozenset[str] = frozenset(r.check for r in RULES if r.kind == STATE)
 RULE_BY_ID: dict[str, Rule] = {r.check: r for r in RULES}

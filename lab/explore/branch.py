@@ -157,8 +157,8 @@ class Branch:
         """The steps up to the state shown (or `upto`), as a script `hwm-lab simulate --script` replays to it."""
         s, upto = self.scenario, self.at if upto is None else upto
         origin = self.source.name if self.source else s.name
-        lines = [f"# Branch of {origin}, explored step by step in the dashboard ({upto} steps).",
-                 "# Replay it: hwm-lab simulate --script FILE",
+        lines = [f"# {origin} → hwm-lab replay --explore: hwm-lab simulate --script FILE",
+                 *([f"counterexample {s.counterexample}"] if s.counterexample else []),
                  f"nodes {s.nodes}", f"truncation {s.truncation}", "network manual", f"sync {s.sync}"]
         lines += [f"fsync {node} {policy}" for node, policy in sorted(s.fsync.items())]
         if s.segment_bytes:
@@ -168,7 +168,7 @@ class Branch:
             lines.append(f"rules {','.join(s.rules)}")
         lines.append("")
         steps = self.steps[:upto]
-        lines += step_lines([w for w, _ in steps], [t for _, t in steps])
+        lines += step_lines([w for w, _ in steps])
         return "\n".join(lines) + "\n"
 
     def save(self, folder: str | Path | None = None) -> Path:

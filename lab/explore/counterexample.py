@@ -3,19 +3,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from lab.core.events import STEP
 from lab.core.impl import student_functions
 from lab.core.monitor import Violation
-from lab.explore.explain import TITLES, explanation, narrate, wrong_call
+from lab.explore.explain import explanation, is_state_rule, narrate, title, wrong_call
 from lab.explore.search import BFS_MEMORY, Config, Figures, Found, search
 from lab.explore.shrink import shrink
-from lab.i18n import Joined, Text, localize, say
+from lab.i18n import Joined, Text
 
 SCRIPT = "counterexample.txt"
 TRACE = "trace"
+
+
+@dataclass
+class Story:
+    """The run as shown, step by step: the cluster's status before the first step and after each (`states[k]`: after
+    step k), and each step's trace events (`events[k - 1]`: step k's). What an explanation says of a node is read
+    here."""
+
+    states: list[dict] = field(default_factory=list)
+    events: list[list[dict]] = field(default_factory=list)
 
 
 @dataclass
@@ -25,6 +36,7 @@ class Result:
     steps: list[Text]
     calls: list[dict]
     files: list[str]
+    story: Story | None = None
 
     @property
     def violation(self) -> Violation | None:
@@ -34,7 +46,8 @@ class Result:
         if not self.found:
             return None
         return explanation(self.found.violation, self.steps, self.calls,
-                           students=bool(student_functions(self.found.config.impl)))
+                           students=bool(student_functions(self.found.config.impl)), story=self.story,
+                           truncation=self.found.config.truncation)
 
     def culprit(self) -> str | None:
         """The student's function the run blames: the one that failed, or whose call broke its rule (a call handed
@@ -46,7 +59,7 @@ class Result:
             return facts["fault"].function
         if "call" in facts:
             return (facts["call"].used or facts["call"]).function
-        call = wrong_call(self.found.violation, self.calls)
+        call = wrong_call(self.found.violation, self.calls, len(self.found.choices))
         return call["function"] if call else None
 
     def as_dict(self) -> dict:
@@ -54,48 +67,48 @@ class Result:
         if not self.found:
             return {"violation": None, "figures": figures}
         v, config = self.found.violation, self.found.config
-        return {"violation": {**v.as_dict(), "rule": v.check, "steps": len(self.found.choices),
+        return {"violation": {**v.as_dict(), "title": str(title(v)), "rule": v.check,
+                              "kind": "state" if is_state_rule(v.check) else "call",
+                              "steps": len(self.found.choices),
                               "nodes": config.nodes, "truncation": config.truncation, "search": self.found.search,
                               "files": self.files, "explanation": str(self.explain())}, "figures": figures}
 
 
-def tell(found: Found) -> tuple[list[Text], list[dict]]:
-    """Replay the run once more, with the student's calls recorded: each step in words, and the calls."""
+def tell(found: Found) -> tuple[list[Text], list[dict], Story]:
+    """Replay the run once more, with the student's calls recorded: each step in words, the calls, and the run's
+    states step by step."""
     world = found.config.world(fast=False, record_calls=True)
-    steps = []
+    steps, story = [], Story([world.status()], [])
     for words in found.choices:
+        seen = len(world.events)
         if world.apply(tuple(words)) is not None:
             steps.append(narrate(tuple(words), world))
             found.config.broken(world)
-    return steps, world.calls
+            story.states.append(world.status())
+            story.events.append(list(world.events[seen:]))
+    return steps, world.calls, story
 
 
-def script(found: Found, steps: list[Text], *, seed: int, impl: str, lang: str | None = None) -> str:
-    """The script that replays the run; its comments and its steps' words in `lang` (the parser keeps a step's
-    words as text, and a comment is skipped: the replay is the same in every language)."""
-    config, v = found.config, found.violation
-    comments = [say("Counterexample: {title} ({check})", title=TITLES.get(v.check, v.title), check=v.check),
-                say("Found by hwm-lab explore (seed {seed}, {search} search) and shrunk to {count} steps.", seed=seed,
-                    search=found.search, count=len(steps)),
-                say("Replay it: hwm-lab simulate --script {script} (the code it was found with: `impl` below; --impl "
-                    "overrides it)", script=SCRIPT)]
-    lines = [f"# {localize(comment, lang)}" for comment in comments] + [
-             f"nodes {config.nodes}", f"truncation {config.truncation}", "network manual", "sync manual",
+def script(found: Found, steps: list[Text], *, seed: int, impl: str) -> str:
+    """The script that replays the run: its settings, the rule it breaks and its choices, one bare step each; it
+    holds no sentence, so whoever shows it says its title and steps in the reader's language (lab.i18n.steps)."""
+    config = found.config
+    lines = [f"# hwm-lab explore --seed {seed} ({found.search}): hwm-lab simulate --script {SCRIPT}",
+             f"counterexample {found.violation.check}", f"nodes {config.nodes}", f"truncation {config.truncation}",
+             "network manual", "sync manual",
              f"segment-bytes {config.segment_bytes}", f"impl {impl}"]
     if config.rules:
         lines.append(f"rules {','.join(sorted(config.rules))}")
     lines.append("")
-    lines += step_lines(found.choices, steps, lang)
+    lines += step_lines(found.choices)
     return "\n".join(lines) + "\n"
 
 
-def step_lines(choices, steps, lang: str | None = None) -> list[str]:
-    """Each choice as a numbered step of a script, its narration (in `lang`, else English) as the step's words."""
+def step_lines(choices) -> list[str]:
+    """Each choice as a bare step of a script: its words are made from the choice when the step is shown."""
     lines = []
-    for number, (words, text) in enumerate(zip(choices, steps), start=1):
-        narration = str(localize(text, lang)).replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'step "{number}. {narration}"')
-        lines.append(f"  {' '.join(words)}")
+    for words in choices:
+        lines += [STEP, f"  {' '.join(words)}"]
     return lines
 
 
@@ -105,14 +118,14 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
             max_walks: int | None = None, jobs: int = 1, lang: str | None = None) -> Result:
     """Search `impl` on each cluster size; shrink what is found; with `out`, write the script and its trace.
     `rules`: only these checks end the search (e.g. acked-in-final-logs, to see a write lost, not only put at risk).
-    `lang`: the language of the script's comments and steps."""
+    (`lang` is kept for callers: the script and its trace hold no sentence, in any language.)"""
     configs = [Config(n, truncation, impl, limit, frozenset(rules) if rules else None) for n in sizes]
     found, figures = search(configs, budget=budget, seed=seed, progress=progress, bfs_states=bfs_states,
                             bfs_memory=bfs_memory, max_walks=max_walks, jobs=jobs)
     if found is None:
         return Result(None, figures, [], [], [])
-    found = shrink(found)
-    steps, calls = tell(found)
+    found = shrink(found, seed=seed)
+    steps, calls, story = tell(found)
     files = []
     if out is not None:
         from lab.harness.scenario import simulate
@@ -120,7 +133,7 @@ def explore(impl: str, *, sizes=(3,), truncation: str = "generation", budget: fl
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / SCRIPT
-        path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl, lang=lang), encoding="utf-8")
+        path.write_text(script(found, steps, seed=seed, impl=shown_impl or impl), encoding="utf-8")
         simulate(str(path), impl=impl, out=out / TRACE)
         files = [str(path), str(out / TRACE)]
-    return Result(found, figures, steps, calls, files)
+    return Result(found, figures, steps, calls, files, story)

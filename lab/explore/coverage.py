@@ -3,16 +3,25 @@ with the range of its inputs, and the lines of its body that never ran (lab.sim.
 
 from __future__ import annotations
 
-from lab.i18n import Joined, Listed, Text, say, word
+from lab.i18n import Joined, Listed, Text, counted, say
 from lab.sim.reach import Reach
 
-# The search's choices (lab.sim.choices.WALK_KINDS), each named in the reader's language.
+# The search's choices (lab.sim.choices.WALK_KINDS), each counted in the reader's language ("721 candidaturas").
 CHOICES = {
-    "deliver": word("choice", "deliver"), "drop": word("choice", "drop"), "duplicate": word("choice", "duplicate"),
-    "campaign": word("choice", "campaign"), "heartbeat": word("choice", "heartbeat"), "write": word("choice", "write"),
-    "read": word("choice", "read"), "kill": word("choice", "kill"), "restart": word("choice", "restart"),
-    "pause": word("choice", "pause"), "resume": word("choice", "resume"), "cut": word("choice", "cut"),
-    "heal": word("choice", "heal"), "sync": word("choice", "sync"),
+    "deliver": lambda n: counted("{count} delivery", "{count} deliveries", n, count=n),
+    "drop": lambda n: counted("{count} message lost", "{count} messages lost", n, count=n),
+    "duplicate": lambda n: counted("{count} message duplicated", "{count} messages duplicated", n, count=n),
+    "campaign": lambda n: counted("{count} campaign", "{count} campaigns", n, count=n),
+    "heartbeat": lambda n: counted("{count} heartbeat sent", "{count} heartbeats sent", n, count=n),
+    "write": lambda n: counted("{count} client write", "{count} client writes", n, count=n),
+    "read": lambda n: counted("{count} client read", "{count} client reads", n, count=n),
+    "kill": lambda n: counted("{count} crash", "{count} crashes", n, count=n),
+    "restart": lambda n: counted("{count} restart", "{count} restarts", n, count=n),
+    "pause": lambda n: counted("{count} node paused", "{count} nodes paused", n, count=n),
+    "resume": lambda n: counted("{count} node resumed", "{count} nodes resumed", n, count=n),
+    "cut": lambda n: counted("{count} link cut", "{count} links cut", n, count=n),
+    "heal": lambda n: counted("{count} link healed", "{count} links healed", n, count=n),
+    "sync": lambda n: counted("{count} fsync completed", "{count} fsyncs completed", n, count=n),
 }
 
 # Each input's range, said whole (the names are lab.sim.reach.INPUTS's).
@@ -69,7 +78,7 @@ def sentences(reach: Reach) -> list[Text]:
     lines of its body that never ran."""
     out = []
     if reach.choices:
-        made = Listed(say("{name} {count}", name=CHOICES.get(kind, kind), count=count)
+        made = Listed(CHOICES[kind](count) if kind in CHOICES else f"{kind} {count}"
                       for kind, count in sorted(reach.choices.items()))
         out.append(say("Searched: the choices made, by kind: {counts}.", counts=made))
     for function in sorted(set(reach.calls) | set(reach.code)):

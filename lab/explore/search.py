@@ -16,9 +16,15 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from lab.core.monitor import Violation
+from lab.core.rules import STATE_CHECKS
 from lab.explore import parallel
 from lab.sim.reach import Reach
 from lab.sim.world import ALWAYS, SEGMENT_BYTES, WALK_KINDS, Bounds, World
+
+
+# The rules of the cluster's state that a run is checked against as it goes (the grader's others, liveness and the
+# scenario's expectations, are read from whole traces)
+CLUSTER_RULES = frozenset(STATE_CHECKS - {"liveness", "scenario"})
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,13 @@
 """Shrink a failing run: delta debugging over its choices (Zeller's ddmin, as Hypothesis deletes choices) until
 no single step, nor any two, can be removed with the same rule still broken; then the same run on a smaller
-cluster, when it breaks the rule there too in no more steps."""
+cluster, when it breaks the rule there too in no more steps.
+
+A run shown for a rule of the cluster's state (lab.core.rules) is replayed with only those rules ending it: a call
+of the student's that breaks its exercise's rule on the way is named, not the end. A run found for a call's rule
+alone is first moved toward the cluster: the run with a step or two left out, then a short search bounded by count,
+may break a rule of the cluster's state, the lesson a student needs (the fault in the cluster, not only in the call).
+What is shown is 1-minimal for its rule: no single step can be left out with that rule still broken (a step that
+cannot be done once another is gone is skipped, as `hwm-lab simulate --script` skips it)."""
 
 from __future__ import annotations
 
@@ -8,10 +15,14 @@ from dataclasses import replace
 from itertools import combinations
 
 from lab.core.config import node_names
-from lab.explore.search import Found, run
+from lab.explore.search import CLUSTER_RULES, Found, run
+from lab.sim.world import NODE_STOPPED, STUDENT_FAULT
 
 FEWEST_NODES = 3  # the smallest cluster a counterexample is moved to
 ON_A_LINK = ("deliver", "drop", "duplicate", "cut", "heal")  # steps whose second word is a link (A->B, A<->B)
+# The search toward a rule of the cluster's state, after a call's rule: bounded by count, so that the same seed finds
+# the same run on any machine (about 2 s at most, when nothing is found)
+TOWARD_STATES, TOWARD_WALKS, TOWARD_PAIRS = 2000, 200, 400
 
 
 def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -19,17 +30,73 @@ def _plain(words: tuple[str, ...]) -> tuple[str, ...]:
     return ("write", words[3]) if words[0] == "write" else tuple(words)
 
 
-def shrink(found: Found, *, max_runs: int = 4000) -> Found:
-    """The shortest run found, on the smallest cluster where it is no longer (a run of five nodes whose two
-    elections need three votes each may fit in fewer steps on three)."""
-    best = _shrink(found, max_runs)
+def shrink(found: Found, *, max_runs: int = 4000, seed: int = 0) -> Found:
+    """The shortest run found for the rule it shows (a rule of the cluster's state when one can be reached: see the
+    module's docstring), on the smallest cluster where it is no longer (a run of five nodes whose two elections need
+    three votes each may fit in fewer steps on three); 1-minimal for that rule."""
+    best = _shrink(for_its_rule(found, seed), max_runs)
     for size in range(FEWEST_NODES, best.config.nodes):
         for kept in combinations(node_names(best.config.nodes), size):
             smaller = _on_fewer_nodes(best, kept)
             if smaller is not None:
                 smaller = _shrink(smaller, max_runs)
                 if len(smaller.choices) <= len(best.choices):
-                    return smaller
+                    return one_minimal(smaller)
+    return one_minimal(best)
+
+
+def for_its_rule(found: Found, seed: int = 0) -> Found:
+    """The run with the rules that end it as its counterexample shows them: a rule of the cluster's state with those
+    rules only; a call's rule moved toward one of the cluster's state when a short way there is found; a failure of
+    the code, or rules asked by name, as it was."""
+    config, check = found.config, found.violation.check
+    if config.rules is not None or check in (STUDENT_FAULT, NODE_STOPPED):
+        return found
+    state = replace(config, rules=CLUSTER_RULES)
+    if check in CLUSTER_RULES:
+        done, violation, _ = run(state, found.choices)
+        return Found(state, done, violation, found.search) if violation is not None and violation.check == check \
+            else found
+    shrunk = _shrink(found, 1000)  # (first: the steps to leave out are fewer, and it is what is shown otherwise)
+    return toward_the_state(shrunk, seed) or shrunk
+
+
+def toward_the_state(found: Found, seed: int = 0) -> Found | None:
+    """A run that breaks a rule of the cluster's state near one that broke a call's rule: the run with one step left
+    out, then two, then a short search with only the cluster's rules ending a run; None when none is found."""
+    from lab.explore.search import search
+
+    state = replace(found.config, rules=CLUSTER_RULES)
+    choices = [_plain(w) for w in found.choices]
+    tried = 0
+    for leave in [(i,) for i in range(len(choices))] + list(combinations(range(len(choices)), 2)):
+        if tried >= len(choices) + TOWARD_PAIRS:
+            break
+        tried += 1
+        done, violation, _ = run(state, [w for i, w in enumerate(choices) if i not in leave])
+        if violation is not None and violation.check in CLUSTER_RULES:
+            return Found(state, done, violation, found.search)
+    for size in sorted({FEWEST_NODES, found.config.nodes}):  # a smaller cluster first: its runs are shorter
+        near, _ = search([replace(state, nodes=size)], budget=60.0, seed=seed, bfs_states=TOWARD_STATES,
+                         max_walks=TOWARD_WALKS)
+        if near is not None and near.violation.check in CLUSTER_RULES:
+            return near
+    return None
+
+
+def one_minimal(found: Found) -> Found:
+    """Leave out single steps while the rule stays broken, until none can go (ddmin stops at a count of runs). The
+    run kept is always one that was played (its writes numbered as played), never words not replayed."""
+    rule, best, current = found.violation.check, found, [_plain(w) for w in found.choices]
+    changed = True
+    while changed:
+        changed = False
+        for position in range(len(current)):
+            done, violation, _ = run(found.config, current[:position] + current[position + 1:])
+            if violation is not None and violation.check == rule:
+                best, current, changed = Found(found.config, done, violation, found.search), \
+                    [_plain(w) for w in done], True
+                break
     return best
 
 

@@ -234,8 +234,8 @@ def expect_linearizable(run: Run, status: dict, rest: list[str]):
     log index."""
     found = history.check(run.driver.events())
     broken = found.not_linearizable()
-    detail = Reason(reasons.NOT_LINEARIZABLE_AT, indexes=", ".join(map(str, broken[:10]))) if broken else \
-        Reason(reasons.LINEARIZABLE_PARTS, count=len(found.parts))
+    detail = Reason(reasons.NOT_LINEARIZABLE_AT, indexes=", ".join(map(str, broken[:10])), count=len(broken)) \
+        if broken else Reason(reasons.LINEARIZABLE_PARTS, count=len(found.parts))
     return found.linearizable is (rest[0] == "yes"), detail
 
 

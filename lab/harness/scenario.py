@@ -19,6 +19,7 @@ from lab.core.guard import DEFAULT_LIMIT, Fault
 from lab.core.messages import TIMEOUT, Answer
 from lab.harness.commands import COMMANDS, ScenarioError, WaitTimeout
 from lab.sim.choices import WALK_KINDS  # the explorer's, run by the world itself under `network manual`
+from lab.sim.steps import step_record
 from lab.harness.script import Command, Scenario, load
 from lab.ports.segments import SEGMENT_BYTES
 from lab.sim.cluster import SimCluster
@@ -154,6 +155,10 @@ class Verdict:
     # lab.core.judges.Call), and the functions not written yet that a node reached
     wrong_calls: list = field(default_factory=list)
     unwritten: set = field(default_factory=set)
+    # with `network manual`: the commands that could not be done in their state, skipped as the explorer's shrinker
+    # skips them (a step left out of a counterexample may leave a later message never sent): (step from 1, line,
+    # command)
+    skipped: list = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -164,7 +169,9 @@ class Verdict:
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "truncation": self.truncation, "passed": self.passed,
-                "aborted": self.aborted, "expectations": [o.__dict__ for o in self.outcomes], "fault": self.fault}
+                "aborted": self.aborted, "expectations": [{**o.__dict__, "step": o.step + 1} for o in self.outcomes],
+                "fault": self.fault,
+                "skipped": [{"step": step, "line": line, "command": command} for step, line, command in self.skipped]}
 
     def summary(self) -> str:
         """The verdict in English (lab.i18n.verdicts says it in any language)."""
@@ -172,6 +179,8 @@ class Verdict:
         for o in self.outcomes:
             lines.append(f"  [{'ok' if o.ok else 'FAIL'}] step {o.step + 1}, line {o.line}: {o.name}"
                          + (f" -- {o.detail}" if o.detail else ""))
+        for step, line, command in self.skipped:
+            lines.append(f"  [skipped] step {step}, line {line}: {command} cannot be done in this state")
         if self.aborted:
             lines.append(f"  aborted: {self.aborted}")
         return "\n".join(lines)
@@ -192,7 +201,8 @@ class Run:
     def run_step(self, index: int | None = None) -> list[Outcome]:
         index = self.next_step if index is None else index
         step = self.scenario.steps[index]
-        self.driver.note(STEP, text=step.text, index=index)
+        said = self._said(step)
+        self.driver.note(STEP, text=step.text, index=index, **({"said": said} if said else {}))
         before = len(self.verdict.outcomes)
         for command in step.commands:
             try:
@@ -206,6 +216,16 @@ class Run:
             self._check_rules(index)
         self.next_step = index + 1
         return self.verdict.outcomes[before:]
+
+    def _said(self, step) -> dict | None:
+        """A step with no words of its own (a counterexample's: one choice of the explorer's world) as data, taken
+        from the world before it: whoever shows the trace says it in the reader's language (lab.i18n.steps)."""
+        if step.text or self.scenario.network != "manual" or len(step.commands) != 1:
+            return None
+        words = step.commands[0].words
+        if words[0] not in WALK_KINDS:
+            return None
+        return step_record(words, self.driver.cluster)
 
     def run_all(self) -> Verdict:
         while self.next_step < len(self.scenario.steps) and not self.verdict.aborted:
@@ -230,7 +250,7 @@ class Run:
         if found:
             violation = self.verdict.violation = found[0]
             self.driver.note(RULE_BROKEN, check=violation.check, target=violation.node, index=violation.index,
-                             detail=violation.detail, step=index)
+                             detail=violation.detail, step=index + 1)
             self.verdict.outcomes.append(Outcome(f"rule {violation.check}", False, violation.detail, index,
                                                  self.scenario.steps[index].commands[-1].line
                                                  if self.scenario.steps[index].commands else 0))
@@ -242,8 +262,9 @@ class Run:
     def _execute(self, command: Command, step: int) -> None:
         head, *args = command.words
         if self.scenario.network == "manual" and head in WALK_KINDS:
-            if self.driver.cluster.apply(command.words) is None:
-                raise WaitTimeout(Reason(reasons.LINE_CANNOT_NOW, line=command.line, command=str(command)))
+            if self.driver.cluster.apply(command.words) is None:  # skipped, and said (Verdict.skipped)
+                self.verdict.skipped.append((step + 1, command.line, str(command)))
+                return
             if head == "kill":
                 self.last_killed = args[0]
             return
@@ -292,12 +313,13 @@ class Run:
 def simulate(name: str, *, seed: int = 0, nodes: int | None = None, truncation: str | None = None,
              impl: str | None = None, out: str | Path | None = None, meta: dict | None = None,
              pre_vote: bool = PRE_VOTE, limit: float = DEFAULT_LIMIT, pace: str = "normal",
-             judge: bool = False) -> Verdict:
+             judge: bool = False, file: bool = False) -> Verdict:
     """Run a scenario on the simulator; with `out`, write the trace directory and verdict.json there. Under the
     classroom pace the trace's clock runs as a room would watch it (elections take seconds). `impl`: the code the
     nodes run (default: the one the script names, else the reference answers). `judge`: each call of the student's
-    functions is judged by its exercise's rule (lab.core.judges), into the verdict's wrong_calls."""
-    scenario = load(name)
+    functions is judged by its exercise's rule (lab.core.judges), into the verdict's wrong_calls. `file`: `name` is
+    a script's path, never a scenario's name."""
+    scenario = load(name, file=file)
     impl = impl or scenario.impl or "solutions"
     timing = pace_timing(pace)
     strategy = truncation or scenario.truncation

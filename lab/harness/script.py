@@ -1,7 +1,8 @@
 """The scenario language: a script (lab/sim/scenarios/*.txt) parsed into a Scenario of header values and steps.
 
 A script has header lines (`nodes 3`, `truncation generation`, `fsync B never`), then steps: `step "narration"`
-followed by commands (lab.harness.commands). See docs/scenarios.md for the command reference.
+followed by commands (lab.harness.commands); a counterexample's steps are bare (`step`, then one choice of the
+explorer's world), their words made from the choice when shown. See docs/scenarios.md for the command reference.
 """
 
 from __future__ import annotations
@@ -52,19 +53,21 @@ class Scenario:
     network: str = "timed"
     rules: tuple[str, ...] = ()  # with `network manual`: only these rules end the run (default: every rule)
     impl: str | None = None  # the code the script was made with (an explorer's counterexample); --impl overrides it
+    counterexample: str | None = None  # the rule an explorer's counterexample breaks (its title is said from it)
     # with `network manual`: `manual`, a leader's fsync completes only at a `sync` command (the explorer's
     # counterexamples); `at-once`, in the step that wrote (scripts written before the overlap was modelled)
     sync: str = "at-once"
 
 
-HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl", "sync"}
+HEADERS = {"nodes", "truncation", "fsync", "liveness", "segment-bytes", "network", "rules", "impl", "sync",
+           "counterexample"}
 NETWORKS = ("timed", "manual")
 SYNCS = ("at-once", "manual")
 
 
 def parse(text: str, name: str = "scenario") -> Scenario:
     title, description, nodes, truncation, fsync, liveness = name, [], 3, "generation", {}, 5.0
-    segment_bytes, network, rules, impl, sync = None, "timed", (), None, "at-once"
+    segment_bytes, network, rules, impl, sync, counterexample = None, "timed", (), None, "at-once", None
     steps: list[Step] = []
     current: tuple[str, list[Command]] | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -83,12 +86,12 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         except ValueError as exc:
             raise ScenarioError(Reason(reasons.SCRIPT_AT_LINE, script=name, line=number, error=str(exc))) from exc
         head = words[0]
-        if head == STEP:
-            if len(words) != 2:
+        if head == STEP:  # `step "what happens and why"`; a bare `step` is the explorer's, said from its choice
+            if len(words) > 2 or len(words) == 1 and network != "manual":
                 raise ScenarioError(Reason(reasons.SCRIPT_STEP_FORM, script=name, line=number))
             if current:
                 steps.append(Step(current[0], tuple(current[1])))
-            current = (words[1], [])
+            current = (words[1] if len(words) == 2 else "", [])
         elif current is None and head in HEADERS:
             try:
                 if head == "nodes":
@@ -105,6 +108,8 @@ def parse(text: str, name: str = "scenario") -> Scenario:
                     rules = tuple(r for r in words[1].split(",") if r)
                 elif head == "impl":
                     impl = words[1]
+                elif head == "counterexample":
+                    counterexample = words[1]
                 elif head == "network":
                     network = words[1]
                     if network not in NETWORKS:
@@ -131,17 +136,22 @@ def parse(text: str, name: str = "scenario") -> Scenario:
         raise ScenarioError(Reason(reasons.SCRIPT_NO_STEPS, script=name))
     return Scenario(name=name, title=title, description=" ".join(description), nodes=nodes,
                     truncation=truncation, fsync=fsync, steps=tuple(steps), liveness_bound=liveness,
-                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl, sync=sync)
+                    segment_bytes=segment_bytes, network=network, rules=rules, impl=impl, sync=sync,
+                    counterexample=counterexample)
 
 
 def available() -> list[str]:
     return sorted(p.stem for p in SCENARIO_DIR.glob("*.txt"))
 
 
-def load(name_or_path: str) -> Scenario:
+def load(name_or_path: str, *, file: bool = False) -> Scenario:
+    """A scenario by its name (s1), or a script file by its path (`file`: always a path, as `--script` gives one)."""
     path = Path(name_or_path)
-    if not path.suffix:
+    named = not file and not path.suffix and len(path.parts) == 1
+    if named:
         path = SCENARIO_DIR / f"{name_or_path.lower()}.txt"
-    if not path.exists():
-        raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=list(available())))
+    if not path.is_file():
+        if named:
+            raise ScenarioError(Reason(reasons.NO_SCENARIO, name=repr(name_or_path), available=list(available())))
+        raise ScenarioError(Reason(reasons.NO_SCRIPT_FILE, path=str(path)))
     return parse(path.read_text(encoding="utf-8"), path.stem)

@@ -29,8 +29,9 @@ DOMAIN = "messages"
 SEPARATORS = {"zh": {"; ": "；", ", ": "，", " ": ""}}  # how a list of sentences is joined, where it differs from
 # English (Chinese sentences follow one another without a space)
 _CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"
-UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")}  # no space between two words: the one a template
-# keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec} 的" with 所有节点)
+UNSPACED = {"zh": re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}“‘])|(?<=[”’]) (?=[{_CJK}])")}  # no space between two
+# words: the one a template keeps beside a value (there for "A" or "e4") goes when the value is a word ("预期 {spec}
+# 的" with 所有节点) or a quotation (写入“e1”: Chinese quotes take no space)
 _FIELD = re.compile(r"\{(\w+)(?:[!:][^{}]*)?\}")
 _LATIN_BESIDE_CJK = re.compile(r"(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])|(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])")
 _BARE_FIELD = re.compile(r"\{(\w+)\}")
@@ -102,6 +103,24 @@ class Listed(Text):
         return (type(self), (self.items,))
 
 
+class Quoted(Text):
+    """A value (a payload) quoted as the reader's language quotes: “e1” in English and Chinese, «e1» in Spanish."""
+
+    MARKS = {"es": ("«", "»")}
+
+    def __new__(cls, value):
+        self = str.__new__(cls, f"“{value}”")
+        self.msgid, self.args, self.context, self.value = None, {}, None, str(value)
+        return self
+
+    def say(self, lang: str) -> str:
+        left, right = self.MARKS.get(lang, ("“", "”"))
+        return f"{left}{self.value}{right}"
+
+    def __reduce__(self):
+        return (type(self), (self.value,))
+
+
 def fill(template: str, args: dict, lang: str) -> str:
     """A translated template with its values, each said in `lang`: a Text translated, a count written as the
     locale writes numbers (23.181 in Spanish), any other value as it is."""
@@ -138,6 +157,34 @@ class Joined(Text):
 
     def __reduce__(self):
         return (type(self), (self.parts, self.sep))
+
+
+class Counted(Text):
+    """A sentence whose words follow a count, gettext's ngettext: in English the singular when `n` is 1, else the
+    plural; in a language, the form its plural rule picks for `n` (the catalogue's Plural-Forms: Spanish has two,
+    Chinese one). The catalogue keys it by its singular."""
+
+    def __new__(cls, singular: str, plural: str, n, args: dict | None = None):
+        args = args or {}
+        self = str.__new__(cls, (singular if n == 1 else plural).format(**args))
+        self.msgid, self.plural, self.n, self.args, self.context = singular, plural, n, args, None
+        return self
+
+    def say(self, lang: str) -> str:
+        if lang == PSEUDO:
+            return fill(pseudo(self.msgid if self.n == 1 else self.plural), self.args, lang)
+        if lang not in LANGUAGES or lang == SOURCE:
+            return str(self)
+        return fill(catalogue(lang).ngettext(self.msgid, self.plural, self.n), self.args, lang)
+
+    def __reduce__(self):
+        return (type(self), (self.msgid, self.plural, self.n, self.args))
+
+
+def counted(singular: str, plural: str, n, /, **args) -> Counted:
+    """A sentence of the catalogue whose words follow the count `n` (`counted` marks it for extraction, with both
+    its forms): `counted("{count} event", "{count} events", n, count=n)`."""
+    return Counted(singular, plural, n, args)
 
 
 def complaint(prog: str, text, lang: str) -> str:
@@ -259,7 +306,36 @@ class Catalogue:
         self.catalog = catalog
         self.messages = {(m.context, m.id): m.string for m in catalog
                          if m.id and isinstance(m.id, str) and m.string and not m.fuzzy}
+        # the sentences whose words follow a count (Counted), by their singular: each of the language's forms
+        self.plurals = {(m.context, m.id[0]): tuple(m.string) for m in catalog
+                        if m.id and isinstance(m.id, tuple) and m.string and all(m.string) and not m.fuzzy}
         self._gnu = None
+        self._index = None
+
+    def ngettext(self, singular: str, plural: str, n) -> str:
+        """The form of a Counted sentence for `n` (English, as the source says it, where it is not translated)."""
+        forms = self.plurals.get((None, singular))
+        if forms is None:
+            return singular if n == 1 else plural
+        return forms[min(self.plural_index(n), len(forms) - 1)]
+
+    def plural_index(self, n) -> int:
+        """Which of the language's forms `n` takes (its Plural-Forms expression, as gettext evaluates it)."""
+        if self._index is None:
+            import gettext
+
+            self._index = gettext.c2py(self.catalog.plural_expr)
+        return self._index(int(n)) if float(n).is_integer() else self._index(2)  # (a fraction: the plural)
+
+    def entries(self):
+        """(context, English, translation) for every translated sentence, each form of a Counted one beside its
+        English form."""
+        for (context, msgid), said in self.messages.items():
+            yield context, source_text(context, msgid), said
+        for m in self.catalog:
+            forms = self.plurals.get((m.context, m.id[0])) if isinstance(m.id, tuple) else None
+            for k, said in enumerate(forms or ()):  # (one form, as Chinese has: it says the plural's English)
+                yield m.context, m.id[0] if k == 0 and len(forms) > 1 else m.id[1], said
 
     def gnu(self):
         if self._gnu is None:
@@ -293,7 +369,9 @@ def _load(lang: str) -> Catalogue:
         source = catalogue("es").catalog
         catalog = Catalog(locale="en", domain=DOMAIN)
         for m in source:
-            if m.id:
+            if isinstance(m.id, tuple):
+                catalog.add(m.id, tuple(pseudo(form) for form in m.id), locations=m.locations, context=m.context)
+            elif m.id:
                 catalog.add(m.id, pseudo(source_text(m.context, m.id)), locations=m.locations, context=m.context)
         return Catalogue(lang, catalog)
     if lang == SOURCE:
@@ -323,8 +401,18 @@ def for_page(lang: str) -> dict[str, str]:
         return {}
     cat = catalogue(lang)
     return {m.id: cat.messages[(None, m.id)] for m in cat.catalog
-            if (None, m.id) in cat.messages and m.context is None
+            if isinstance(m.id, str) and (None, m.id) in cat.messages and m.context is None
             and any(path.endswith(".js") for path, _ in m.locations)}
+
+
+def plurals_for_page(lang: str) -> dict:
+    """The Counted sentences the page's script builds: {"forms": singular -> the language's forms, "nplurals"}; the
+    page picks a form as gettext does for Spanish and English (one when n is 1) and takes the only one in Chinese."""
+    cat = catalogue(lang if lang in LANGUAGES or lang == PSEUDO else SOURCE)
+    forms = {m.id[0]: list(cat.plurals[(None, m.id[0])]) for m in cat.catalog
+             if isinstance(m.id, tuple) and (None, m.id[0]) in cat.plurals
+             and any(path.endswith(".js") for path, _ in m.locations)}
+    return {"forms": forms, "nplurals": cat.catalog.num_plurals if lang != SOURCE else 2}
 
 
 _ACCENTED = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from html import escape
 
 from lab.harness.history import DIRTY, READ, REFUSED, SERVED, STALE, UNANSWERED, History, Operation
-from lab.i18n import localize, say
+from lab.i18n import Listed, localize, say
 
 LEFT, TOP, ROW_H, BAR_H, STEP, MOST_OPS = 90, 74, 34, 20, 56, 400
 COLORS = {"write": ("#0072B2", "#e6f1f8"), SERVED: ("#1b7f3b", "#e8f4ec"), REFUSED: ("#5b6470", "#f1f3f5"),
@@ -115,7 +115,7 @@ def _heading(h: History, shown: int):
     stale, values = len(h.of_verdict(STALE)), dict(ops=len(h.operations), shown=shown)
     if h.linearizable is False:
         return say("{ops} operations ({shown} drawn), {stale} stale reads: not linearizable at indexes {indexes}",
-                   stale=stale, indexes=", ".join(str(i) for i in h.not_linearizable()[:8]), **values)
+                   stale=stale, indexes=Listed(str(i) for i in h.not_linearizable()[:8]), **values)
     if h.linearizable:
         return say("{ops} operations ({shown} drawn), {stale} stale reads: linearizable", stale=stale, **values)
     return say("{ops} operations ({shown} drawn), {stale} stale reads: linearizability not decided", stale=stale,

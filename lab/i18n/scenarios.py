@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from lab.core.reasons import WORDS
 from lab.core.config import MAX_NODES, node_names
-from lab.i18n import NodeList, Text, word
-from lab.i18n.steps import told
+from lab.i18n import NodeList, Text, say, word
+from lab.i18n.steps import said as steps_said
 
 
 NODE_NAMES = frozenset(node_names(MAX_NODES))
@@ -41,6 +41,12 @@ def unmark(text: str) -> str:
 
 
 def title(scenario) -> Text:
+    """A script's title; an explorer's counterexample's, said from the rule it breaks."""
+    if scenario.counterexample:
+        from lab.explore.explain import TITLES
+
+        check = scenario.counterexample
+        return say("Counterexample: {title} ({check})", title=TITLES.get(check, check), check=check)
     return Narration(word(key(scenario.name, "title"), scenario.title))
 
 
@@ -49,10 +55,8 @@ def description(scenario) -> Text:
 
 
 def steps(scenario) -> list[Text]:
-    """Each step's narration: the catalogue's, or for a counterexample's script, each step read back."""
-    known = _by_text()
-    return [text if step.text in known else told(step.text) or text
-            for step, text in zip(scenario.steps, _steps(scenario))]
+    """Each step's narration, the catalogue's (a counterexample's steps have none: they are said from their data)."""
+    return _steps(scenario)
 
 
 def _steps(scenario) -> list[Text]:
@@ -76,12 +80,21 @@ def _by_text() -> dict[str, Text]:
     return found
 
 
+def step_caption(event: dict) -> Text | str:
+    """What a trace's step event says, in any language: a counterexample's step from its data (lab.i18n.steps),
+    any other from its script's words."""
+    said = event.get("said")
+    if isinstance(said, dict):
+        return steps_said(said) or ""
+    return step_text(event.get("text", ""))
+
+
 def step_text(text) -> Text | str:
-    """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it, or when it
-    is a step of a counterexample's script (lab.i18n.steps: read back from its template and values)."""
+    """A step's narration as the trace recorded it (English), as a catalogue Text when a script has it; any other
+    text (a script's own words) as it is: a counterexample's steps are data (step_caption), never read back."""
     if isinstance(text, Text) or not text:
         return text
-    return _by_text().get(str(text)) or told(str(text)) or unmark(str(text))
+    return _by_text().get(str(text)) or unmark(str(text))
 
 
 def phrase(template: str) -> str:

@@ -16,7 +16,7 @@ from html import escape
 from pathlib import Path
 
 from lab.harness.history import StaleWatch
-from lab.i18n import localize, say
+from lab.i18n import Listed, localize, say
 from lab.core import events as ev
 from lab.core.events import (
     BECAME_LEADER, CLIENT_ANSWER, CLIENT_WRITE, CLUSTER_STARTED, ELECTION_STARTED, HWM_CHANGED, LEADER_APPEND, LINK_CUT,
@@ -307,7 +307,7 @@ class _Builder:
 
     def truncated(self, i: int, e: dict, node: str, gen: int) -> None:
         removed = e.get("removed") or []
-        what = ", ".join(str(self.payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
+        what = Listed(str(self.payload_of.get(r[2], r[2])) if len(r) > 2 else str(r[0]) for r in removed[:4])
         self.put(i, Mark(node, self.take(i), say("✂ truncates from {index}: {entries}", index=e.get("from_index"),
                                                  entries=what), TRUNCATED))
 
@@ -377,7 +377,7 @@ def draw(d: Diagram, *, lang: str | None = None, title: str | None = None, max_r
     x = {name: LEFT + col_w * k + col_w // 2 for k, name in enumerate(d.nodes)}
     y = lambda r: TOP + ROW_H * (r - first)  # noqa: E731
     t = lambda s: escape(str(localize(s, lang) if lang else s))  # noqa: E731
-    geometry = f' data-top="{TOP}" data-row-h="{ROW_H}"' if cursor else ""
+    geometry = f' data-top="{TOP}" data-row-h="{ROW_H}" data-left="{LEFT}" data-col-w="{col_w}"' if cursor else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, sans-serif" font-size="12"{geometry}>',
            "<defs><marker id=\"seq-head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"5\" "
@@ -463,7 +463,7 @@ STYLE = {"killed": ("#b3261e", "#fff"), "restarted": ("#1b7f3b", "#fff"), "pause
 
 def _mark(m: Mark, x: dict, top: float, width: int, t, numbered: str = "") -> str:
     if m.links:
-        links = ", ".join(f"{a}→{b}" for a, b in m.links)
+        links = Listed(f"{a}→{b}" for a, b in m.links)
         m.label = say("✂ cut: {links}", links=links) if m.kind == LINK_CUT else say("healed: {links}", links=links)
     label = t(m.label)
     if m.node is None:

@@ -1,15 +1,11 @@
-"""A step of the explorer's world in words ("D receives from C: vote request for generation 1 ..."), one sentence
-made from its command and the message it moves, and read back from the English a counterexample's script keeps, so that a replay
-says each step in the reader's language."""
+"""A step of the explorer's world in words ("D receives from C: vote request for generation 1 ..."): one sentence
+made from its command and the message it moves. A trace keeps the step as data (`record`), and whoever shows it says
+it in the reader's language (`said`). The step's data is lab.sim.steps's; nothing here reads English back."""
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
-from lab.core.messages import (EpochAnswer, EpochQuery, PreVoteRequest, PreVoteResponse, ReplicationRequest,
-                               ReplicationResponse, VoteRequest, VoteResponse)
 from lab.i18n import Text, fields, say
+from lab.sim.steps import record
 
 
 def phrase(template: str) -> str:
@@ -63,91 +59,17 @@ DELIVERIES = {(move, kind): frame.replace("{what}", message)
               for move, frame in MOVES.items() for kind, message in MESSAGES.items()}
 
 
-def _entries(entries) -> str:
-    return "[" + ", ".join(f"{e.index} (g{e.generation})" for e in entries) + "]"
-
-
-def message_values(m) -> tuple[str, dict]:
-    """A message's kind (a key of MESSAGES) and the values a reader follows."""
-    if isinstance(m, ReplicationRequest):
-        if not m.entries:
-            return "heartbeat", dict(generation=m.generation, prev=m.prev_index, hwm=m.high_water_mark)
-        return "replication", dict(generation=m.generation, entries=_entries(m.entries), prev=m.prev_index,
-                                   prev_generation=m.prev_generation, hwm=m.high_water_mark)
-    if isinstance(m, ReplicationResponse):
-        if m.success:
-            return "appended", dict(generation=m.generation, match=m.match_index)
-        return "refused", dict(generation=m.generation, end=m.log_end)
-    if isinstance(m, (VoteRequest, PreVoteRequest)):
-        return "vote request", dict(generation=m.generation, end=m.last_index, last=m.last_generation)
-    if isinstance(m, (VoteResponse, PreVoteResponse)):
-        return "vote granted" if m.granted else "vote denied", dict(generation=m.generation)
-    if isinstance(m, EpochQuery):
-        return "epoch query", dict(of=m.of_generation)
-    if isinstance(m, EpochAnswer):
-        return "epoch answer", dict(end=m.end_index, of=m.of_generation)
-    return "other", dict(kind=type(m).__name__)
+def said(step: dict) -> Text | None:
+    """A step's record (`record`) in words, in any language; None for a record this lab does not know."""
+    values = {k: v for k, v in step.items() if k not in ("what", "message")}
+    template = DELIVERIES.get((step.get("what"), step.get("message"))) if "message" in step else \
+        STEPS.get(step.get("what"))
+    if template is None or fields(template) != set(values):
+        return None
+    return say(template, **values)
 
 
 def step_words(words: tuple[str, ...], message=None, generation: int = 0) -> Text:
     """One step in words: its command's `words`, the message it moves (deliver, drop, duplicate) and the generation
     of its node just after it."""
-    head = words[0]
-    if head in MOVES:
-        src, dst = words[1].split("->")
-        kind, values = message_values(message)
-        return say(DELIVERIES[head, kind], src=src, dst=dst, **values)
-    node = words[3] if head in ("read", "write") else words[1] if len(words) > 1 else ""
-    if head in ("campaign", "heartbeat"):
-        return say(STEPS[head], node=node, generation=generation)
-    if head == "write":
-        return say(STEPS[head], payload=words[1], node=node)
-    if head == "read":
-        return say(STEPS[head], index=words[1], node=node)
-    if head == "kill":
-        return say(STEPS["kill lose-unsynced" if "lose-unsynced" in words else "kill"], node=node)
-    if head in ("restart", "pause", "resume", "sync"):
-        return say(STEPS[head], node=node)
-    if head in ("cut", "heal"):
-        return say(STEPS[head], link=words[1] if len(words) > 1 else "*")
-    return say(STEPS["other"], words=" ".join(words))
-
-
-# ---- read back ------------------------------------------------------------------------------------------------
-
-_VALUE = {"words": r".+", "entries": r"\[[^\]]*\]"}
-_WORD = r"[^\s,]+"  # any other value is one word
-_NUMBERED = re.compile(r"(\d+)\. (.+)", re.DOTALL)
-TEMPLATES = (*DELIVERIES.values(), *STEPS.values())
-
-
-@lru_cache(maxsize=None)
-def _pattern(template: str) -> re.Pattern:
-    out, last = [], 0
-    for m in re.finditer(r"\{(\w+)\}", template):
-        out.append(re.escape(template[last:m.start()]))
-        out.append(f"(?P<{m.group(1)}>{_VALUE.get(m.group(1), _WORD)})")
-        last = m.end()
-    out.append(re.escape(template[last:]))
-    return re.compile("".join(out), re.DOTALL)
-
-
-def _read(sentence: str, templates) -> Text | None:
-    for template in templates:
-        m = _pattern(template).fullmatch(sentence)
-        if m is None:
-            continue
-        values = {k: int(v) if v.isdigit() and k not in ("payload", "words") else v for k, v in m.groupdict().items()}
-        if fields(template) == set(values):
-            return say(template, **values)
-    return None
-
-
-def told(sentence: str) -> Text | None:
-    """The step a sentence of `step_words` says (its English read back: the template and the values), as a Text
-    said in any language; a numbered one ("2. A restarts") keeps its number. None when it is no such sentence."""
-    numbered = _NUMBERED.fullmatch(sentence)
-    if numbered:
-        step = _read(numbered.group(2), TEMPLATES)
-        return say("{number}. {step}", number=int(numbered.group(1)), step=step) if step is not None else None
-    return _read(sentence, TEMPLATES)
+    return said(record(words, message, generation))

@@ -19,6 +19,10 @@ def summary(verdict) -> Joined:
         lines.append(Joined(["  ", say("[{mark}] step {step}, line {line}: {command} -- {detail}", detail=o.detail,
                                        **values) if o.detail else
                              say("[{mark}] step {step}, line {line}: {command}", **values)], ""))
+    for step, line, command in getattr(verdict, "skipped", ()):
+        lines.append(Joined(["  ", say("[skipped] step {step}, line {line}: {command} cannot be done in this state, "
+                                       "so the replay goes on without it (as the explorer's shrinker does)",
+                                       step=step, line=line, command=command)], ""))
     if verdict.aborted:
         lines.append(Joined(["  ", say("aborted: {why}", why=verdict.aborted)], ""))
     return Joined(lines, "\n")

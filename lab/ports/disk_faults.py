@@ -20,6 +20,9 @@ __all__ = ["DiskFaults", "FsyncFailed", "failure", "mark", "EXIT_KINDS", "EXIT_R
 # The errors of a disk that fails a node; any other OSError is a bug, reported as one.
 STORAGE_ERRNOS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk full", errno.EIO: "disk error",
                   errno.EROFS: "disk read-only"}
+# Each one's name in a reason: a phrase of the catalogue (reasons.OS_ERRORS), said in the reader's language; the
+# system's own text (os.strerror, in the node's locale) goes to node.log only.
+OS_ERROR = dict(zip((errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT), reasons.OS_ERRORS))
 EXIT_DISK_FULL = 73
 EXIT_FSYNC_FAILED = 74
 EXIT_DISK_ERROR = 75
@@ -50,7 +53,7 @@ def failure(exc: BaseException) -> tuple[Reason, int] | None:
         if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
             kind = "fsync failed" if isinstance(exc, FsyncFailed) else STORAGE_ERRNOS[exc.errno]
             where = getattr(exc, "lab_where", None) or "a write to disk"
-            return (Reason(_REASON_OF[kind], where=where, os_error=os.strerror(exc.errno)),
+            return (Reason(_REASON_OF[kind], where=where, os_error=OS_ERROR[exc.errno]),
                     _EXIT_OF.get(kind, EXIT_DISK_ERROR))
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None

@@ -291,7 +291,8 @@ class Node:
                                         [: EXIT_REASON_BYTES - 1]), 0)
         except OSError:
             pass
-        log.error("node %s stopped: %s", self.id, reason)  # one clear line, the last of node.log (if it fits)
+        log.error("node %s stopped: %s [%s]", self.id, reason, exc)  # one clear line, the last of node.log (if it
+        # fits), with the system's own words
         os._exit(code)
 
     # ---- control requests (supervisor, tests, dashboard) ---------------------------------------------------

@@ -4,6 +4,7 @@ result and what was wrong with it, for the trace and the explanation."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 from lab.core.guard import describe, describe_call
@@ -38,11 +39,21 @@ def judging(impl: Impl, name: str, ear: Ear, reach: Reach) -> Impl:
             world.wrong = (world.current, call)
         if world.record:
             world.calls.append(record(call, world.current, world.now))
+            world.heard.append((world.current, world.now, kept(call)))  # the call itself, its arguments as they were
 
     functions = student_functions(name)
     seen = replace(impl, **{f: twice(f, traced(f, getattr(impl, f), getattr(getattr(impl, f), "__wrapped__", None),
                                                reach), ear) for f in functions})
     return judged(seen, functions, heard)
+
+
+def kept(call: Call) -> Call:
+    """A call with a copy of its arguments as they were when it returned (a log or a table it was handed changes
+    with the node afterwards)."""
+    try:
+        return call._replace(args=copy.deepcopy(call.args))
+    except Exception:  # something that cannot be copied: the call as it is
+        return call
 
 
 def twice(function: str, fn, ear: Ear):

@@ -478,9 +478,16 @@ class SimCluster:
                 if name in self.faults:
                     info["fault"] = self.faults[name]
             info["log"] = [[e.index, e.generation, e.payload] for e in self.log_of(name)]
+            info["on_disk"] = min(self.durable_end(name), len(info["log"]))
             nodes.append(info)
         return {"nodes": nodes, "leader": self.leader(), "time": self.now * self.tick_seconds,
                 "links": [{"src": a, "dst": b, "cut": True} for a, b in sorted(self.cuts)]}
+
+    def durable_end(self, name: str) -> int:
+        """How far a node's log would survive a power cut: its synced entries (a node with fsync `never` is taken
+        at its word: its lesson is its own, K2). The rule of the high-water mark counts these (World.holders)."""
+        storage = self.logs[name]
+        return storage.log_end if storage.fsync == "never" else storage.synced
 
     # ---- plumbing --------------------------------------------------------------------------------------------
 

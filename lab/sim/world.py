@@ -30,9 +30,12 @@ from lab.core.events import NODE_EXITED, STUDENT_CALL
 SEGMENT_BYTES = 40
 
 # The world's own findings beside the grader's rules: the student's code failed (raised, looped, returned a wrong
-# type), one of its calls broke its exercise's rule, or a node stopped. They end a run whatever rules were asked.
+# type), one of its calls broke its exercise's rule, or a node stopped. A failure or a stop ends a run whatever rules
+# were asked (nothing after it is the code's); a call that broke its rule ends it only when no rules were asked, or
+# that one: a run shown for a rule of the cluster's state goes on past such a call, which it names.
 STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED = "student-fault", "student-call", "node-exited"
-ALWAYS = (STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED)
+FINDINGS = (STUDENT_FAULT, STUDENT_CALL_BROKEN, NODE_STOPPED)
+ALWAYS = (STUDENT_FAULT, NODE_STOPPED)
 
 
 _MASK = (1 << 64) - 1
@@ -101,6 +104,7 @@ class World(SimCluster):
         self.exited: tuple[str, str] | None = None
         self.writes = self.kills = 0
         self.calls: list[dict] = []
+        self.heard: list = []  # with record_calls: (node, step, lab.core.judges.Call) of each call, as it was made
         self.record = record_calls
         self.wrong = None  # (node, Call): the first call of a student's function that broke its exercise's rule
         self.called: set[str] = set()  # the student's functions called (shared with this world's clones)
@@ -276,6 +280,11 @@ class World(SimCluster):
             return words
         return None
 
+    def in_flight(self, words: tuple[str, ...]):
+        """The message a move (deliver, drop, duplicate) would take in this state, or None."""
+        position = self._find(words)
+        return self.inflight[position][2] if position is not None else None
+
     def _finish_sync(self, node: str) -> bool:
         """A leader's pending fsync completes (the choice `sync A`); False when the node has none under way."""
         if self.states[node] != "running" or not self.drivers[node].sync_pending:
@@ -317,7 +326,7 @@ class World(SimCluster):
         storage = self.logs[name]
         if storage.fsync == "never":
             return self.log_of(name)
-        return list(itertools.islice(storage.entries(), storage.synced))
+        return list(itertools.islice(storage.entries(), self.durable_end(name)))
 
     def violations(self) -> list[Violation]:
         """The rules the events since the last call broke, then the rules over the logs as they are now."""
@@ -329,21 +338,21 @@ class World(SimCluster):
             self._seen = 0
         else:
             self._seen = len(events)
+        if not found and self._logs_moved:  # no node touched (a message dropped, a link cut): the logs, marks and
+            # committed entries are those already checked
+            found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
+                                             for n, r in self.replicas.items() if r is not None})
+            self._logs_moved = bool(found)
         if self.fault is not None:
             node, fault = self.fault
             found.insert(0, Violation(STUDENT_FAULT, node, None, fault.sentence(), (("fault", fault),)))
         if self.wrong is not None:  # after the grader's rules the same step broke, if any: they come first
             node, call = self.wrong
             found.append(Violation(STUDENT_CALL_BROKEN, node, None, call.sentence(), (("call", call),)))
-        elif self.exited is not None:
+        if self.exited is not None:
             node, reason = self.exited
             found.append(Violation(NODE_STOPPED, node, None, Reason(STOPPED_BECAUSE, node=node, why=reason),
                                    (("reason", reason),)))
-        if not found and self._logs_moved:  # no node touched (a message dropped, a link cut): the logs, marks and
-            # committed entries are those already checked
-            found = self.monitor.check_logs({n: (r.log._entries, r.high_water_mark)
-                                             for n, r in self.replicas.items() if r is not None})
-            self._logs_moved = bool(found)
         return found
 
     # ---- copy and hash ----------------------------------------------------------------------------------------
@@ -413,4 +422,4 @@ def script_line(words: tuple[str, ...]) -> str:
     return " ".join(words)
 
 
-__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "ALWAYS", "script_line"]
+__all__ = ["World", "Bounds", "WALK_KINDS", "SEGMENT_BYTES", "ALWAYS", "FINDINGS", "script_line"]

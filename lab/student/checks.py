@@ -7,8 +7,10 @@ Every sentence is a catalogue Text (lab.i18n): English in JSON and manifests, th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
+import logging
 import itertools
 import tempfile
 import traceback
@@ -139,7 +141,8 @@ class CheckReport:
         for note in filter(None, notes):
             lines.extend(f"  {line}" for line in say_in(note).splitlines())
         for r in self.rules:
-            lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] {r.function}: {say_in(r.rule)}")
+            lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] " + say_in(say("{function}: {rule}", function=r.function,
+                                                                              rule=r.rule)))
             if not r.ok:
                 lines.extend(f"      {line}" for line in say_in(r.detail).splitlines())
         if own and self.elsewhere_note() is not None:
@@ -155,6 +158,10 @@ class CheckReport:
 
     @staticmethod
     def _scenario_lines(s: dict, say_in) -> list[str]:
+        if s["status"] == "not run":
+            return [f"  [{say_in(NOT_RUN)}] " + say_in(say("scenario {scenario} ({truncation}): {why}",
+                                                           scenario=s["scenario"], truncation=s["truncation"],
+                                                           why=s["explain"]))]
         if s["status"] == "waits":
             return [f"  [{say_in(WAITS)}] " + say_in(say("scenario {scenario} ({truncation}): it needs {exercises}",
                                                          scenario=s["scenario"], truncation=s["truncation"],
@@ -163,7 +170,7 @@ class CheckReport:
                 if s["status"] == "elsewhere" else FAIL)
         lines = [f"  [{say_in(mark)}] " + say_in(say(
             "scenario {scenario} ({truncation}, {source}, seed {seed}) -> {out}", scenario=s["scenario"],
-            truncation=s["truncation"], source=s["source"], seed=s["seed"], out=s["out"]))]
+            truncation=s["truncation"], source=word("source", s["source"]), seed=s["seed"], out=s["out"]))]
         if not s["passed"]:
             lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
         return lines
@@ -171,8 +178,9 @@ class CheckReport:
     def _exploration_lines(self, say_in) -> list[str]:
         found = self.exploration
         status = found.get("status")
-        mark = WAITS if status == "waits" else say("exercise {number}", number=found["elsewhere"]["exercise"]) \
-            if status == "elsewhere" else FAIL if found["found"] else OK
+        mark = WAITS if status == "waits" else NOT_RUN if status == "not run" else \
+            say("exercise {number}", number=found["elsewhere"]["exercise"]) if status == "elsewhere" else \
+            FAIL if found["found"] else OK
         head, *rest = say_in(found["text"]).splitlines()
         return [f"  [{say_in(mark)}] {head}", *(f"      {line}" for line in rest)]
 
@@ -188,6 +196,7 @@ STATUS_WORDS = {"not started": word("status", "not started"), "failing": word("s
                 "passing": word("status", "passing")}
 OK, BROKEN, FAIL = word("mark", "ok"), word("mark", "BROKEN"), word("mark", "FAIL")
 WAITS = word("mark", "waits")
+NOT_RUN = word("mark", "not run")
 
 
 def _call(fn, *args):
@@ -404,6 +413,8 @@ def _epoch_cut_case(log_end, end_index, want):
     return check
 
 
+SOURCES = (word("source", "sim"), word("source", "real"))  # where a scenario ran: the simulator, or real processes
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(1, say("the high-water mark from the match indexes"),
              say("scenario N4: lab/sim/scenarios/n4.txt (docs/scenarios.md); the article's computeHighwaterMark"), (
@@ -565,24 +576,51 @@ def run_check(number: int, impl_name: str, *, out_root: str | Path, seed: int = 
 
     ex = exercise(number)
     impl = load_impl(impl_name)
-    status, rules = check_rules(ex, impl, limit)
-    report = CheckReport(ex, status, rules)
-    if status == "not started" or not scenarios or report.does_not_import():
-        return report
-    mixed = cluster_impl(ex, impl_name)
-    yours = student_functions(mixed)
-    report.missing = {f: why for f, why in runs.waiting(impl).items() if f in yours}
-    # Each run records the files of every exercise whose code of the student's it ran: this exercise's in the
-    # course's repository (the rest is the reference's), all of them in a handout, which has no reference. The grader
-    # reproduces a run with exactly those files (docs/grading.md).
-    ran = [e for e in EXERCISES if any(f in yours for f in e.functions)]
-    runs.run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress, limit=limit,
-                       mixed=mixed, missing=report.missing, files=files_sha256(impl_name, ran))
-    if explore and report.first_fault() is None:  # a fault is already the story: no search to tell it again
-        runs.run_exploration(report, mixed, out_root, progress, report.missing)
-    if explore:  # a whole check: what `exercise list` and the students' tests say of these same files
-        runs.save_verdict(out_root, number, report.status, files_sha256(impl_name))
+    with machinery_log(out_root, number):
+        status, rules = check_rules(ex, impl, limit)
+        report = CheckReport(ex, status, rules)
+        if status == "not started" or not scenarios or report.does_not_import():
+            return report
+        mixed = cluster_impl(ex, impl_name)
+        yours = student_functions(mixed)
+        report.missing = {f: why for f, why in runs.waiting(impl).items() if f in yours}
+        # Each run records the files of every exercise whose code of the student's it ran: this exercise's in the
+        # course's repository (the rest is the reference's), all of them in a handout, which has no reference. The
+        # grader reproduces a run with exactly those files (docs/grading.md).
+        ran = [e for e in EXERCISES if any(f in yours for f in e.functions)]
+        runs.run_scenarios(report, impl_name, out_root=out_root, seed=seed, real=real, progress=progress,
+                           limit=limit, mixed=mixed, missing=report.missing, files=files_sha256(impl_name, ran))
+        if explore:
+            fault = report.first_fault()
+            if fault is None:
+                runs.run_exploration(report, mixed, out_root, progress, report.missing)
+            else:  # a fault is already the story: no search to tell it again, and the report says so
+                report.exploration = runs.not_explored(report)
+        if explore:  # a whole check: what `exercise list` and the students' tests say of these same files
+            runs.save_verdict(out_root, number, report.status, files_sha256(impl_name))
     return report
+
+
+@contextlib.contextmanager
+def machinery_log(out_root, number: int):
+    """The lab's own warnings while a check runs (a write-ahead log the check reopens on purpose, a node process that
+    stopped mid-request) go to `ex<N>-check.log` beside the traces, not to the student's screen: what a check finds is
+    in its report."""
+    lab_log = logging.getLogger("lab")
+    kept = lab_log.propagate, lab_log.handlers[:]
+    try:
+        Path(out_root).mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(Path(out_root) / f"ex{number}-check.log", mode="w", encoding="utf-8",
+                                      delay=True)
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    lab_log.handlers, lab_log.propagate = [handler], False
+    try:
+        yield
+    finally:
+        lab_log.handlers, lab_log.propagate = kept[1], kept[0]
+        handler.close()
 
 
 def last_verdict(number: int, impl_name: str, out_root=None) -> str | None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from lab import i18n
-from lab.i18n import Joined, localize, say
+from lab.i18n import Joined, counted, localize, say
 
 ROOT = Path(__file__).resolve().parents[2]
 # Left out: the reference answers, and what only the instructor runs (the grader's tests and data, the browser
@@ -180,10 +180,12 @@ def main(args) -> int:
     try:
         files = make(Path(args.out), git=not args.no_git)
     except HandoutError as exc:
-        print(f"handout: {localize(exc.args[0], lang)}", file=sys.stderr)
+        print(localize(say("{command}: {what}", command="handout", what=exc.args[0]), lang), file=sys.stderr)
         return 2
-    print("handout: " + localize(say("{count} files in {out}, no solutions/ and no reference answer in any of them",
-                                     count=len(files) + 1, out=args.out), lang))
+    made = counted("{count} file in {out}, no solutions/ and no reference answer in it",
+                   "{count} files in {out}, no solutions/ and no reference answer in any of them", len(files) + 1,
+                   count=len(files) + 1, out=args.out)
+    print(localize(say("{command}: {what}", command="handout", what=made), lang))
     return 0
 
 

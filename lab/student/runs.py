@@ -42,7 +42,7 @@ SCENARIO_NEEDS = {
 }
 EXPLORE_NEEDS = {"generation": (1, 2, 3, 4, 5), "leader-epoch": (1, 2, 3, 4, 5, 6)}
 
-PASSED, FAILED, WAITS, ELSEWHERE = "passed", "failed", "waits", "elsewhere"  # a run's status in a check
+PASSED, FAILED, WAITS, ELSEWHERE, NOT_RUN = "passed", "failed", "waits", "elsewhere", "not run"  # a run's status
 
 
 # A call of each function that any written one answers at once: a function that raises NotImplementedError here
@@ -97,9 +97,9 @@ def blame(number: int, own: tuple[str, ...], fault: dict | None, wrong_calls) ->
 
     if fault and whose(fault["function"]) == number:
         return FAILED, None
-    for _, _, call in wrong_calls:
+    for node, step, call in wrong_calls:
         if call.used is None and call.function in own:
-            return FAILED, {"call": call}
+            return FAILED, {"call": call, "node": node, "step": step}
     if fault:
         other = whose(fault["function"])
         return ELSEWHERE, {"exercise": other, "text": say(
@@ -124,9 +124,15 @@ def run_scenarios(report, impl_name: str, *, out_root: str | Path, seed: int, re
     ex, number = report.exercise, report.exercise.number
     own = ex.functions
     meta = {"exercise": number, "files_sha256": files}
+    failed = None  # the function of this exercise whose failure stopped a node: the next scenarios would stop there
     for name, strategy in ex.scenarios:
         base = {"scenario": name, "truncation": strategy, "seed": seed, "exercise": number,
                 "files_sha256": meta["files_sha256"], "fault": None}
+        if failed is not None:
+            report.scenarios.append({**base, "source": "sim", "status": NOT_RUN, "passed": False, "out": None,
+                                     "explain": say("your {function} failed in the run above, and this run would "
+                                                    "stop at it too: fix it first", function=failed)})
+            continue
         waiting = waits_for(SCENARIO_NEEDS[(name, strategy)], missing)
         if waiting:
             report.scenarios.append({**base, "source": "sim", "status": WAITS, "passed": False, "out": None,
@@ -144,6 +150,8 @@ def run_scenarios(report, impl_name: str, *, out_root: str | Path, seed: int, re
             run = _run_one(name, strategy, source, out, seed, mixed, meta, limit, number, own)
             report.scenarios.append({**base, **run, "source": source, "out": str(out)})
             sim = sim or report.scenarios[-1]
+            if run["status"] == FAILED and run.get("fault") and run["fault"].get("function") in own:
+                failed = run["fault"]["function"]
     if any(s["status"] == FAILED for s in report.scenarios):
         report.status = "failing"
 
@@ -176,7 +184,7 @@ def _run_one(name, strategy, source, out, seed, mixed, meta, limit, number, own)
         said = say("a call of your function broke its exercise's rule in this run: {call}",
                    call=found["call"].sentence())
         return {"status": FAILED, "passed": False, "fault": None,
-                "explain": said if passed else Joined([said, explain], "\n")}
+                "explain": Joined([said, _call_steps(load_script(name), found) if passed else explain], "\n")}
     return {"status": PASSED if passed else FAILED, "passed": passed, "explain": explain, "fault": fault}
 
 
@@ -204,6 +212,29 @@ def run_exploration(report, mixed: str, out_root, progress, missing: dict[str, s
     report.exploration = found
     if found["found"]:
         report.status = "failing"
+
+
+def _call_steps(script, found: dict) -> Text:
+    """A run that passed though a call broke its exercise's rule: which rule broke where, and the steps up to it."""
+    call, step = found["call"], found["step"]
+    total = len(script.steps)
+    step = step if isinstance(step, int) and 1 <= step <= total else total
+    lines = [say("broken: the rule of exercise {number} ({function}), by {node}'s call in step {step}",
+                 number=EXERCISE_OF[call.function], function=call.function, node=found["node"], step=step),
+             say("steps that show it ({count} of {total}):", count=step, total=total)]
+    lines += [Joined([f"  {n}. ", text], "") for n, text in enumerate(scenario_words.steps(script)[:step], start=1)]
+    return Joined(lines, "\n")
+
+
+def not_explored(report) -> dict:
+    """The exploration a check leaves out when the exercise's own code already failed (it raised, looped, returned a
+    wrong type): a search would stop at that same call. Said, so that the report's last line is not missing."""
+    fault = next((r.fault for r in report.rules if r.fault), None) or \
+        next((s["fault"] for s in report.scenarios if s.get("fault") and s.get("status") == FAILED), None)
+    function = (fault or {}).get("function") or report.exercise.functions[0]
+    return {"found": False, "status": "not run", "text": say(
+        "explore: your {function} failed above, and every search would stop at that call: fix it first",
+        function=function)}
 
 
 def _explain(script, verdict) -> Text:

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from lab.i18n import Listed, columns, localize, say
+from lab.i18n import Listed, columns, counted, localize, say
 from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
 from lab.student.ids import packed, student_id, valid_student_id
 
@@ -139,9 +139,11 @@ def table_text(submission: Submission, lang: str = "en") -> str:
     runs = sum(r["runs"] for r in submission.table)
     if submission.code is not None:
         lines.append(say_in(say("checked and packed the files of {folder}", folder=str(submission.code))))
-    lines.append(say_in(say("wrote {out}: {runs} runs of exercises {exercises}", out=str(submission.out), runs=runs,
-                            exercises=exercises) if exercises else
-                        say("wrote {out}: {runs} runs of exercises none", out=str(submission.out), runs=runs)))
+    lines.append(say_in(counted("wrote {out}: {runs} run of exercises {exercises}",
+                                "wrote {out}: {runs} runs of exercises {exercises}", runs, out=str(submission.out),
+                                runs=runs, exercises=exercises) if exercises else
+                        counted("wrote {out}: {runs} run of exercises none", "wrote {out}: {runs} runs of exercises none",
+                                runs, out=str(submission.out), runs=runs)))
     if failing:
         lines.append(say_in(say("not passing yet: exercise {exercises} (submitted as it is, for partial credit; exit "
                                 "code 1)", exercises=Listed(failing))))

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from lab import i18n
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -29,6 +31,9 @@ BROWSER_MARKS = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Debian's Chromium is not installed at {CHROMIUM} "
                                                             "(apt-get install chromium)"),
 ]
+
+
+STOPPED = {i18n.gettext(lang, "stopped") for lang in i18n.LANGUAGES}  # the demo's last line once its cluster is down
 
 
 class Demo:
@@ -52,7 +57,7 @@ class Demo:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.log_path.read_text()
-            match = re.search(r"dashboard: (http://\S+)", text)
+            match = re.search(r"(http://\S+:\d+/\S*)", text)  # the first address: the dashboard's, in any language
             if match:
                 return match.group(1)
             if self.proc.poll() is not None:
@@ -84,7 +89,9 @@ class Demo:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # Ctrl-C
             try:
-                clean = self.proc.wait(40) == 0 and "stopped" in self.log_path.read_text()
+                code = self.proc.wait(40)
+                said = self.log_path.read_text().strip().splitlines()  # (read once it has exited: its last line)
+                clean = code == 0 and bool(said) and said[-1] in STOPPED  # (in the demo's language)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(5)

@@ -300,8 +300,8 @@ def test_a_failed_fsync_stops_the_node_and_the_room_reads_why(live, fake):
     assert f"{leader}'s disk will fail its next fsync (EIO), dropping what it was to sync" in texts
     assert f"{leader} stopped on its own: {reason}" in texts
     spanish = localized_frame(dashboard.snapshot(), "es")  # what a Spanish page gets
-    assert node(spanish, leader)["exit_reason"] == "fsync fallido: fsync del WAL (Error de entrada/salida)"
-    assert f"{leader} se detuvo por sí solo: fsync fallido: fsync del WAL (Error de entrada/salida)" in [
+    assert node(spanish, leader)["exit_reason"] == "falló el fsync del WAL (error de entrada/salida)"
+    assert f"{leader} se detuvo por sí solo: falló el fsync del WAL (error de entrada/salida)" in [
         e["text"] for e in spanish["events"]]
 
 
@@ -432,7 +432,7 @@ def test_guided_scenario_next_and_back_with_progress():
         client = connect(socketio, app)
         hello = received(client, "hello")[0]["args"][0]
         assert [s["name"] for s in hello["scenarios"]] == ["s1", "k1", "k2", "f8", "n4", "d1", "r1"]
-        assert all(s["steps"] for s in hello["scenarios"])
+        assert not any("steps" in s for s in hello["scenarios"])  # a step's narration would tell the answer
 
         def guide_state():
             return dashboard.guide.state()
@@ -495,6 +495,14 @@ def test_replay_mode_scrubs_back_and_forth(sim_trace):
     hello = got[0]["args"][0]
     assert hello["mode"] == "replay" and hello["replay"]["events"] == len(dashboard.replay)
     assert [s["text"][:10] for s in hello["replay"]["steps"]][0] == "A becomes "
+    # a step the room may be asked about keeps its narration out of the page until it plays (issue 51)
+    steps, asked = hello["replay"]["steps"], dashboard.replayed.questions
+    assert [bool(s["text"]) for s in steps] == [not q for q in asked] and any(asked)
+    held = next(k for k, q in enumerate(asked) if q)
+    before = client.emit("replay_seek", {"position": steps[held]["start"] - 1}, callback=True)
+    assert before["step_now"]["k"] == held and dashboard.replay.steps()[held]["text"] not in repr(before)
+    playing = client.emit("replay_seek", {"position": steps[held]["start"]}, callback=True)
+    assert playing["step_now"] == {"k": held + 1, "text": dashboard.replay.steps()[held]["text"]}
     assert got[1]["args"][0]["position"] == 0
     total = hello["replay"]["events"]
     end = client.emit("replay_seek", {"position": total}, callback=True)

@@ -161,7 +161,7 @@ def test_a_second_dashboard_on_a_taken_port_says_so_and_exits(trace, mode):
         second = subprocess.run([sys.executable, "-m", "lab.cli", "replay", str(trace), "--port", port,
                                  "--async-mode", mode], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1
-        assert f"cannot listen on 127.0.0.1:{port}" in second.stderr and "address in use" in second.stderr
+        assert f"cannot listen on 127.0.0.1:{port}" in second.stderr and "the address is in use" in second.stderr
         assert first.get("/healthz")[0] == 200  # the first one is untouched
     finally:
         assert first.stop() == 0

@@ -121,7 +121,7 @@ def test_guided_s1_in_the_rooms_language_fits_the_screen_in_large_type(tmp_path,
         expect(teacher.locator("#guide .next-preview")).to_have_text(say(lang, "Done: every expectation held."))
         expect(teacher.locator("#guide .outcome.ok").first).to_contain_text(
             localize(command_text("expect truncated 4 on A"), lang))
-        expect(student.locator("#feed")).to_contain_text(say(lang, "Step: {text}", text=steps[6]))
+        expect(student.locator("#feed")).to_contain_text(say(lang, "Step {number}: {text}", number=7, text=steps[6]))
         for n in "ABC":
             expect(student.locator(f"#lane-{n} .l2")).to_have_text(say(lang, "log end {end} · HWM {hwm}", end=4, hwm=4))
         teacher.wait_for_timeout(1500)  # the truncation's animation is over, the cells are in place

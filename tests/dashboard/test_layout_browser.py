@@ -68,7 +68,7 @@ def replay_server(trace_dir: Path, log_path: Path):
     try:
         deadline, url = time.monotonic() + 60, None
         while url is None and time.monotonic() < deadline:
-            match = re.search(r"dashboard: (http://\S+)", log_path.read_text())
+            match = re.search(r"(http://\S+:\d+/\S*)", log_path.read_text())  # (the dashboard's, in any language)
             url = match.group(1) if match else None
             if proc.poll() is not None:
                 raise AssertionError(f"hwm-lab replay exited:\n{log_path.read_text()}")

@@ -39,7 +39,7 @@ def test_truncation_in_words_names_the_leader_it_conflicts_with():
      "B → C: entries 4-6, high-water mark 3"),
     ({"type": "hwm_changed", "node": "B", "from_hwm": 3, "hwm": 4, "role": "leader"},
      "B's high-water mark 3 → 4: index 4 committed"),
-    ({"type": "step", "node": "cluster", "text": "Kill A."}, "Step: Kill A."),
+    ({"type": "step", "node": "cluster", "text": "Kill A.", "index": 2}, "Step 3: Kill A."),
     ({"type": "something_new", "node": "A"}, "A: something_new"),
 ])
 def test_events_in_words(event, words):

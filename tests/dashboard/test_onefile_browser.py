@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -139,6 +140,32 @@ def test_the_sequence_view_cut_at_a_cursor_is_the_servers_drawing_there(s1, brow
     assert errors == [] and refused == []
 
 
+def test_the_sequence_view_spreads_over_the_pages_width_as_the_servers_does(s1, browser):
+    # (it was drawn 520 px wide in a view of 1,263: the server's drawing spreads its lines over the page's width)
+    trace, path = s1
+    errors, refused = [], []
+    page = offline_page(browser, path, errors, refused)
+    page.evaluate("window.hwmSeek({ position: window.hwmState.total })")
+    page.wait_for_function("window.hwmState.position === window.hwmState.total")
+    page.keyboard.press("q")
+    page.wait_for_function("document.querySelectorAll('#sequence svg .node').length === 3")
+    drawn, room, xs = page.evaluate("""() => {
+      const svg = document.querySelector('#sequence svg');
+      return [svg.getBoundingClientRect().width, document.querySelector('#sequence').clientWidth,
+              [...svg.querySelectorAll('.node')].map((g) => Number(g.dataset.x))];
+    }""")
+    assert room > 1000 and drawn >= room * 0.95, (drawn, room)
+    gaps = [b - a for a, b in zip(xs, xs[1:])]
+    assert max(gaps) - min(gaps) <= 1 and gaps[0] > 300, xs  # the columns spread evenly over the width
+    replay = Replay(trace)  # the server's drawing at that width: the same lines, at the same places
+    want = sequence_svg(replay.events, upto=len(replay), nodes=sorted(replay.fold_at(len(replay)).nodes),
+                        width=int(page.evaluate("document.querySelector('#sequence').clientWidth - 2")))
+    assert [float(x) for x in re.findall(r'class="node" data-node="\w" data-x="([\d.]+)"', want)] == \
+        pytest.approx(xs, abs=1)
+    page.screenshot(path=str(shots_dir("onefile") / "s1-sequence-720p.png"))
+    assert errors == [] and refused == []
+
+
 def test_a_phone_in_spanish_and_the_language_picker(s1, browser):
     trace, path = s1
     errors, refused = [], []
@@ -177,4 +204,52 @@ def test_an_explorers_counterexample_marks_the_rule_broken_at_its_last_step(tmp_
     assert broken and broken[0].startswith("✗ Rule broken:") and "2 of 4 nodes" in broken[0], broken
     assert page.locator("#caption").text_content().startswith(f"step {steps} of {steps}")
     page.screenshot(path=str(shots_dir("onefile") / "counterexample-end-720p.png"))
+    assert errors == [] and refused == []
+
+
+def test_a_counterexample_made_in_spanish_shows_chinese_captions_on_a_chinese_page(tmp_path, browser):
+    """Issue 52: made with --lang es, a counterexample showed Spanish captions on a Chinese page, numbered twice
+    ("paso 3 de 4: 3. ..."). Its script and trace hold data, and each page says the steps in its own language."""
+    code, said = cli("explore", "--impl", ARTICLE, "--exercise", "1", "--nodes", "4", "--budget", "20", "--out",
+                     str(tmp_path), "--lang", "es")
+    assert code == 1 and "Reprodúcelo con" in said
+    script = (tmp_path / "counterexample.txt").read_text(encoding="utf-8")
+    assert '"' not in script and "\nstep\n" in script and "recibe" not in script, script
+    errors, refused = [], []
+    page = offline_page(browser, tmp_path / "counterexample.html", errors, refused, locale="zh-CN")
+    assert page.evaluate("document.documentElement.lang") == "zh-Hans"
+    total = page.locator("#markers .marker").count()
+    captions = []
+    for step in range(1, total + 1):
+        start = page.evaluate(f"window.hwmState.replay.steps[{step - 1}].start")
+        page.evaluate(f"window.hwmSeek({{ position: {start} }})")
+        page.wait_for_function(f"window.hwmState.position === {start}")
+        page.wait_for_function("document.querySelector('#caption').textContent.length > 0")
+        captions.append(page.locator("#caption").text_content())
+    assert len(captions) == total >= 3
+    for step, caption in enumerate(captions, start=1):
+        assert f"第 {step} 步（共 {total} 步）：" in caption, caption
+        text = caption.split("：", 1)[1]
+        assert not re.match(r"\s*\d+\s*[.．、]", text), caption  # numbered once
+        assert re.search(r"[\u4e00-\u9fff]", text) and not re.search(r"recibe|inicia|escribe|generación", text), \
+            caption
+    assert any("收到" in c for c in captions) and any("发起选举" in c for c in captions), captions
+    page.screenshot(path=str(shots_dir("onefile") / "counterexample-es-made-zh-page.png"))
+    assert errors == [] and refused == []
+
+
+@pytest.mark.parametrize("lang, locale", [("es", "es-ES"), ("zh", "zh-CN"), ("en", "en-US")])
+def test_the_legend_shows_every_item_at_1280_px(s1, browser, lang, locale):
+    """Issue 52: at 1280 px the Spanish legend lost its last item, the ▲m/▲n marks, to the line it wraps away."""
+    trace, path = s1
+    errors, refused = [], []
+    page = offline_page(browser, path, errors, refused, locale=locale)
+    page.evaluate("window.hwmSeek({ position: window.hwmState.total })")
+    page.wait_for_function("window.hwmState.position === window.hwmState.total")
+    page.wait_for_timeout(300)
+    items = page.evaluate("""() => { const G = document.querySelector('#legend').getBoundingClientRect();
+      return [...document.querySelectorAll('#legend > span')].map((s) => { const r = s.getBoundingClientRect();
+        return [s.textContent, r.top >= G.top - 0.5 && r.bottom <= G.bottom + 0.5 && r.right <= G.right + 0.5]; }); }""")
+    assert len(items) >= 6 and items[-1][0].startswith("▲m"), items  # (S1 ends with two generations)
+    assert [text for text, shown in items if not shown] == [], items
     assert errors == [] and refused == []

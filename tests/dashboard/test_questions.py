@@ -16,8 +16,9 @@ from lab.harness.scenario import simulate
 from lab.i18n import localize, say
 from tests.dashboard.conftest import FakeHost, make_app, received, wait_until
 from tests.dashboard.test_app import connect, control
-from web.guide import GUIDED
-from web.questions import SERVED, Ask, Model, asks_of, electable, outcome
+from lab.i18n.scenarios import steps as step_texts
+from web.guide import GONE, GUIDED, REPLACED
+from web.questions import SERVED, Ask, Model, asks_of, electable, outcome, rule_why
 
 STRATEGIES = ("generation", "high-water-mark", "leader-epoch")
 
@@ -43,7 +44,7 @@ def test_each_teaching_scenario_asks_at_its_moments_and_its_answers_are_the_scri
         assert [q.ask for q in offered] == asks, (name, step + 1)
         for q in offered:
             assert 2 <= len(q.labels) == len(q.values) and len(set(q.values)) == len(q.values)
-            assert q.source == {"scenario": name, "step": step + 1}
+            assert q.source == {"scenario": name, "step": step + 1, "truncation": scenario.truncation}
             for seed in range(8):  # other runs than the model's own: the same answer
                 verdict, after = _after_step(name, scenario.truncation, seed, step)
                 assert verdict.passed and outcome(q.ask, after) == q.values[q.right], (name, step + 1, seed)
@@ -195,14 +196,120 @@ def test_the_room_answers_once_each_sees_only_the_count_and_the_reveal_follows_t
     revealed = next(p for name, p in reversed(got) if name == "question" and p and p.get("state") == "revealed")
     assert revealed["right"] == right and revealed["counts"][right] == 3 and revealed["counts"][wrong] == 1
     assert sum(revealed["counts"]) == 4 and "stage" not in revealed  # the stage agreed with the model
-    assert revealed["why"] == localize(dashboard.room.shown.question.why, "es") and "m2" in revealed["why"]
+    # why, from what the stage played (its states and events in step 5), said in the page's language
+    assert revealed["why"] == localize(dashboard.room.shown.why, "es") and "m2" in revealed["why"]
+    assert dashboard.room.shown.why is not None and dashboard.guide.watched["step"] == 5
 
     rows = list(csv.DictReader(io.StringIO(app.test_client().get(
         "/api/dashboard/answers.csv", headers={"X-HWM-Token": "secret"}).get_data(as_text=True))))
     assert len(rows) == 4 and {r["scenario"] for r in rows} == {"k1"} and {r["before_step"] for r in rows} == {"5"}
+    assert {r["truncation"] for r in rows} == {"generation"}  # the strategy the room's answers were about
     assert sorted(r["correct"] for r in rows) == ["no", "yes", "yes", "yes"]
     assert len({r["seat"] for r in rows}) == 4 and not any("seat-" in r["seat"] for r in rows)  # hashed
     assert app.test_client().get("/api/dashboard/answers.csv").status_code == 403
+
+
+def test_the_reveals_why_is_said_from_the_stages_own_step(classroom):
+    # K1 before step 3: which entries will A hold once it restarts? The stage's own step says why: A restarted and
+    # kept its log (the generation strategy), not the model's words restating the answer.
+    app, socketio, dashboard = classroom
+    instructor = connect(socketio, app, auth={"token": "secret"})
+    guide_to(dashboard, instructor, "k1", 2)
+    q = control(instructor, "question_ask", n=0)["question"]
+    assert q["kind"] == "entries"
+    assert control(instructor, "question_close")["ok"]
+    assert wait_until(lambda: dashboard.room.shown.state == "revealed", 30)
+    view = dashboard.room.view()
+    assert view["choices"][view["right"]] == "m1 m2" and "stage" not in view
+    assert str(view["why"]).startswith("A restarted and kept its whole log: with the generation strategy ")
+    watched = dashboard.guide.watched
+    assert watched["step"] == 3 and any(e.get("type") == "node_restarted" for e in watched["events"])
+
+
+def test_a_stage_that_departs_from_the_rule_is_told_the_rule_without_the_models_figures():
+    room, _, q = room_with_question()
+    asked = room.close()
+    other = next(v for v in q.values if v != q.values[q.right])
+    view = room.reveal(asked, q.right, stage=other, why=say("A made-up reason of the stage"))
+    assert view["why"] == rule_why(q.ask) and "stage" in view  # no figure of a run the room did not watch
+    agreeing = room.reveal(asked, q.right, why=say("what the room watched"))
+    assert agreeing["why"] == "what the room watched"
+
+
+def test_no_page_is_sent_the_narration_of_a_step_before_it_plays(classroom):
+    # S1 asked at each question: every message any page gets (hello, guide, question, frames) before a step plays
+    # holds none of that step's narration, nor its questions' answers before the reveal.
+    app, socketio, dashboard = classroom
+    instructor = connect(socketio, app, auth={"token": "secret"})
+    student = connect(socketio, app)
+    scenario = scripts.load("s1")
+    texts = [str(t) for t in step_texts(scenario)]
+    hello = received(student, "hello")[0]["args"][0]
+    assert not any(t in repr(hello) for t in texts)
+    guide_to(dashboard, instructor, "s1", 0)
+    for step in range(len(scenario.steps)):
+        got = repr([m["args"] for m in received(student)])
+        for later in texts[step:]:  # the steps not played yet
+            assert later not in got, (step, later)
+        assert "next_text" not in got
+        if asks_of(scenario, step):
+            assert control(instructor, "question_ask", n=0)["ok"]
+            shown = repr([m["args"] for m in received(student)])
+            assert texts[step] not in shown and "'right'" not in shown and "'why'" not in shown
+            assert control(instructor, "question_close")["ok"]
+            assert wait_until(lambda: dashboard.room.shown.state == "revealed", 30)
+            assert control(instructor, "question_dismiss")["ok"]
+        else:
+            assert control(instructor, "guide_next")["ok"]
+        assert wait_until(lambda: not dashboard.guide.state()["busy"] and dashboard.guide.state()["done"] == step + 1,
+                          30)
+        dashboard.tick()
+
+
+def test_a_cluster_started_by_hand_ends_the_guided_run_and_keeps_the_rooms_own_strategy(classroom):
+    app, socketio, dashboard = classroom
+    instructor = connect(socketio, app, auth={"token": "secret"})
+    spanish = connect(socketio, app, auth={"lang": "es"})
+    assert control(instructor, "guide_start", scenario="k1", truncation="high-water-mark", replace=True)["ok"]
+    assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)
+    assert dashboard.host.started[-1][1] == {"truncation": "high-water-mark"}  # the guided run's own
+    assert control(instructor, "guide_next")["ok"]
+    assert wait_until(lambda: not dashboard.guide.state()["busy"] and dashboard.guide.state()["done"] == 1, 30)
+    received(spanish)
+    assert control(instructor, "start_cluster", nodes=3)["ok"]
+    assert "truncation" not in dashboard.host.started[-1][1]  # not inherited from the guided run
+    state = dashboard.guide.state()
+    assert state["active"] is False and state["error"] == REPLACED  # one sentence, no stale "step 1 of 5"
+    pushed = [m["args"][0] for m in received(spanish, "guide")]
+    assert pushed and pushed[-1]["error"] == localize(REPLACED, "es") != str(REPLACED)
+    assert control(instructor, "guide_next")["ok"] is False
+    # a strategy the room chose by hand is kept, a guided run's or not
+    dashboard.tick()
+    assert control(instructor, "settings", truncation="leader-epoch")["ok"]
+    assert control(instructor, "start_cluster", nodes=3)["ok"]
+    assert dashboard.host.started[-1][1]["truncation"] == "leader-epoch"
+
+
+def test_a_guide_whose_cluster_is_gone_ends_in_the_readers_language(classroom, monkeypatch):
+    from lab.core.reasons import CONTROL_UNREACHABLE, Reason
+    from lab.processes.client import ClusterUnavailable
+
+    app, socketio, dashboard = classroom
+    instructor = connect(socketio, app, auth={"token": "secret"})
+    chinese = connect(socketio, app, auth={"lang": "zh"})
+    guide_to(dashboard, instructor, "s1", 1)
+
+    def gone(*args, **kwargs):
+        raise ClusterUnavailable(Reason(CONTROL_UNREACHABLE, url="http://127.0.0.1:9", error="refused"))
+
+    monkeypatch.setattr(dashboard.guide.run, "run_step", gone)
+    received(chinese)
+    assert control(instructor, "guide_next")["ok"]
+    assert wait_until(lambda: not dashboard.guide.state()["busy"], 30)
+    state = dashboard.guide.state()
+    assert state["active"] is False and state["error"] == GONE
+    said = [m["args"][0]["error"] for m in received(chinese, "guide") if m["args"][0].get("error")]
+    assert said[-1] == localize(GONE, "zh") and "ClusterUnavailable" not in said[-1] and "127.0.0.1" not in said[-1]
 
 
 def test_next_with_a_question_open_closes_it_and_a_dismissed_one_goes_from_every_page(classroom):

@@ -112,7 +112,7 @@
       const r = h.replay;
       S.total = r.events; S.duration = r.duration;
       $("#replay-info").textContent = T.replayInfo(r.run_dir, r.meta.run || "", r.meta.source || "?", r.events,
-                                                   r.duration.toFixed(1), r.warnings.length);
+                                                   r.duration, r.warnings.length);
       $("#replay-dir").value = r.run_dir;
       renderMarkers();
     }
@@ -164,6 +164,7 @@
     }
     if (replaying) {
       S.position = f.position; S.total = f.total; S.time = f.time; S.play = f.play || 0; S.duration = f.duration;
+      S.stepNow = f.step_now || null;
       if (S.playUntil !== null && S.position >= S.playUntil) stepPlayed();
     }
     // Messages in flight: live ones are timed by the run's clock (how long ago each left); replayed ones by
@@ -514,7 +515,7 @@
     const list = steps();
     const broken = S.replay && S.replay.broken;
     list.forEach((s, k) => {
-      const m = el("button", "marker" + (broken && broken.step === k ? " broken" : "")); m.type = "button";
+      const m = el("button", "marker" + (broken && broken.step === k + 1 ? " broken" : "")); m.type = "button";
       m.style.left = (100 * s.play / Math.max(S.duration, 0.001)) + "%";
       m.title = T.stepMarker(k + 1, s.text);
       m.appendChild(el("span", "", String(k + 1)));
@@ -643,7 +644,9 @@
     const sum = $("#summary"), key = [full, innerWidth, document.body.className].join("|");
     if (sum.dataset.key !== key) {
       sum.dataset.key = key; sum.textContent = full; sum.title = full;
-      if (!c.error && sum.scrollWidth > sum.clientWidth + 1) sum.textContent = T.summaryShort(leader && leader.id, leader && leader.generation, hwm);
+      // shorter forms keep the truncation strategy (a guided scenario may run with another than the room's)
+      if (!c.error && sum.scrollWidth > sum.clientWidth + 1) sum.textContent = T.summaryMid(leader && leader.id, leader && leader.generation, hwm, c.settings.truncation || "?");
+      if (!c.error && sum.scrollWidth > sum.clientWidth + 1) sum.textContent = T.summaryShort(leader && leader.id, leader && leader.generation, hwm, c.settings.truncation || "?");
     }
     $("#rate").textContent = S.mode === "live" ? T.rate(Math.round(S.rate)) : "";
     // When entries stream in, the window moves every frame: sliding every cell would keep the page busy
@@ -696,7 +699,9 @@
       const list = steps();
       let k = -1;
       list.forEach((s, i) => { if (s.start <= S.position) k = i; });  // a step is under way from its start
-      if (k >= 0) text = T.replayCaption(k + 1, list.length, list[k].text);
+      // a step the room is asked about keeps its narration until it plays: the frame brings it then
+      const said = list[k] && (list[k].text || (S.stepNow && S.stepNow.k === k + 1 ? S.stepNow.text : ""));
+      if (k >= 0) text = said ? T.replayCaption(k + 1, list.length, said) : T.replayStep(k + 1, list.length);
     }
     cap.hidden = !text;
     if (cap.textContent !== text) cap.textContent = text;
@@ -712,7 +717,7 @@
   function feedLine(e) {
     const li = el("li", (IMPORTANT.has(e.type) || e.stale ? "important " : "") + e.type
                   + (e.type === KINDS.EXPECTATION && !e.ok ? " expect-fail" : "") + (e.stale ? " stale" : ""));
-    li.appendChild(el("span", "t", (e.time !== undefined ? Number(e.time).toFixed(2) : "") + "s"));
+    li.appendChild(el("span", "t", e.time !== undefined ? T.feedTime(e.time) : ""));
     li.appendChild(el("span", "who", e.node === "cluster" ? "⚙" : e.node));
     li.appendChild(el("span", "x", e.text || e.type));
     return li;
@@ -888,9 +893,10 @@
       box.appendChild(el("div", "steptext", g.done ? g.text : g.description || T.guideFirst));
       for (const o of g.outcomes || []) box.appendChild(el("div", "outcome small " + (o.ok ? "ok" : "fail"), `${o.ok ? "✓" : "✗"} ${o.name}${o.detail ? " — " + o.detail : ""}`));
       if (g.error) box.appendChild(el("div", "outcome fail small", g.error));
-      const asking = S.question && S.question.state !== "revealed";  // the next step's text would tell the answer
-      if (g.next_text && !asking) box.appendChild(el("div", "next-preview", T.guideNext(g.next_text)));
-      else if (g.done === g.total) box.appendChild(el("div", "next-preview", T.guideDone(g.passed)));
+      // Only the next step's number: its narration would tell the room the answer before the step plays (the server
+      // never sends it).
+      if (g.done < g.total) box.appendChild(el("div", "next-preview", T.guideNextStep(g.done + 1, g.total)));
+      else box.appendChild(el("div", "next-preview", T.guideDone(g.passed)));
     }
     renderGuideAsks();
     renderGuideButtons();

@@ -51,7 +51,12 @@
     const events = [];
     for (let i = Math.max(0, k - run.recent); i < k; i++) events.push({ ...run.events[i], text: run.texts[lang][i] });
     shown = k;
-    return { ...run.base, seq: position, sent: Date.now() / 1000, position, time, play, events_next: position + 1,
+    // the step under way and its narration, as the server's frame says them (the file holds every step's)
+    const steps = run.info[lang].steps || [];
+    let now = -1;
+    steps.forEach((s, i) => { if (s.start <= position) now = i; });
+    const stepNow = now >= 0 ? { step_now: { k: now + 1, text: steps[now].text } } : {};
+    return { ...run.base, ...stepNow, seq: position, sent: Date.now() / 1000, position, time, play, events_next: position + 1,
              nodes: nodes.map((i) => (run.exit_reasons[lang][i]  // a node's reason for stopping, in the page's language
                ? { ...run.nodes[i], exit_reason: run.exit_reasons[lang][i] } : run.nodes[i])),
              cluster: run.clusters[cluster], events,
@@ -152,10 +157,34 @@
     else line.removeAttribute("stroke-dasharray");
     g.classList.toggle("flying", on);
   }
+  // The drawing's lines spread over the width the page asks for, as the server spreads them (lab/i18n/sequence.py:
+  // each column as wide as the width allows, never narrower than drawn): every x right of the names' margin moves
+  // with its column; a label box keeps its width around its centre.
+  function spread(svg, width) {
+    const left = Number(svg.dataset.left), col = Number(svg.dataset.colW);
+    const nodes = svg.querySelectorAll(".node").length || 1;
+    const wanted = Math.max(col, Math.floor((width - left) / nodes));
+    const k = wanted / (Number(svg.dataset.shownColW) || col);
+    if (!left || !col || !width || k === 1) return;
+    svg.dataset.shownColW = String(wanted);
+    const at = (x) => (x >= left ? left + (x - left) * k : x);
+    for (const e of svg.querySelectorAll("[x], [x1], [x2], [data-x]")) {
+      if (e.tagName === "rect" && e.hasAttribute("width") && e.parentNode !== svg) {
+        const w = Number(e.getAttribute("width")), mid = Number(e.getAttribute("x")) + w / 2;
+        e.setAttribute("x", String(at(mid) - w / 2));
+        continue;
+      }
+      for (const name of ["x", "x1", "x2", "data-x"]) {
+        if (e.hasAttribute(name)) e.setAttribute(name, String(at(Number(e.getAttribute(name)))));
+      }
+    }
+    svg.setAttribute("width", String(left + wanted * nodes));
+  }
   function sequence(url) {
     return ready.then((run) => {
       const q = new URLSearchParams(url.split("?")[1] || "");
       const svg = drawing(run, q.get("heartbeats") === "1");
+      spread(svg, Number(q.get("width")) || 0);
       cut(svg, Number(q.get("position")) || 0);
       return new XMLSerializer().serializeToString(svg);
     });

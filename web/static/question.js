@@ -23,8 +23,14 @@
     function render() {
       const q = S.question;
       const mine = q && S.myAnswer && S.myAnswer.id === q.id ? S.myAnswer.choice : null;
-      const key = JSON.stringify([q, mine, S.canControl, S.tokenRequired]);
-      if (key === shownKey) return false;
+      // The count changes a few times a second while the room answers: it is written in place, so that the
+      // choices are not built again under a student's finger (a click on a button just replaced is lost).
+      const key = JSON.stringify([q && { ...q, count: null }, mine, S.canControl, S.tokenRequired]);
+      if (key === shownKey) {
+        const count = document.getElementById("q-count");
+        if (q && count && count.textContent !== T.qAnswers(q.count)) count.textContent = T.qAnswers(q.count);
+        return false;
+      }
       shownKey = key;
       box.hidden = !q;
       document.body.classList.toggle("asking", !!q);

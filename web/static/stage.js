@@ -9,7 +9,10 @@
   const CONFLICT_MS = 1800, REMOVE_MS = 800, SLIDE_MS = 800;
   const MAX_FLIGHTS = 80;     // beyond this, the oldest quiet messages make room
   const MIN_SLOTS = 6;        // a lane shows at least this many entries before cells shrink
-  const ROOMY_PX = 90;        // a lane this tall holds a cell of three 18 px lines, and four lines of node details
+  const ROOMY_PX = 120;       // a lane this tall holds a cell of three 18 px lines, and four lines of node details
+  const SNUG_PX = 70;         // large type in a shorter lane (a question on the stage): a cell of two 18 px lines
+                              // (index and generation side by side over the payload), three lines of node details
+  const SNUG_CELL = 46;       // the height of such a cell
   const RING_R = 26, RING_C = 2 * Math.PI * RING_R;
   // Okabe-Ito: safe for the common colour-vision deficiencies. From generation 8 on the colours come back with
   // a pattern (dots, then bars, then a grid), and every cell and message also prints its generation.
@@ -113,7 +116,7 @@
       for (const n of Object.values(S.nodes)) maxEnd = Math.max(maxEnd, n.log_end || 0);
       for (const n of Object.values(S.nodes)) {
         if (n.state === "killed" || !(n.log_end > n.hwm)) continue;
-        tag = Math.max(tag, textWidth(T.above, 0.7) + geo.em - (maxEnd - n.hwm) * geo.cw);
+        tag = Math.max(tag, textWidth(T.above, 0.7, 0, "above-label") + geo.em - (maxEnd - n.hwm) * geo.cw);
       }
       return Math.min(geo.reserve, hb + Math.max(0, tag));
     }
@@ -122,15 +125,18 @@
     // Old committed entries give way (collapsed into the first slot), and cells shrink before they do.
     function reserve(trackW, em) {
       const hb = S.showHeartbeats ? em * 6 : 0;
-      return Math.min(trackW * 0.45, textWidth(T.above, 0.7, em) + em + hb);
+      return Math.min(trackW * 0.45, textWidth(T.above, 0.7, em, "above-label") + em + hb);
     }
     const widths = new Map();
-    function textWidth(text, scale, em) {  // the width of a label in the stage's type, measured once per size
+    // The width of a label in the stage's type, measured once per size; `cls`: the label's own class, whose type
+    // the stylesheet sets (large type holds a tag at 18 px or more, more than `scale` em).
+    function textWidth(text, scale, em, cls) {
       em = em || geo.em;
-      const key = text + "|" + em + "|" + scale;
+      const key = [text, em, scale, cls || "", cls ? wrap.className + document.body.className : ""].join("|");
       if (!widths.has(key)) {
-        const probe = el("span", "", text);
-        probe.style.cssText = `position:absolute;visibility:hidden;white-space:nowrap;font-weight:700;font-size:${scale}em`;
+        const probe = el("span", cls || "", text);
+        probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;font-weight:700;transform:none;" +
+                              (cls ? "" : `font-size:${scale}em`);
         laneFor(ids()[0])._track.appendChild(probe);
         widths.set(key, probe.offsetWidth);
         probe.remove();
@@ -143,13 +149,18 @@
       const em = parseFloat(getComputedStyle(first).fontSize) || 15;
       // A row above the cells for the HWM tag, one below for the leader's match/next marks; lanes too short
       // for both (7 nodes, large type, 720p) keep the cells big and drop the marks.
-      const row = Math.round(em * 0.95);
-      const compact = laneH < em * 6.4;
+      // (in large type the row holds the HWM tag in 18 px type at least)
+      const large = document.body.classList.contains("large");
+      const row = Math.round(large ? Math.max(em * 0.95, 25) : em * 0.95);
+      // (large type: a row above the cells for the tags, one below for the marks, and a two-line cell between)
+      const compact = large ? laneH < 2 * row + SNUG_CELL + 6 : laneH < em * 6.4;
       wrap.classList.toggle("compact", compact);
       // Large type, lanes tall enough for three lines of 18 px in a cell and four of node details: the back row's
-      // sizes (dashboard.css); shorter lanes keep the sizes that fit them. (It changes the header column's width:
-      // the track is measured after.)
-      wrap.classList.toggle("roomy", document.body.classList.contains("large") && laneH >= ROOMY_PX);
+      // sizes (dashboard.css); shorter lanes (a question on the stage) keep them, two lines to a cell ("snug"); only
+      // lanes shorter still keep the sizes that fit them. (It changes the header column's width: the track is
+      // measured after.)
+      wrap.classList.toggle("roomy", large && laneH >= SNUG_PX);
+      wrap.classList.toggle("snug", large && laneH >= SNUG_PX && laneH < ROOMY_PX);
       const trackW = first._track.clientWidth;
       const rows = compact ? row + 4 : 2 * row;
       const kept = reserve(trackW, em);
@@ -198,7 +209,7 @@
         const label = hwmLine.firstChild, text = T.leaderLine(leader.id, leader.hwm);
         if (label.textContent !== text) label.textContent = text;
         // the label reads rightwards from the line, or leftwards when that would leave the stage
-        const flip = left + textWidth(text, 0.75) + geo.em > wrap.clientWidth;
+        const flip = left + textWidth(text, 0.75, 0, "hwm-label") + geo.em > wrap.clientWidth;
         label.classList.toggle("flip", flip);
       } else hwmLine.hidden = true;
       drawLinks();
@@ -287,7 +298,7 @@
       extras.set("x-hwm-text", { cls: "mark-label" + (tagRight ? " right" : ""), x: hx, text: T.hwmTag(hwm) });
       const end = doomed ? Math.max(n.log_end, anim.from + anim.removed.length - 1) : n.log_end;
       if (end > hwm && state !== "killed") {
-        const aboveW = textWidth(T.above, 0.7), tagW = textWidth(T.hwmTag(hwm), 0.7);
+        const aboveW = textWidth(T.above, 0.7, 0, "above-label"), tagW = textWidth(T.hwmTag(hwm), 0.7, 0, "mark-label");
         let ax = hx + 8 + (tagRight ? tagW + 4 : 0);
         if (ax + aboveW > geo.trackW - 2) ax = Math.max(0, hx - tagW - aboveW - 10);  // no room right: left of its tag
         extras.set("above", { cls: "above-label", x: ax, text: T.above });
@@ -302,7 +313,15 @@
       // The leader's mark crosses every lane, except one showing doomed entries: left of that line means
       // committed, and they never were.
       if (leader && !doomed) extras.set("lline", { cls: "leader-line", x: W.x(leader.hwm + 1) - 4 });
-      if (doomed) extras.set("note", { cls: "conflict-note", x: W.x(anim.from), fit: true, text: T.truncating(anim.from, anim.gen, anim.reason) });
+      if (doomed) {
+        const said = T.truncating(anim.from, anim.gen, anim.reason);
+        if (wrap.classList.contains("compact")) {  // in the tags' row: short, right of the HWM tag, never over it
+          const tagW = textWidth(T.hwmTag(hwm), 0.7, 0, "mark-label");
+          extras.delete("above");
+          extras.set("note", { cls: "conflict-note", x: hx + 8 + (tagRight ? tagW + 4 : 0), fit: true,
+                               text: T.truncatingShort(anim.from), title: said });
+        } else extras.set("note", { cls: "conflict-note", x: W.x(anim.from), fit: true, text: said });
+      }
       syncExtras(lane, extras);
       lane._server.classList.toggle("selected", S.selected === id);
     }

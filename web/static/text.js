@@ -9,7 +9,19 @@
     const s = I18N.messages[msgid] || msgid;
     return values ? s.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : s;
   };
-  const num = (n) => Number(n).toLocaleString(I18N.lang === "xx" ? "en" : I18N.lang);
+  // A sentence whose words follow a count (the catalogue's plural forms; Spanish and English take the first when n
+  // is 1, Chinese has one): tn("{count} event", "{count} events", n, values). Numbers in values are the caller's.
+  const PLURALS = I18N.plurals || { forms: {}, nplurals: 2 };
+  const tn = (one, other, n, values) => {
+    const forms = PLURALS.forms[one] || [one, other];
+    const s = forms[PLURALS.nplurals === 1 ? 0 : Math.min(n === 1 ? 0 : 1, forms.length - 1)];
+    return values ? s.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : s;
+  };
+  const LOCALE = I18N.lang === "xx" ? "en" : I18N.lang;
+  const num = (n) => Number(n).toLocaleString(LOCALE);
+  // A quantity with `digits` decimals, as the page's language writes it (Intl: 8,8 in Spanish, 8.8 in Chinese).
+  const fixed = (x, digits) => Number(x).toLocaleString(LOCALE, { minimumFractionDigits: digits,
+                                                                 maximumFractionDigits: digits });
   const STATES = { running: t("running"), killed: t("killed"), paused: t("paused"), "cut off": t("cut off"),
                    exited: t("exited"), stopped: t("stopped"), starting: t("starting") };
   const ROLES = { leader: t("leader"), follower: t("follower"), candidate: t("candidate") };
@@ -25,15 +37,20 @@
     lang: I18N.lang,
     live: t("live"), replay: t("replay"), disconnected: t("disconnected"), connecting: t("connecting…"),
     summary: (n, leader, gen, hwm, truncation, fsync) => (leader
-      ? t("{n} nodes · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
-          { n, leader, generation: gen, hwm, truncation, fsync })
-      : t("{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
-          { n, hwm, truncation, fsync })),
-    summaryShort: (leader, gen, hwm) => (leader
-      ? t("leader {leader} (generation {generation}) · high-water mark {hwm}", { leader, generation: gen, hwm })
-      : t("leader none · high-water mark {hwm}", { hwm })),
+      ? tn("{n} node · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           "{n} nodes · leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           n, { n: num(n), leader, generation: num(gen), hwm: num(hwm), truncation, fsync })
+      : tn("{n} node · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           "{n} nodes · leader none · high-water mark {hwm} · truncation {truncation} · fsync {fsync}",
+           n, { n: num(n), hwm: num(hwm), truncation, fsync })),
+    summaryMid: (leader, gen, hwm, truncation) => (leader
+      ? t("leader {leader} (generation {generation}) · high-water mark {hwm} · truncation {truncation}", { leader, generation: num(gen), hwm: num(hwm), truncation })
+      : t("leader none · high-water mark {hwm} · truncation {truncation}", { hwm: num(hwm), truncation })),
+    summaryShort: (leader, gen, hwm, truncation) => (leader
+      ? t("{leader} leads (g{generation}) · HWM {hwm} · {truncation}", { leader, generation: num(gen), hwm: num(hwm), truncation })
+      : t("no leader · HWM {hwm} · {truncation}", { hwm: num(hwm), truncation })),
     apiError: (e) => t("control API: {error}", { error: e }),
-    rate: (r) => t("{rate} events/s", { rate: num(r) }),
+    rate: (r) => tn("{rate} event/s", "{rate} events/s", r, { rate: num(r) }),
     following: t("following the instructor ✓"), notFollowing: t("follow the instructor"),
     followLeft: t("You left the instructor's view; press “follow the instructor” to come back."),
     state: (s) => STATES[s] || s,
@@ -59,7 +76,7 @@
     cutBoth: (a, b) => `✂ ${a}⇄${b}`,
     cutCount: (n) => `✂ ×${n}`,  // the links themselves are in the chip's tooltip
     older: (n) => [`1–${n}`, "…", ""],
-    olderTitle: (n) => t("{count} older entries collapsed", { count: n }),
+    olderTitle: (n) => tn("{count} older entry collapsed", "{count} older entries collapsed", n, { count: num(n) }),
     cellTitle: (id, i, p, g, above, hwm) => (above
       ? t("{node}[{index}] = {payload}, generation {generation} — above {node}'s high-water mark {hwm}: not visible to clients",
           { node: id, index: i, payload: p, generation: g, hwm })
@@ -74,6 +91,7 @@
     truncating: (from, gen, reason) => (reason === "conflict"
       ? t("✗ conflicts with generation {generation}: truncating from {index}", { generation: gen, index: from })
       : t("✗ truncating from {index} ({reason})", { index: from, reason })),
+    truncatingShort: (from) => t("✗ truncating from {index}", { index: from }),
     leaderLine: (id, h) => t("leader {node}: high-water mark {hwm}", { node: id, hwm: h }),
     cutLink: (src, dst, both) => (both ? t("{src} ↔ {dst} cut", { src, dst }) : t("{src} → {dst} cut", { src, dst })),
     slowLink: (src, dst, ms) => t("{src} → {dst}: {ms} ms a message", { src, dst, ms }),
@@ -95,7 +113,7 @@
 
     // messages in flight
     seqReplay: (n, total) => t("up to event {position} of {total}", { position: n, total }),
-    seqLive: (s) => t("the last {seconds} s", { seconds: s }),
+    seqLive: (s) => t("the last {seconds} s", { seconds: num(s) }),
     seqWhole: t("the whole run, as far as the dashboard keeps it"),
     historyReplay: t("the whole run: each client's operations from request to answer, stale reads in red"),
     msg: {
@@ -126,24 +144,32 @@
     guideTitle: (title, truncation) => (truncation ? t("{title} (truncation: {truncation})", { title, truncation }) : title),
     guideIntro: t("A guided scenario starts a fresh cluster and runs the scenario one narrated step at a time: press Next to run a step, Back to return to the one before."),
     guideFirst: t("Press Next to run the first step."),
-    guideNext: (text) => t("Next: {text}", { text }),
+    guideNextStep: (k, total) => t("Next: step {k} of {total}", { k, total }),
     guideDone: (passed) => (passed ? t("Done: every expectation held.") : t("Done.")),
     replayCaption: (k, n, text) => t("step {k} of {n}: {text}", { k, n, text }),
-    replayInfo: (dir, run, source, events, seconds, warnings) => (warnings
-      ? t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×; {warnings} warnings", { dir, run, source, events, seconds, warnings })
-      : t("{dir}: {run} ({source}), {events} events, {seconds} s at 1×", { dir, run, source, events, seconds })),
+    replayStep: (k, n) => t("step {k} of {n}", { k: num(k), n: num(n) }),
+    replayInfo: (dir, run, source, events, seconds, warnings) => {
+      const said = tn("{dir}: {run} ({source}), {events} event over {seconds} s at 1×",
+                      "{dir}: {run} ({source}), {events} events over {seconds} s at 1×", events,
+                      { dir, run, source, events: num(events), seconds: fixed(seconds, 1) });
+      return warnings ? said + " · " + tn("{count} warning", "{count} warnings", warnings, { count: num(warnings) })
+        : said;
+    },
     scrubLabel: (pos, total, play, duration, stepped) => (stepped
       ? t("event {position} of {total} · {play} s of {duration} s (one tick a moment)",
-          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })
+          { position: num(pos), total: num(total), play: fixed(play, 1), duration: fixed(duration, 1) })
       : t("event {position} of {total} · {play} s of {duration} s",
-          { position: num(pos), total: num(total), play: play.toFixed(1), duration: duration.toFixed(1) })),
+          { position: num(pos), total: num(total), play: fixed(play, 1), duration: fixed(duration, 1) })),
+    feedTime: (seconds) => t("{seconds} s", { seconds: fixed(seconds, 2) }),
     stepMarker: (k, text) => t("step {k}: {text}", { k, text }),
     play: t("▶ Play"), pause: t("❚❚ Pause"),
 
     // feed
     feedOpen: t("Events ▾"), feedClosed: t("Events ▸"),
-    feedSkipped: (n, top) => t("+ {count} routine events summarised ({top})", { count: num(n), top }),
-    feedSkippedShort: (n) => t("+ {count} routine events summarised", { count: num(n) }),
+    feedSkipped: (n, top) => tn("+ {count} routine event summarised ({top})", "+ {count} routine events summarised ({top})",
+                                n, { count: num(n), top }),
+    feedSkippedShort: (n) => tn("+ {count} routine event summarised", "+ {count} routine events summarised", n,
+                                { count: num(n) }),
     feedTop: (byType) => listOf(Object.entries(byType).filter(([k]) => k in KIND_NAMES)
       .sort((a, b) => b[1] - a[1]).slice(0, 3)
       .map(([k, v]) => t("{kind}: {count}", { kind: KIND_NAMES[k], count: num(v) }))),
@@ -192,8 +218,10 @@
 
     // a replay in one file (onefile.js)
     oneFileRun: (run, shown, total) => (shown < total
-      ? t("{run}: {shown} of {total} events shown, the rest summarised by type", { run, shown: num(shown), total: num(total) })
-      : t("{run}: {total} events", { run, total: num(total) })),
+      ? tn("{run}: {shown} of {total} event shown, the rest summarised by type",
+           "{run}: {shown} of {total} events shown, the rest summarised by type", total,
+           { run, shown: num(shown), total: num(total) })
+      : tn("{run}: {total} event", "{run}: {total} events", total, { run, total: num(total) })),
     oneFileOnly: t("This page is a replay in one file: it has no cluster to control"),
   };
 })();
