@@ -8,7 +8,7 @@ from __future__ import annotations
 
 TEXT = "text.js"
 # Lowest first, as tests/test_layers.py layers them; the entry, which imports the others, last.
-MODULES = ("page", "state", "marks", "socket", "guide", "room", "panels", "feed", "question", "explore", "lanes",
-           "flights", "stage", "controls", "header", "board", "frames", "views", "replay", "keys", "dashboard")
+MODULES = ("page", "state", "marks", "socket", "guide", "room", "panels", "feed", "header", "question", "explore",
+           "lanes", "flights", "controls", "stage", "board", "frames", "views", "replay", "keys", "dashboard")
 ENTRY = "dashboard"
 PREFIX = "hwm/"  # the modules' names in an import map: hwm/state is static/state.js
