@@ -5,10 +5,13 @@ each other, directly or through others."""
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from web.scripts import ENTRY, MODULES, PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -309,3 +312,89 @@ def test_the_entry_point_is_on_top():
              for target, line in imports(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
              if target == "lab.cli" and module_name(path) != "lab.cli"]
     assert found == []
+
+
+# ---- the dashboard's page: its ES modules (web/scripts.py) -------------------------------------------------------
+
+STATIC = ROOT / "web" / "static"
+# Lowest first; a module may import only modules of a lower layer (not its own layer's: those are side by side).
+# text.js is a classic script run before them (window.HWM_TEXT); onefile.js the one-file replay's loader.
+PAGE_LAYERS = (
+    ("ground", ("page", "state", "marks")),  # the sentences and DOM helpers, the state S, the stage's colours
+    ("wire", ("socket",)),  # the connection (or a one-file replay's source) and the controls sent over it
+    # the parts, each on its own: a guided scenario, the room's language and following, the panels, the feed, the
+    # header, the question, the explorer; a lane and the messages in flight
+    ("parts", ("guide", "room", "panels", "feed", "header", "question", "explore", "lanes", "flights")),
+    ("panel", ("controls", "stage")),  # the controls panel (with the guide's buttons); the stage (lanes, flights)
+    ("board", ("board",)),  # the stage wired to the controls
+    ("flow", ("frames", "views")),  # what a frame does and the replay's seeks; the sequence and history views
+    ("replay", ("replay",)),  # the replay's timeline
+    ("keys", ("keys",)),  # the keyboard, which reaches everything above
+    ("entry", ("dashboard",)),  # hello, the questions, the drawing
+)
+NOT_MODULES = {"text.js", "onefile.js"}
+MOST_SCRIPT_LINES = 400
+IMPORT = re.compile(r"""^\s*(?:import\s*(?:[\w$*{}\s,]+?\s*from\s*)?|export\s*[\w$*{}\s,]+?\s*from\s*)["']([^"']+)["']""",
+                    re.MULTILINE)
+
+
+def page_layer_of(name: str) -> int | None:
+    return next((rank for rank, (_, names) in enumerate(PAGE_LAYERS) if name in names), None)
+
+
+def script_imports(source: str) -> list[str]:
+    """What a module's `import ... from "..."` (and `export ... from`, `import "..."`) lines name."""
+    return IMPORT.findall(source)
+
+
+def page_problems(sources: dict[str, str]) -> list[str]:
+    """Every import of these modules (name -> text) that is not by name (hwm/...), names no module, or points to
+    a module of the same or a higher layer."""
+    problems = []
+    for name, source in sorted(sources.items()):
+        own = page_layer_of(name)
+        for spec in script_imports(source):
+            target = spec.removeprefix(PREFIX)
+            rank = page_layer_of(target)
+            if not spec.startswith(PREFIX) or rank is None:
+                problems.append(f"{name}.js imports {spec!r}: a module is imported by its name ({PREFIX}...)")
+            elif own is None or rank >= own:
+                problems.append(f"{name}.js ({PAGE_LAYERS[own][0] if own is not None else '?'}) imports {target} "
+                                f"({PAGE_LAYERS[rank][0]})")
+    return problems
+
+
+def page_modules() -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(STATIC.glob("*.js")) if p.name not in NOT_MODULES}
+
+
+def test_the_pages_modules_import_only_lower_layers_by_name():
+    sources = page_modules()
+    assert set(sources) == set(MODULES) == {n for _, names in PAGE_LAYERS for n in names}  # each in one layer
+    assert len(sources) == len(MODULES) and ENTRY == PAGE_LAYERS[-1][1][0]
+    assert [page_layer_of(n) for n in MODULES] == sorted(page_layer_of(n) for n in MODULES)  # lowest first
+    assert sum(len(script_imports(s)) for s in sources.values()) > 40
+    assert page_problems(sources) == []
+    for classic in NOT_MODULES:  # the classic scripts import nothing
+        assert script_imports((STATIC / classic).read_text(encoding="utf-8")) == []
+
+
+def test_the_page_walk_finds_an_import_up_across_or_by_path():
+    sources = {"state": 'import { control } from "hwm/controls";\n',  # up: the state reads nothing above it
+               "guide": 'import { $, el, T } from "hwm/page";\nimport { feed } from "hwm/feed";\n',  # side by side
+               "feed": 'import { S } from "./state.js";\n',  # by path: no path resolves inside a data: URL
+               "keys": 'import {\n  seek } from "hwm/frames";\nimport "hwm/replay";\n',  # down: fine
+               "frames": 'export { gclass } from "hwm/nowhere";\n'}
+    assert page_problems(sources) == [
+        "feed.js imports './state.js': a module is imported by its name (hwm/...)",
+        "frames.js imports 'hwm/nowhere': a module is imported by its name (hwm/...)",
+        "guide.js (parts) imports feed (parts)",
+        "state.js (ground) imports controls (panel)"]
+
+
+def test_no_script_of_the_page_is_over_400_lines():
+    scripts = sorted(p for p in STATIC.rglob("*.js") if "vendor" not in p.relative_to(STATIC).parts)
+    sizes = {f"web/static/{p.relative_to(STATIC).as_posix()}": len(p.read_text(encoding="utf-8").splitlines()) for p in scripts}
+    assert len(sizes) > 20 and "web/static/dashboard.js" in sizes
+    offences = [f"{path} ({n} lines)" for path, n in sizes.items() if n > MOST_SCRIPT_LINES]
+    assert offences == [], f"split each along what it does (at most {MOST_SCRIPT_LINES} lines):\n" + "\n".join(offences)

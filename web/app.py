@@ -38,6 +38,7 @@ from web.frames import LOG_WINDOW, SEQUENCE_EVENTS, localize_tree, localized_fra
 from web.live import LiveFeed, for_watchers, merged
 from web.room import Room
 from web.sockets import socket_handlers
+from web import scripts
 from web.kinds import FEED_KINDS
 
 DEFAULTS = {
@@ -514,7 +515,7 @@ def _routes(app: Flask, dashboard: Dashboard) -> None:
                 "languages": dict(languages), "messages": i18n.for_page(lang), "plurals": i18n.plurals_for_page(lang),
                 "kinds": i18n.event_names(lang)}
         return render_template("index.html", mode=dashboard.mode, lang=lang, languages=languages, i18n=page,
-                               kinds=FEED_KINDS,
+                               kinds=FEED_KINDS, modules=scripts.MODULES, entry=scripts.ENTRY, prefix=scripts.PREFIX,
                                lang_tag={"zh": "zh-Hans", PSEUDO: "en"}.get(lang, lang))
 
     @app.get("/healthz")

@@ -26,11 +26,14 @@ from web.fold import ClusterFold, Replay, slim
 from web.frames import LOG_WINDOW, RECENT, SEQUENCE_EVENTS, localize_tree, replay_snapshot
 from web.live import STORY, STORY_HEAD, select_events
 from web.kinds import FEED_KINDS
+from web.scripts import ENTRY, MODULES, PREFIX, TEXT
+
+# The dashboard page's own scripts (web.scripts): text.js, run first, then its modules, each named in the import
+# map that static/onefile.js writes.
+SCRIPTS = (TEXT, *(f"{name}.js" for name in MODULES))
 
 HERE = Path(__file__).resolve().parent
 STATIC, TEMPLATES = HERE / "static", HERE / "templates"
-# The dashboard page's own scripts (templates/index.html), run in this order by static/onefile.js.
-SCRIPTS = ("text.js", "stage.js", "question.js", "explore.js", "dashboard.js")
 EVENTS_KEPT = 3000  # a longer run keeps the live feed's choice of its events (every rare one first); the rest counted
 TAGS = {"zh": "zh-Hans"}  # the page's lang attribute where it is not the code (as web.app's index)
 OUTER = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)  # the file around the parts
@@ -179,7 +182,7 @@ def packed_page(langs: tuple[str, ...]) -> str:
 
 
 def page_part(langs) -> dict:
-    """The page, the same in every file: the dashboard's style sheets and scripts, and its markup
+    """The page, the same in every file: the dashboard's style sheets and scripts (web.scripts), and its markup
     (web/templates/index.html, its block `page`), title and catalogue in each language (only the sentences the
     page's script builds: lab.i18n.for_page)."""
     views = {}
@@ -197,7 +200,8 @@ def page_part(langs) -> dict:
                                 "kinds": i18n.event_names(lang)}}
     return {"views": views, "kinds": FEED_KINDS,
             "css": "".join((STATIC / name).read_text(encoding="utf-8") for name in ("dashboard.css", "onefile.css")),
-            "scripts": [(STATIC / name).read_text(encoding="utf-8") for name in SCRIPTS]}
+            "scripts": [(STATIC / name).read_text(encoding="utf-8") for name in SCRIPTS],
+            "modules": {"names": [PREFIX + name for name in MODULES], "entry": PREFIX + ENTRY}}
 
 
 def packed(value) -> str:

@@ -75,8 +75,11 @@ def test_the_file_names_nothing_outside_itself_and_is_the_same_from_the_same_run
     part = data_of(first.html, "page")
     assert set(part["views"]) == {"en", "es", "zh"} and len(part["scripts"]) == len(SCRIPTS)
     # the page's own scripts, every one the dashboard's page loads, in its order (the vendored Socket.IO aside)
-    page = (STATIC.parent / "templates" / "index.html").read_text()
-    assert list(SCRIPTS) == re.findall(r"filename='([a-z]+\.js)'", page)
+    # (text.js, then the modules its import map names, web/scripts.py)
+    app, _, dashboard = make_app(REPLAY_DIR=str(s1))
+    page = app.test_client().get("/").get_data(as_text=True)
+    dashboard.stop()
+    assert list(SCRIPTS) == list(dict.fromkeys(re.findall(r'/static/([a-z]+\.js)"', page)))
     page = "\n".join([first.html, part["css"], *part["scripts"], *(v["body"] for v in part["views"].values())])
     assert not re.search(r"\ssrc=", page)  # no script, image or frame from elsewhere
     assert not re.search(r'\shref="(?!#|data:)', page)  # in-page anchors and data: URLs only

@@ -1,9 +1,9 @@
 /* A replay carried whole in the page's own file (`hwm-lab replay DIR --html FILE`, web/onefile.py). The file holds
    two parts, each JSON, gzip and base64: the page (the dashboard's style sheet, its markup and catalogue in every
    language, its scripts) and the run. This script unpacks the page in the reader's language (?lang=, else the
-   browser's, else English), then runs the dashboard's scripts, for which it stands in for the dashboard's server:
-   the page (dashboard.js) asks it for frames as it would ask over Socket.IO, and it answers with the frames the
-   server built ahead. The sequence view is the server's drawing of every event, cut at the replay's cursor here.
+   browser's, else English), then runs the dashboard's scripts (its ES modules from data: URLs), for which it stands
+   in for the dashboard's server: the page (socket.js) asks it for frames as it would ask over Socket.IO, and it
+   answers with the frames the server built ahead. The sequence view is the server's drawing of every event, cut at the replay's cursor here.
    Nothing is fetched. */
 (function () {
   "use strict";
@@ -34,11 +34,26 @@
     window.HWM_I18N = { ...view.i18n, chosen };
     window.HWM_KINDS = page.kinds;
     window.HWM_SOURCE = { connect, sequence, history, ready };
-    for (const code of page.scripts) {  // the dashboard's own scripts, in order
-      const script = document.createElement("script");
-      script.textContent = code;
-      document.body.appendChild(script);
-    }
+    run(page.scripts, page.modules);
+  }
+  // The dashboard's own scripts (web/scripts.py): text.js, then its modules, each named in an import map by a data:
+  // URL of its text (modules import each other by name: a name resolves through the map, in a data: URL too).
+  function run([text, ...code], modules) {
+    const classic = document.createElement("script");
+    classic.textContent = text;
+    document.body.appendChild(classic);
+    const imports = {};
+    modules.names.forEach((name, k) => {
+      imports[name] = "data:text/javascript;charset=utf-8," + encodeURIComponent(code[k]);
+    });
+    const map = document.createElement("script");
+    map.type = "importmap";
+    map.textContent = JSON.stringify({ imports });
+    document.head.appendChild(map);
+    const entry = document.createElement("script");
+    entry.type = "module";
+    entry.textContent = `import ${JSON.stringify(modules.entry)};`;
+    document.body.appendChild(entry);
   }
   unpack("hwm-page").then(show, () => { document.getElementById("hwm-unpacked").hidden = false; });
 
