@@ -43,7 +43,7 @@ def unmark(text: str) -> str:
 def title(scenario) -> Text:
     """A script's title; an explorer's counterexample's, said from the rule it breaks."""
     if scenario.counterexample:
-        from lab.explore.explain import TITLES
+        from lab.i18n.invariants import TITLES
 
         check = scenario.counterexample
         return say("Counterexample: {title} ({check})", title=TITLES.get(check, check), check=check)
