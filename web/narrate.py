@@ -23,6 +23,7 @@ from lab.i18n.history import answer_said, stale_said
 from lab.i18n import Listed, Quoted, counted, say
 from lab.student.faults import fault_text
 from lab.i18n.scenarios import command_text, step_caption
+from web.narrate_controls import ControlNarrations
 
 
 def answer_error(answer: dict):
@@ -51,8 +52,9 @@ def _generations(entries: list):
     return say(" (generations {generations})", generations=listed)
 
 
-class Narrator:
-    """Turns events into sentences; remembers who each node follows, to say where a conflict came from."""
+class Narrator(ControlNarrations):
+    """Turns events into sentences; remembers who each node follows, to say where a conflict came from. What is
+    done to the cluster (its controls and faults) it says as web.narrate_controls does."""
 
     def __init__(self):
         self.leader_of: dict[str, str | None] = {}
@@ -136,28 +138,6 @@ class Narrator:
             return say("{what}: never flushed to disk, lost in the crash", what=what)
         return say("{what} ({reason})", what=what, reason=reason)
 
-    def _cluster_started(self, e: dict):
-        g = e.get
-        return say("Cluster started: nodes {nodes}; truncation {truncation}; fsync {fsync}",
-                   nodes=Listed(g("nodes") or []), truncation=g("truncation"), fsync=_fsync(g("fsync")))
-
-    def _cluster_stopped(self, e: dict):
-        return say("Cluster stopped")
-
-    def _node_killed(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        lost = g("lost_entries")
-        if lost:
-            return counted("{node} killed (SIGKILL); {lost} unflushed entry lost",
-                           "{node} killed (SIGKILL); {lost} unflushed entries lost", lost, node=g("target"), lost=lost)
-        return say("{node} killed (SIGKILL)", node=g("target"))
-
-    def _node_restarted(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node} restarted", node=g("target"))
-
     def _node_exited(self, e: dict):
         node = e.get("node", "?")
         g = e.get
@@ -167,60 +147,6 @@ class Narrator:
         if why:
             return say("{node} stopped on its own: {reason}", node=g("target"), reason=why)
         return say("{node} stopped on its own (exit code {code})", node=g("target"), code=g("code"))
-
-    def _disk_full(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node}'s disk is full: its writes fail (ENOSPC) until the disk is freed", node=g("target"))
-
-    def _disk_ok(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node}'s disk has room again", node=g("target"))
-
-    def _fsync_fail(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node}'s disk will fail its next fsync (EIO), dropping what it was to sync", node=g("target"))
-
-    def _node_paused(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node} paused", node=g("target"))
-
-    def _node_resumed(self, e: dict):
-        node = e.get("node", "?")
-        g = e.get
-        return say("{node} resumed", node=g("target"))
-
-    def _link_cut(self, e: dict):
-        g = e.get
-        return say("Link {src} → {dst} cut", src=g("src"), dst=g("dst"))
-
-    def _link_healed(self, e: dict):
-        g = e.get
-        return say("Link {src} → {dst} healed", src=g("src"), dst=g("dst"))
-
-    def _delay_set(self, e: dict):
-        g = e.get
-        ms = g("ms") or 0
-        return say("Slow motion: every message delayed {ms:g} ms", ms=ms) if ms else say("Slow motion off")
-
-    def _drop_set(self, e: dict):
-        g = e.get
-        percent = round(100 * (g("rate") or 0), 1)
-        if g("src"):
-            return say("Link {src} → {dst} drops {percent:g}% of its messages", src=g("src"), dst=g("dst"),
-                       percent=percent)
-        if percent:
-            return say("Every link drops {percent:g}% of its messages", percent=percent)
-        return say("Random message loss off")
-
-    def _settings_changed(self, e: dict):
-        node = e.get("node", "?")
-        changes = {k: v for k, v in e.items() if k not in ("type", "node", "time", "seq", "v", "boot", "gen", "n")}
-        return say("Settings: {changes}",
-                   changes=Listed(f"{k} {_fsync(v) if k == 'fsync' else v}" for k, v in changes.items()))
 
     def _client_write(self, e: dict):
         node = e.get("node", "?")
@@ -287,12 +213,6 @@ class Narrator:
                        "judged on those inputs: {why}", number=EXERCISE_OF.get(g("function"), "?"), why=g("why"),
                        **values)
         return say("{node} calls your {function}({inputs}) → {result}", **values)
-
-    def _clocks_held(self, e: dict):
-        return say("Node clocks held: nothing happens by itself until the next command")
-
-    def _clocks_released(self, e: dict):
-        return say("Node clocks running")
 
     def _node_started(self, e: dict):
         node = e.get("node", "?")
@@ -592,12 +512,3 @@ NARRATION = {
     CLIENT_ANSWER: Narrator._client_answer,
     LOG_SNAPSHOT: Narrator._log_snapshot,
 }
-
-
-def _fsync(value) -> str:
-    if isinstance(value, dict):
-        kinds = set(value.values())
-        if len(kinds) == 1:
-            return kinds.pop()
-        return ", ".join(f"{n} {p}" for n, p in sorted(value.items()))
-    return str(value)

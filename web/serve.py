@@ -93,14 +93,20 @@ def _interrupt(*_):
     raise KeyboardInterrupt
 
 
+class Refused(Exception):
+    """A step of `serve_command` that cannot go on: its reason (a sentence of the catalogue) and the exit code."""
+
+    def __init__(self, reason, code: int):
+        super().__init__(reason, code)
+        self.reason, self.code = reason, code
+
+
 def serve_command(args: argparse.Namespace) -> int:
+    """`hwm-lab demo | dashboard | replay` in this process: the app's settings (the cluster to show, a free port),
+    the demo's cluster started, the app built, then served until Ctrl-C; a demo's cluster is stopped however it ends."""
     # Imported here, after eventlet's monkey-patching (see the module's docstring).
-    from lab.core.config import MAX_NODES, pace_timing, wait_seconds
-    from web.app import create_app, is_loopback
     from lab import i18n
-    from lab.core.reasons import CLUSTER_SIZE, Reason
-    from lab.i18n import complaint, counted, localize, say
-    from web.cluster import POINTER_DIR, ClusterError, ClusterHost
+    from lab.i18n import complaint, localize, say
 
     lang = args.lang or i18n.from_environment()
     prog = f"hwm-lab {args.command_name}"
@@ -108,71 +114,25 @@ def serve_command(args: argparse.Namespace) -> int:
     def tell(text, **options) -> None:
         print(localize(text, lang), flush=True, **options)
 
-    config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
-              "LANGUAGE": args.lang}
-    if args.async_mode == "eventlet":  # the scenario's model in an OS thread: the pages are served meanwhile
-        from eventlet import tpool
-
-        config["OFFLOAD"] = tpool.execute
-    host = None
-    if args.command_name == "dashboard":  # no cluster to show is said first, whatever holds the port
-        try:
-            url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
-        except NoCluster as exc:
-            print(complaint(prog, exc.args[0], lang), file=sys.stderr)
-            return 1
-        config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
-    taken = port_taken(args.host, args.port)
-    if taken:  # before a cluster starts: a second dashboard must not share the port with the first
-        print(complaint(prog, taken, lang), file=sys.stderr)
-        return 1
+    try:
+        config = app_config(args)
+    except Refused as exc:
+        print(complaint(prog, exc.reason, lang), file=sys.stderr)
+        return exc.code
     signal.signal(signal.SIGTERM, _interrupt)  # while the cluster starts; run_server takes over after
+    host = None
     try:
         if args.command_name == "demo":
-            if not 1 <= args.nodes <= MAX_NODES:
-                print(complaint(prog, Reason(CLUSTER_SIZE, most=MAX_NODES, count=args.nodes), lang), file=sys.stderr)
-                return 2
-            timing = pace_timing(args.pace)
-            host = ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR,
-                               supervisor_options={"tick_ms": timing.tick_ms}, wait_seconds=wait_seconds(timing))
-            tell(counted("starting a cluster of {count} node in {dir}…", "starting a cluster of {count} nodes in "
-                         "{dir}…", args.nodes, count=args.nodes, dir=args.dir))
-            settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
-            try:
-                host.start(args.nodes, settings=settings)
-            except ClusterError as exc:
-                print(complaint(prog, exc.args[0], lang), file=sys.stderr)
-                return 1
-            tell(say("cluster: {dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this folder "
-                     "find it)", dir=str(host.run_dir)))
+            host = demo_host(args)
+            start_demo(host, args, tell)
             config["CLUSTER_HOST"] = host
         elif args.command_name != "dashboard":
             config["EXPLORE_DIR" if args.explore else "REPLAY_DIR"] = args.trace_dir
-        try:
-            app = create_app(config)
-        except ValueError as exc:  # a counterexample that cannot be explored: said, not a traceback
-            print(complaint(prog, exc.args[0] if exc.args else exc, lang), file=sys.stderr)
-            return 2
-        if args.command_name == "replay":
-            replay = app.extensions["hwm_dashboard"].replay
-            tell(counted("trace {dir}: {events} event over {seconds} s", "trace {dir}: {events} events over {seconds} s",
-                         len(replay), dir=args.trace_dir, events=len(replay), seconds=round(replay.duration, 1)))
-
-        def ready(port: int) -> None:
-            shown = args.host if args.host not in ("0.0.0.0", "::") else reachable_address()
-            url = f"http://{shown}:{port}/"
-            token = app.config["TOKEN"]
-            if token:
-                tell(say("dashboard: {url} (the instructor's: it controls the cluster)", url=f"{url}?token={token}"))
-            else:
-                tell(say("dashboard: {url}", url=url))
-            if token and not is_loopback(args.host):
-                tell(say("students (watch only): {url}", url=url))
-            if token:
-                tell(say("instructor token: {token} (viewers without it can only watch)", token=token))
-            tell(say("Ctrl-C stops the cluster and the dashboard") if host else say("Ctrl-C stops the dashboard"))
-
-        run_server(app, args.host, args.port, ready)
+        app = build_app(config, args, tell)
+        run_server(app, args.host, args.port, announcer(app, args, host, tell))
+    except Refused as exc:
+        print(complaint(prog, exc.reason, lang), file=sys.stderr)
+        return exc.code
     except KeyboardInterrupt:
         pass
     finally:
@@ -181,6 +141,96 @@ def serve_command(args: argparse.Namespace) -> int:
             host.stop()
             tell(say("stopped"))
     return 0
+
+
+def app_config(args: argparse.Namespace) -> dict:
+    """The app's settings from the command's arguments; for `dashboard`, the cluster it shows (none running is said
+    first, whatever holds the port); then the port, checked free before a cluster starts (a second dashboard must
+    not share the port with the first)."""
+    config = {"ASYNC_MODE": args.async_mode, "HOST": args.host, "FRAME_HZ": args.frame_hz, "TOKEN": args.token,
+              "LANGUAGE": args.lang}
+    if args.async_mode == "eventlet":  # the scenario's model in an OS thread: the pages are served meanwhile
+        from eventlet import tpool
+
+        config["OFFLOAD"] = tpool.execute
+    if args.command_name == "dashboard":
+        try:
+            url, token = (args.control_url, args.control_token) if args.control_url else find_cluster(args.dir)
+        except NoCluster as exc:
+            raise Refused(exc.args[0], 1) from exc
+        config["CONTROL_URL"], config["CONTROL_TOKEN"] = url, token
+    taken = port_taken(args.host, args.port)
+    if taken:
+        raise Refused(taken, 1)
+    return config
+
+
+def demo_host(args: argparse.Namespace):
+    """The demo's cluster, not started yet (a size the lab cannot run is refused)."""
+    from lab.core.config import MAX_NODES, pace_timing, wait_seconds
+    from lab.core.reasons import CLUSTER_SIZE, Reason
+    from web.cluster import POINTER_DIR, ClusterHost
+
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise Refused(Reason(CLUSTER_SIZE, most=MAX_NODES, count=args.nodes), 2)
+    timing = pace_timing(args.pace)
+    return ClusterHost(args.dir, impl=args.impl, pointer_dir=POINTER_DIR,
+                       supervisor_options={"tick_ms": timing.tick_ms}, wait_seconds=wait_seconds(timing))
+
+
+def start_demo(host, args: argparse.Namespace, tell) -> None:
+    """Starts the demo's cluster with the command's settings, saying where it runs."""
+    from lab.i18n import counted, say
+    from web.cluster import ClusterError
+
+    tell(counted("starting a cluster of {count} node in {dir}…", "starting a cluster of {count} nodes in "
+                 "{dir}…", args.nodes, count=args.nodes, dir=args.dir))
+    settings = {k: v for k, v in (("truncation", args.truncation), ("fsync", args.fsync)) if v}
+    try:
+        host.start(args.nodes, settings=settings)
+    except ClusterError as exc:
+        raise Refused(exc.args[0], 1) from exc
+    tell(say("cluster: {dir} (its data and traces; `hwm-lab status`, `write`, `read`... run from this folder "
+             "find it)", dir=str(host.run_dir)))
+
+
+def build_app(config: dict, args: argparse.Namespace, tell):
+    """The dashboard's app; for `replay`, the trace it plays said first."""
+    from lab.i18n import counted
+    from web.app import create_app
+
+    try:
+        app = create_app(config)
+    except ValueError as exc:  # a counterexample that cannot be explored: said, not a traceback
+        raise Refused(exc.args[0] if exc.args else exc, 2) from exc
+    if args.command_name == "replay":
+        replay = app.extensions["hwm_dashboard"].replay
+        tell(counted("trace {dir}: {events} event over {seconds} s", "trace {dir}: {events} events over {seconds} s",
+                     len(replay), dir=args.trace_dir, events=len(replay), seconds=round(replay.duration, 1)))
+    return app
+
+
+def announcer(app, args: argparse.Namespace, host, tell):
+    """What `run_server` calls once the port is bound: the dashboard's address (the instructor's, with its token),
+    the students' where they can reach it, and what Ctrl-C stops."""
+    from lab.i18n import say
+    from web.app import is_loopback
+
+    def ready(port: int) -> None:
+        shown = args.host if args.host not in ("0.0.0.0", "::") else reachable_address()
+        url = f"http://{shown}:{port}/"
+        token = app.config["TOKEN"]
+        if token:
+            tell(say("dashboard: {url} (the instructor's: it controls the cluster)", url=f"{url}?token={token}"))
+        else:
+            tell(say("dashboard: {url}", url=url))
+        if token and not is_loopback(args.host):
+            tell(say("students (watch only): {url}", url=url))
+        if token:
+            tell(say("instructor token: {token} (viewers without it can only watch)", token=token))
+        tell(say("Ctrl-C stops the cluster and the dashboard") if host else say("Ctrl-C stops the dashboard"))
+
+    return ready
 
 
 def run_server(app, host: str, port: int, ready) -> None:

@@ -15,7 +15,8 @@ from lab.core.impl import ImplError
 from lab.core.impl import load as load_impl
 from lab.i18n import complaint, localize
 from lab.core.reasons import because
-from lab.student.checks import EXERCISES, STATUS_WORDS, check_rules, last_verdict, package_dir, run_check
+from lab.student.check_text import STATUS_WORDS
+from lab.student.checks import EXERCISES, check_rules, last_verdict, package_dir, run_check
 from lab.student.ids import student_id
 from lab.student.submit import NothingToSubmit, check_student_id, submit, table_text
 

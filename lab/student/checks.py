@@ -22,7 +22,7 @@ from typing import Callable
 from lab.core import judges
 from lab.core.guard import DEFAULT_LIMIT, IMPORT, TIMEOUT, StudentFault, answers, fault_of, guarded
 from lab.core.impl import Impl, has_reference, student_functions
-from lab.i18n import Joined, Text, localize, say, word
+from lab.i18n import Joined, Text, say
 from lab.core.impl import load as load_impl
 from lab.core.interface import EXERCISES as TABLE
 from lab.core.interface import (
@@ -31,6 +31,7 @@ from lab.core.interface import (
 from lab.core.messages import Entry
 from lab.core.replica import Log
 from lab.ports.wal import WriteAheadLog
+from lab.student.check_text import report_text
 from lab.student.faults import fault_text, scenario_fault_text
 from lab.student.runs import SEGMENTS
 from lab.student.skeletons import hint
@@ -105,98 +106,11 @@ class CheckReport:
     def does_not_import(self) -> bool:
         return any(r.fault and r.fault["kind"] == IMPORT for r in self.rules)
 
-    def waits_note(self) -> Text | None:
-        """Which exercises the runs wait for, if any."""
-        waits = sorted({n for s in self.scenarios for n in s.get("waits", ())} |
-                       set((self.exploration or {}).get("waits", ())))
-        if not waits:
-            return None
-        return say("Its scenarios and its exploration wait for {exercises} (not written yet, or a file that does not "
-                   "import): they run once those can.", exercises=_exercises(waits))
-
-    def elsewhere_note(self) -> Text | None:
-        """The first failure that lands on another exercise of the student's, if any."""
-        uses = [r.uses for r in self.rules if r.uses]
-        uses += [s["explain"] for s in self.scenarios if s.get("status") == "elsewhere"]
-        return uses[0] if uses else None
-
     def text(self, lang: str = "en") -> str:
         """The report as `hwm-lab exercise check` prints it, in `lang`: the exercise's own fault first, then what
         its runs wait for, then each rule, scenario and the exploration; what another exercise broke comes before the
-        rules when they all hold, after them when one of them (this exercise's own) is broken."""
-        ex = self.exercise
-
-        def say_in(text) -> str:
-            return localize(text, lang)
-
-        lines = [say_in(say("Exercise {number}: {title} ({module}) -- {status}", number=ex.number, title=ex.title,
-                            module=ex.module, status=STATUS[self.status]))]
-        fault = self.first_fault()
-        if fault is not None:
-            lines.extend(f"  {line}" for line in say_in(fault).splitlines())
-        if self.does_not_import():  # nothing else could run: the two lines above say it all
-            return "\n".join(lines)
-        own = any(not r.ok for r in self.rules)
-        notes = [self.waits_note(), None if own else self.elsewhere_note()]
-        for note in filter(None, notes):
-            lines.extend(f"  {line}" for line in say_in(note).splitlines())
-        for r in self.rules:
-            lines.append(f"  [{say_in(OK if r.ok else BROKEN)}] " + say_in(say("{function}: {rule}", function=r.function,
-                                                                              rule=r.rule)))
-            if not r.ok:
-                lines.extend(f"      {line}" for line in say_in(r.detail).splitlines())
-        if own and self.elsewhere_note() is not None:
-            lines.extend(f"  {line}" for line in say_in(self.elsewhere_note()).splitlines())
-        for s in self.scenarios:
-            lines.extend(self._scenario_lines(s, say_in))
-        if self.exploration is not None:
-            lines.extend(self._exploration_lines(say_in))
-        if self.status == "not started":
-            lines.append("  " + say_in(say("Start with the docstring of {module}; read {read}.", module=ex.module,
-                                           read=ex.read)))
-        return "\n".join(lines)
-
-    @staticmethod
-    def _scenario_lines(s: dict, say_in) -> list[str]:
-        if s["status"] == "not run":
-            return [f"  [{say_in(NOT_RUN)}] " + say_in(say("scenario {scenario} ({truncation}): {why}",
-                                                           scenario=s["scenario"], truncation=s["truncation"],
-                                                           why=s["explain"]))]
-        if s["status"] == "waits":
-            return [f"  [{say_in(WAITS)}] " + say_in(say("scenario {scenario} ({truncation}): it needs {exercises}",
-                                                         scenario=s["scenario"], truncation=s["truncation"],
-                                                         exercises=_exercises(s["waits"])))]
-        mark = (OK if s["passed"] else say("exercise {number}", number=s["elsewhere"]["exercise"])
-                if s["status"] == "elsewhere" else FAIL)
-        lines = [f"  [{say_in(mark)}] " + say_in(say(
-            "scenario {scenario} ({truncation}, {source}, seed {seed}) -> {out}", scenario=s["scenario"],
-            truncation=s["truncation"], source=word("source", s["source"]), seed=s["seed"], out=s["out"]))]
-        if not s["passed"]:
-            lines.extend(f"      {line}" for line in say_in(s["explain"]).splitlines())
-        return lines
-
-    def _exploration_lines(self, say_in) -> list[str]:
-        found = self.exploration
-        status = found.get("status")
-        mark = WAITS if status == "waits" else NOT_RUN if status == "not run" else \
-            say("exercise {number}", number=found["elsewhere"]["exercise"]) if status == "elsewhere" else \
-            FAIL if found["found"] else OK
-        head, *rest = say_in(found["text"]).splitlines()
-        return [f"  [{say_in(mark)}] {head}", *(f"      {line}" for line in rest)]
-
-
-def _exercises(numbers):
-    from lab.student.runs import exercises_text
-
-    return exercises_text(numbers)
-
-
-STATUS = {"not started": say("NOT STARTED"), "failing": say("FAILING"), "passing": say("PASSING")}
-STATUS_WORDS = {"not started": word("status", "not started"), "failing": word("status", "failing"),
-                "passing": word("status", "passing")}
-OK, BROKEN, FAIL = word("mark", "ok"), word("mark", "BROKEN"), word("mark", "FAIL")
-WAITS = word("mark", "waits")
-NOT_RUN = word("mark", "not run")
+        rules when they all hold, after them when one of them (this exercise's own) is broken (lab.student.check_text)."""
+        return report_text(self, lang)
 
 
 def _call(fn, *args):
@@ -412,8 +326,6 @@ def _epoch_cut_case(log_end, end_index, want):
         return None
     return check
 
-
-SOURCES = (word("source", "sim"), word("source", "real"))  # where a scenario ran: the simulator, or real processes
 
 EXERCISES: tuple[Exercise, ...] = (
     Exercise(1, say("the high-water mark from the match indexes"),

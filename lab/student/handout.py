@@ -193,7 +193,8 @@ def announce(impl_name: str, write=print, lang: str | None = None) -> bool:
     """Before a demo on the student's own code: each exercise's status, so that one not started is shown as such
     (the node that reaches it stops, naming it). Returns whether every exercise is started."""
     from lab.core import impl as impl_module
-    from lab.student.checks import EXERCISES, STATUS, check_rules
+    from lab.student.check_text import STATUS
+    from lab.student.checks import EXERCISES, check_rules
 
     lang = lang or i18n.from_environment()
     name = impl_name

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Callable
 
 from lab.i18n import Listed, columns, counted, localize, say
-from lab.student.checks import EXERCISES, STATUS, files_sha256, package_dir, run_check
+from lab.student.check_text import STATUS
+from lab.student.checks import EXERCISES, files_sha256, package_dir, run_check
 from lab.student.ids import packed, student_id, valid_student_id
 
 FORMAT, VERSION = "hwm-lab-submission", 2
