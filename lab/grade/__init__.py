@@ -5,7 +5,7 @@
     sandbox/   what runs or talks to a student's code: the two sandboxes (bubblewrap, seccomp, cgroups, privileges),
                the harness's side and the student's (harness_box, student_box, student_calls, wire), the
                grader's function probes, one submission's re-execution task, and the proof of the sandbox
-    outputs/   what a grade writes: report.html, feedback, grades.csv and Gradescope's files (report), LMS files,
+    outputs/   what a grade writes: report.html and grades.csv (report), feedback and Gradescope's files, LMS files,
                runs to play, similar submissions, the out folder replaced whole, and what a re-grade keeps
     spark/     the Spark job that reads the inputs, runs the sandboxes on the executors and writes the outputs:
                the job, its session and JVM, the events' schema and parsing, the trace checks and their SQL

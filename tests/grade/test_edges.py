@@ -14,7 +14,7 @@ import pytest
 
 from lab.grade.inputs.storage import LocalStorage
 from lab.grade.inputs.submissions import catalog
-from lab.grade.outputs import report
+from lab.grade.outputs import feedback
 from lab.grade.inputs.rubric import load, score
 
 from .helpers import make_class
@@ -119,10 +119,11 @@ def test_feedback_never_shows_none():
     rubric = load(None)
     runs = [("ex1", 1, "s1")]
     s = score(rubric, runs, {("ex1", "scenario"): 1})
-    r = report.StudentResult("amy", "amy.zip", "ok", s, runs)
+    r = feedback.StudentResult("amy", "amy.zip", "ok", s, runs)
     # A run-wide violation: no node, no time, no detail.
     r.first[(1, "scenario")] = {"run": "ex1", "node": None, "time": None, "detail": None, "seq": None}
-    texts = [report.feedback_md(rubric, r), report.feedback_html(rubric, r), json.dumps(report.gradescope(rubric, r))]
+    texts = [feedback.feedback_md(rubric, r), feedback.feedback_html(rubric, r),
+             json.dumps(feedback.gradescope(rubric, r))]
     assert "First violation (run ex1)" in texts[0]
     for text in texts:
         assert "None" not in text and "null" not in text

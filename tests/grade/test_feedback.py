@@ -1,5 +1,5 @@
-"""Feedback a student can act on (lab/grade/outputs/report.py), without Spark: each broken rule named with its input and the
-values expected and returned, an exercise not started said so, the explorer's steps as a list, no raw markup, the
+"""Feedback a student can act on (lab/grade/outputs/feedback.py), without Spark: each broken rule named with its input
+and the values expected and returned, an exercise not started said so, the explorer's steps as a list, no raw markup, the
 run to play linked (and named in Gradescope's results.json), every failure counted in the class's most common ones
 (probes and rules too); and report.html of a 32-student class no wider than a laptop's window, its side-by-side
 code folded until opened (measured in Chromium)."""
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from lab.grade.outputs import report
+from lab.grade.outputs import feedback, report
 from lab.grade.inputs.rubric import load, score
 from lab.grade.outputs.similarity import Pair, section_html
 from tests.dashboard.browser import BROWSER_MARKS, chromium
@@ -29,12 +29,12 @@ EXPLORED = ("exercise 1: exploration found: Rule broken: The HWM never exceeds w
             "returned 1.")
 
 
-def student(name: str = "amy") -> report.StudentResult:
+def student(name: str = "amy") -> feedback.StudentResult:
     rubric = load(None)
     s = score(rubric, RUNS, {("ex1-s1", "hwm-majority"): 2}, rules={1: (2, 3), 2: (3, 3), 3: (7, 8), 4: (0, 0),
                                                                      5: (4, 4), 6: (5, 5)},
               probes={(3, "match-acknowledged"): False})
-    r = report.StudentResult(name, f"{name}.zip", "ok", s, RUNS, warnings=[EXPLORED])
+    r = feedback.StudentResult(name, f"{name}.zip", "ok", s, RUNS, warnings=[EXPLORED])
     r.first[(1, "hwm-majority")] = {"run": "ex1-s1", "node": "A", "time": 0.18, "seq": 76,
                                     "detail": "A raised its HWM from 5 to 6 in generation 1, but only 2 of 4 nodes "
                                               "held index 6 (a majority is 3)",
@@ -55,14 +55,14 @@ def student(name: str = "amy") -> report.StudentResult:
 
 def test_each_broken_rule_is_named_with_its_input_and_the_values_expected_and_returned():
     rubric, r = load(None), student()
-    md, page = report.feedback_md(rubric, r), report.feedback_html(rubric, r)
+    md, page = feedback.feedback_md(rubric, r), feedback.feedback_html(rubric, r)
     for text in (md, page):
         assert "even cluster sizes (N4)" in text and "match indexes [0, 1] (2 nodes, a majority is 2): got 1, " \
                                                       "expected 0" in text
         assert "log generations [1, 1, 1], request prev=(0, 0)" in text and "expected match_index 1" in text
         assert "got AppendResult(success=True" in text
         assert "The case: " in text and "First violation (run the grader's probe" not in text
-    tests = {t["name"]: t for t in report.gradescope(rubric, r)["tests"]}
+    tests = {t["name"]: t for t in feedback.gradescope(rubric, r)["tests"]}
     rules3 = next(t for name, t in tests.items() if name.startswith("Exercise 3") and "[rules]" in name)
     assert "- answer match_index = prev_index + len(entries), not the log end: log generations [1, 1, 1]" \
         in rules3["output"]
@@ -70,19 +70,19 @@ def test_each_broken_rule_is_named_with_its_input_and_the_values_expected_and_re
 
 def test_an_exercise_not_started_says_so():
     rubric, r = load(None), student()
-    md, page = report.feedback_md(rubric, r), report.feedback_html(rubric, r)
+    md, page = feedback.feedback_md(rubric, r), feedback.feedback_html(rubric, r)
     for text in (md, page):
         assert "Exercise 4 is not started: its functions still raise NotImplementedError." in text
         assert "no runs for exercise 4" not in text and "note:" not in text
         assert "Not started: the functions of exercise 4 still raise NotImplementedError" in text
     assert "`exercises/reads.py`" in md and "<code>exercises/reads.py</code>" in page
-    four = [t for t in report.gradescope(rubric, r)["tests"] if t["name"].startswith("Exercise 4")]
+    four = [t for t in feedback.gradescope(rubric, r)["tests"] if t["name"].startswith("Exercise 4")]
     assert four and all(t["output"].startswith("Not started") and t["score"] == 0 for t in four)
 
 
 def test_the_explorers_steps_are_a_list_and_no_markup_shows_raw():
     rubric, r = load(None), student()
-    md, page = report.feedback_md(rubric, r), report.feedback_html(rubric, r)
+    md, page = feedback.feedback_md(rubric, r), feedback.feedback_html(rubric, r)
     steps = re.search(r"<h4>What the explorer found</h4>.*?<ol>(.*?)</ol>", page, re.S).group(1)
     assert re.findall(r"<li>(.*?)</li>", steps) == [
         "A starts an election for generation 1",
@@ -96,10 +96,10 @@ def test_the_explorers_steps_are_a_list_and_no_markup_shows_raw():
 
 def test_the_run_to_play_is_linked_and_results_json_says_where():
     rubric, r = load(None), student()
-    page, md = report.feedback_html(rubric, r), report.feedback_md(rubric, r)
+    page, md = feedback.feedback_html(rubric, r), feedback.feedback_md(rubric, r)
     assert page.count('href="amy-ex1.html"') == 2  # the table's row and the exercise's section
     assert "[amy-ex1.html](amy-ex1.html)" in md and "marked red" in md
-    results = report.gradescope(rubric, r)
+    results = feedback.gradescope(rubric, r)
     assert results["extra_data"] == {"runs_to_play": {"1": "feedback/amy-ex1.html"}}
     one = [t for t in results["tests"] if t["name"].startswith("Exercise 1") and t["status"] == "failed"]
     assert one and all(t["output"].endswith("Watch the failing run in any browser: feedback/amy-ex1.html")
@@ -160,7 +160,7 @@ def test_report_html_of_a_32_student_class_fits_a_laptops_window(tmp_path):
     assert opened > folded + 20 * 12 * 20  # the side-by-side code was folded, and opens (12 rows a pair)
 
 
-def class_of(n: int) -> list[report.StudentResult]:
+def class_of(n: int) -> list[feedback.StudentResult]:
     """n students as a large class's grade leaves them: most right, one in five with exercise 1 wrong (the
     student() above), one in seven with a note, one in eleven with exercise 4 not started, and two entries that
     are no student's (an empty zip, a README)."""
@@ -171,7 +171,7 @@ def class_of(n: int) -> list[report.StudentResult]:
         if i % 5 == 0:
             r = student(f"s{i:04d}")
         else:
-            r = report.StudentResult(f"s{i:04d}", f"s{i:04d}.zip", "ok", score(rubric, runs, {}, rules={
+            r = feedback.StudentResult(f"s{i:04d}", f"s{i:04d}.zip", "ok", score(rubric, runs, {}, rules={
                 k: (3, 3) for k in range(1, 7)}), runs)
             r.statuses = {k: "ok" for k in range(1, 7)}
         if i % 7 == 3:
@@ -180,9 +180,9 @@ def class_of(n: int) -> list[report.StudentResult]:
         if i % 11 == 4:
             r.statuses[4] = "not started"
         out.append(r)
-    out += [report.StudentResult("empty", "empty.zip", "missing manifest: the submission is empty", None, []),
-            report.StudentResult("README.txt", "README.txt", "not a submission: neither a zip nor a folder that "
-                                 "holds a manifest.json", None, [])]
+    out += [feedback.StudentResult("empty", "empty.zip", "missing manifest: the submission is empty", None, []),
+            feedback.StudentResult("README.txt", "README.txt", "not a submission: neither a zip nor a folder that "
+                                   "holds a manifest.json", None, [])]
     return out
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from lab.grade.spark import job
-from lab.grade.outputs import report
+from lab.grade.outputs import feedback, report
 from lab.grade.inputs import rubric as rubric_module
 from lab.grade.inputs.rubric import load
 
@@ -69,7 +69,7 @@ def test_the_histogram_spans_zero_to_the_rubrics_maximum():
 
 def test_no_exercise_label_is_cut():
     rubric = load(None)
-    results = [report.StudentResult("s", "s.zip", "missing manifest", None, [])]
+    results = [feedback.StudentResult("s", "s.zip", "missing manifest", None, [])]
     html = report.class_report(rubric, results, [], {}, 0)
     for exercise in rubric.exercises:
         assert f">{exercise.number}. {exercise.title}</text>" in html

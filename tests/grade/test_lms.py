@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lab.grade.spark import job
-from lab.grade.outputs import lms, report
+from lab.grade.outputs import feedback, lms
 from lab.grade.inputs.rubric import load, score
 
 DOCS = (Path(__file__).resolve().parents[2] / "docs" / "grading.md").read_text()
@@ -27,9 +27,9 @@ def results():
     runs = [(f"ex{n}", n, "l1") for n in range(1, 7)]
     full = score(rubric, runs, {})
     half = score(rubric, runs, {("ex1", "hwm-majority"): 3})  # 4 points of ex. 1, and 4/9 of its `rules` point
-    return rubric, [report.StudentResult("s1", "s1.zip", "ok", full, runs),
-                    report.StudentResult("s2", "s2.zip", "ok", half, runs),
-                    report.StudentResult("s3", "s3.zip", "missing manifest", None, [])]
+    return rubric, [feedback.StudentResult("s1", "s1.zip", "ok", full, runs),
+                    feedback.StudentResult("s2", "s2.zip", "ok", half, runs),
+                    feedback.StudentResult("s3", "s3.zip", "missing manifest", None, [])]
 
 
 MAPPING = "student_id,lms_id,name,section\ns1,1001,\"Lovelace, Ada\",01\ns2,1002,Alan Turing,02\n"

@@ -185,7 +185,7 @@ def record(r, sub, hash_: str, counts: dict, events: int, graded=None) -> dict:
 
 def restore(entry: dict, source: str, rubric):
     """The StudentResult of a reused entry, scored again with the (same) rubric."""
-    from lab.grade.outputs import report
+    from lab.grade.outputs import feedback
     from lab.grade.inputs import rubric as rubric_module
 
     runs = [(run, exercise, scenario) for run, exercise, scenario in entry["runs"]]
@@ -202,8 +202,8 @@ def restore(entry: dict, source: str, rubric):
         if "excerpt" in v:
             v["excerpt"] = [tuple(x) for x in v["excerpt"]]
         first[(ex, check)] = v
-    r = report.StudentResult(student=entry["student"], source=source, status=entry["status"], score=score,
-                             runs=runs, warnings=list(entry["warnings"]), first=first)
+    r = feedback.StudentResult(student=entry["student"], source=source, status=entry["status"], score=score,
+                               runs=runs, warnings=list(entry["warnings"]), first=first)
     kept = entry.get("feedback") or {}
     for name in ("statuses", "rule_results", "playable"):  # keyed by exercise: JSON made the numbers text
         getattr(r, name).update({int(k): v for k, v in (kept.get(name) or {}).items()})

@@ -11,7 +11,7 @@ import zlib
 from pathlib import Path
 
 from lab.grade.inputs.archive import Limits, open_box
-from lab.grade.outputs.report import FEEDBACK
+from lab.grade.outputs.feedback import FEEDBACK
 from lab.grade.inputs.storage import Rejected, join
 
 KEEP = 1500  # events a file shows at most: a longer run keeps its rare events, the rest counted (web.onefile)

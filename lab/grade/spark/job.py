@@ -286,7 +286,7 @@ def _say(msg: str) -> None:
 
 
 def _grade(spark, storage, args, rubric, say) -> int:
-    from lab.grade.outputs import playable, report
+    from lab.grade.outputs import feedback, playable, report
 
     started = time.monotonic()
     out = args.new  # DIR/_new, put in place of DIR's previous outputs at the end (lab/grade/outputs/outdir.py)
@@ -308,7 +308,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
     _attach_first_violations(storage, cat, results, found.firsts)
     if outcome:
         reexec.probe_firsts(outcome, results)
-        report.found_by_reexecution(results, outcome)
+        feedback.found_by_reexecution(results, outcome)
     played = playable.write(storage, out, cat, results, outcome, limits, args.submissions)  # events still staged
     if cached is not None:
         cached.unpersist()
@@ -317,7 +317,7 @@ def _grade(spark, storage, args, rubric, say) -> int:
         n_events += _reuse(spark, storage, previous, reuse, results, found, out, staging, rubric, say)
         reused = {e["student"] for e in reuse.values()}
         playable.restore(storage, out, [r for r in results if r.student in reused],
-                         join(args.out, report.FEEDBACK))  # the previous grade's, still in place
+                         join(args.out, feedback.FEEDBACK))  # the previous grade's, still in place
         state.update(reuse)
     if outcome:  # the pairs re-executed now, and those of the unchanged submissions, as their grade found them
         outcome.timings += [t for e in reuse.values() for t in e.get("timings", [])]
@@ -392,7 +392,7 @@ def _check_class(spark, storage, args, cat, rubric, staging: str, started: float
 def _score(cat, found: "Found", outcome, rubric):
     """Each submission's score by the rubric, from its violations counted by run and check; returns those counts
     by student and the students' results, in the order of their names."""
-    from lab.grade.outputs import report
+    from lab.grade.outputs import feedback
 
     counts: dict[str, dict[tuple[str, str], int]] = {}
     for (student, run, check), n in found.counts.items():
@@ -404,11 +404,11 @@ def _score(cat, found: "Found", outcome, rubric):
         score = (rubric_module.score(rubric, runs, counts.get(s.student, {}), rules,
                                      outcome.probes.get(s.student) if outcome else None,
                                      outcome.weights.get(s.student) if outcome else None) if s.ok else None)
-        results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
-                                            runs=runs, warnings=[*s.left_out, *s.warnings]))
+        results.append(feedback.StudentResult(student=s.student, source=s.source, status=s.status, score=score,
+                                              runs=runs, warnings=[*s.left_out, *s.warnings]))
     for s in cat.set_aside:  # a student's other submissions: a row each, said in the graded one's feedback
-        results.append(report.StudentResult(student=s.student, source=s.source, status=s.status, score=None,
-                                            runs=[], duplicate=True))
+        results.append(feedback.StudentResult(student=s.student, source=s.source, status=s.status, score=None,
+                                              runs=[], duplicate=True))
     results.sort(key=lambda r: (r.student, r.duplicate, r.source))
     return counts, results
 
