@@ -4,12 +4,12 @@ from __future__ import annotations
 
 
 def register(subparsers) -> None:
-    from lab.grade.spark import job
+    from lab.grade.spark import arguments, job
 
     parser = subparsers.add_parser(
         "grade", help="grade a class's submissions with Spark",
         description="Grade a whole class's HWM Lab submissions with Spark (docs/grading.md).")
-    job.add_arguments(parser)
+    arguments.add_arguments(parser)
     parser.set_defaults(func=job.run)
 
     from lab.grade.spark import standalone
