@@ -35,7 +35,7 @@ class Outcome:
     probes: dict[str, dict[tuple[int, str], bool]] = field(default_factory=dict)
     probe_details: dict[tuple[str, int, str], str] = field(default_factory=dict)
     weights: dict[str, dict[str, float]] = field(default_factory=dict)  # student -> run -> weight (real runs)
-    # For the feedback (lab/grade/outputs/report.py, playable.py): each rule's result with its input and values, each
+    # For the feedback (lab/grade/outputs/feedback.py, playable.py): each rule's result with its input and values, each
     # run's trace.json, the explorer's counterexample as a trace (its files, compressed).
     rule_results: dict[tuple[str, int], list] = field(default_factory=dict)  # (student, ex) -> [[rule, ok, detail]]
     metas: dict[tuple[str, str], dict] = field(default_factory=dict)  # (student, run) -> its trace.json
@@ -151,117 +151,159 @@ def execute_all(spark, tasks: list[dict], limits_table: dict, unsandboxed: bool,
 def apply(storage, cat, rubric, results: list[dict], metas: dict) -> Outcome:
     """Stage the grader's runs as runs of their submissions, set aside what does not count, record the rest, and
     what became of every submitted run (Outcome.submitted)."""
-    from lab.grade.sandbox.function_probes import PROBES
-
     out = Outcome()
     subs = {s.student: s for s in cat.submissions if s.ok}
-    next_id = max((f[0] for f in cat.files), default=-1) + 1
-    staged = {(f[1], f[2], f[3]): join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files}
-    kept: set[tuple[str, str]] = set()  # (student, run): reproduced, weighed as a real run, or the grader's own
-    tried: dict[tuple[str, str], dict] = {}  # (student, run) -> its row of Outcome.submitted, once decided
-
-    def said(sub, run, state: str, counts: bool, why: str = "") -> None:
-        tried[(sub.student, run.run)] = {"student": sub.student, "exercise": run.exercise, "run": run.run,
-                                         "reproduction": state, "counts": counts, "why": why}
-
+    book = _Book(storage, cat, next_id=max((f[0] for f in cat.files), default=-1) + 1,
+                 staged={(f[1], f[2], f[3]): join(cat.events_dir, f"f{f[0]:07d}.jsonl") for f in cat.files})
     for sub in subs.values():
         out.rules[sub.student] = {ex.number: (0, 0) for ex in rubric.exercises}
         out.probes[sub.student] = {}
-        if sub.version < 2 and sub.runs:  # said once, plainly: its runs record no code to reproduce them with
-            sub.left_out.append(f"your submission is in format version 1, whose runs do not record the files they "
-                                f"were made from: the grader graded your code from its own runs, and your "
-                                f"{len(sub.runs)} submitted run{'s' if len(sub.runs) != 1 else ''} count for nothing")
-        for run in list(sub.runs):
-            meta = metas.get((sub.student, run.run), {})
-            why = None
-            if run.run.startswith(GRADER_PREFIX):
-                why = f"run names starting with {GRADER_PREFIX!r} are the grader's own"
-            elif sub.version < 2:
-                said(sub, run, NOT_TRIED, False, "format version 1: the run records no files it was made from")
-                _drop(storage, cat, sub, run, staged, None)
-                continue
-            elif meta.get("source") != "sim":
-                if rubric.real_weight > 0:
-                    out.weights.setdefault(sub.student, {})[run.run] = rubric.real_weight
-                    kept.add((sub.student, run.run))
-                    said(sub, run, NOT_TRIED, True, f"a real-process run cannot be simulated again: it weighs "
-                                                    f"{rubric.real_weight:g} (the rubric's real_weight)")
-                    continue
-                why = "a real-process run cannot be reproduced, and the rubric gives such runs no weight"
-            if why:
-                said(sub, run, NOT_TRIED, False, why)
-                _drop(storage, cat, sub, run, staged, f"run {run.run} (exercise {run.exercise}) counts for "
-                                                      f"nothing: {why}")
+        _sort_submitted(out, book, sub, rubric, metas)
     for res in sorted(results, key=lambda r: (r["student"], r["exercise"])):
         sub, number = subs[res["student"]], res["exercise"]
-        status, result = res["status"], res["result"] or {}
-        out.status[(sub.student, number)] = status
-        out.timings.append({"student": sub.student, "exercise": number, "status": status,
-                            "wall_seconds": round(res["wall_seconds"], 3),
-                            "sim_seconds": round(result.get("sim_seconds", 0.0), 3),
-                            "runs": len(result.get("runs", [])), "calls": result.get("crossed", 0)})
-        rules = result.get("rules", [])
-        out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
-        out.rule_results[(sub.student, number)] = [[str(r[0]), bool(r[1]), str(r[2])[:1000]]
-                                                   for r in rules if len(r) == 3]
-        for probe, (ok, detail) in result.get("probes", {}).items():
-            if probe in PROBES:
-                out.probes[sub.student][(number, probe)] = bool(ok)
-                if not ok:
-                    out.probe_details[(sub.student, number, probe)] = str(detail)[:500]
-        if res.get("out_of_time"):
-            sub.left_out.append(f"exercise {number}: {status}: the submission's time for all its exercises together "
-                                f"({res['out_of_time']} s) ran out before this one was done; none of its runs count")
-        elif status not in ("ok", "not started", "not submitted"):
-            sub.left_out.append(f"exercise {number}: {status}; none of its runs count")
-        if result.get("counterexample"):
-            sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:4000]}")
-            if res.get("counterexample"):
-                out.counterexamples[(sub.student, number)] = res["counterexample"]
-        for rep in result.get("reproduced", []):
-            run = next((r for r in sub.runs if r.run == rep["run"]), None)
-            if run is None:
-                continue
-            others = [m for m in run.code if m != _module(number)]
-            if _same(storage, staged, sub.student, run, rep["events"]) and others:
-                # Made with the student's code for other exercises too (a handout runs it for the whole cluster):
-                # honest, and said nowhere but here, yet its failures could be another exercise's: the grader's
-                # own runs (the student's file for this exercise, the reference for the rest) grade it.
-                said(sub, run, MATCHED, False, f"made with {_listed(run.code)}: the grader's runs of exercise "
-                                               f"{number} (your {_module(number)}, the reference for the rest) "
-                                               f"grade it")
-                _drop(storage, cat, sub, run, staged, None)
-            elif _same(storage, staged, sub.student, run, rep["events"]):
-                said(sub, run, MATCHED, True)
-                kept.add((sub.student, run.run))
-            else:
-                crashed = f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""
-                said(sub, run, DIFFERED, False, f"re-simulated from its own seed with {_listed(run.code)}, "
-                                                f"its events differ{crashed}")
-                _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {number}) "
-                      f"counts for nothing: re-simulated from its own seed with {_listed(run.code)}, the files it "
-                      f"was made from, its events differ{crashed}")
-        if status != "ok":
-            for run in [r for r in sub.runs if r.exercise == number]:
-                said(sub, run, NOT_TRIED, False, f"exercise {number}: {status}")
-                _drop(storage, cat, sub, run, staged, None)
-            continue
-        for run in result.get("runs", []):
-            files = res["traces"].get(run["run"], {})
-            if "trace.json" in files:
-                out.metas[(sub.student, run["run"])] = json.loads(zlib.decompress(files["trace.json"]))
-            next_id = _stage(storage, cat, sub, number, run, files, next_id)
-            kept.add((sub.student, run["run"]))
-    for sub in subs.values():  # what nothing above vouched for counts for nothing
-        for run in [r for r in sub.runs if (sub.student, r.run) not in kept]:
-            if (sub.student, run.run) not in tried:
-                said(sub, run, NOT_TRIED, False, "its trace.json gives no scenario, truncation and seed, or the "
-                                                 f"rubric does not grade exercise {run.exercise}")
-            _drop(storage, cat, sub, run, staged, f"not reproducible: run {run.run} (exercise {run.exercise}) counts "
-                  f"for nothing: the grader could not simulate it again (its trace.json gives no scenario, "
-                  f"truncation and seed, or the rubric does not grade exercise {run.exercise})")
-    out.submitted = sorted(tried.values(), key=lambda r: (r["student"], r["exercise"], r["run"]))
+        _record(out, sub, number, res)
+        _judge_reproduced(book, sub, number, res["result"] or {})
+        _stage_grader_runs(out, book, sub, number, res)
+    for sub in subs.values():
+        _set_aside_unvouched(book, sub)
+    out.submitted = sorted(book.tried.values(), key=lambda r: (r["student"], r["exercise"], r["run"]))
     return out
+
+
+@dataclass
+class _Book:
+    """What `apply` keeps while it decides: the staged events files, the runs that count, each submitted run's row
+    of Outcome.submitted once decided, and the next file id for the grader's own runs."""
+
+    storage: object
+    cat: object
+    staged: dict  # (student, run, node) -> its events file, staged
+    next_id: int
+    # (student, run): reproduced, weighed as a real run, or the grader's own
+    kept: set[tuple[str, str]] = field(default_factory=set)
+    tried: dict[tuple[str, str], dict] = field(default_factory=dict)  # (student, run) -> its row of Outcome.submitted
+
+    def said(self, sub, run, state: str, counts: bool, why: str = "") -> None:
+        self.tried[(sub.student, run.run)] = {"student": sub.student, "exercise": run.exercise, "run": run.run,
+                                              "reproduction": state, "counts": counts, "why": why}
+
+    def drop(self, sub, run, note: str | None) -> None:
+        _drop(self.storage, self.cat, sub, run, self.staged, note)
+
+
+def _sort_submitted(out: Outcome, book: _Book, sub, rubric, metas: dict) -> None:
+    """Before any result: set aside the submitted runs re-execution cannot vouch for (a name of the grader's, a
+    format version 1 run, a real-process run the rubric gives no weight), and weigh the real-process runs it does."""
+    if sub.version < 2 and sub.runs:  # said once, plainly: its runs record no code to reproduce them with
+        sub.left_out.append(f"your submission is in format version 1, whose runs do not record the files they "
+                            f"were made from: the grader graded your code from its own runs, and your "
+                            f"{len(sub.runs)} submitted run{'s' if len(sub.runs) != 1 else ''} count for nothing")
+    for run in list(sub.runs):
+        meta = metas.get((sub.student, run.run), {})
+        why = None
+        if run.run.startswith(GRADER_PREFIX):
+            why = f"run names starting with {GRADER_PREFIX!r} are the grader's own"
+        elif sub.version < 2:
+            book.said(sub, run, NOT_TRIED, False, "format version 1: the run records no files it was made from")
+            book.drop(sub, run, None)
+            continue
+        elif meta.get("source") != "sim":
+            if rubric.real_weight > 0:
+                out.weights.setdefault(sub.student, {})[run.run] = rubric.real_weight
+                book.kept.add((sub.student, run.run))
+                book.said(sub, run, NOT_TRIED, True, f"a real-process run cannot be simulated again: it weighs "
+                                                     f"{rubric.real_weight:g} (the rubric's real_weight)")
+                continue
+            why = "a real-process run cannot be reproduced, and the rubric gives such runs no weight"
+        if why:
+            book.said(sub, run, NOT_TRIED, False, why)
+            book.drop(sub, run, f"run {run.run} (exercise {run.exercise}) counts for nothing: {why}")
+
+
+def _record(out: Outcome, sub, number: int, res: dict) -> None:
+    """One exercise's result: its status and timing, its rules and probes, and the notes it leaves the student (a
+    limit hit, the explorer's counterexample)."""
+    from lab.grade.sandbox.function_probes import PROBES
+
+    status, result = res["status"], res["result"] or {}
+    out.status[(sub.student, number)] = status
+    out.timings.append({"student": sub.student, "exercise": number, "status": status,
+                        "wall_seconds": round(res["wall_seconds"], 3),
+                        "sim_seconds": round(result.get("sim_seconds", 0.0), 3),
+                        "runs": len(result.get("runs", [])), "calls": result.get("crossed", 0)})
+    rules = result.get("rules", [])
+    out.rules[sub.student][number] = (sum(1 for r in rules if r[1]), len(rules))
+    out.rule_results[(sub.student, number)] = [[str(r[0]), bool(r[1]), str(r[2])[:1000]]
+                                               for r in rules if len(r) == 3]
+    for probe, (ok, detail) in result.get("probes", {}).items():
+        if probe in PROBES:
+            out.probes[sub.student][(number, probe)] = bool(ok)
+            if not ok:
+                out.probe_details[(sub.student, number, probe)] = str(detail)[:500]
+    if res.get("out_of_time"):
+        sub.left_out.append(f"exercise {number}: {status}: the submission's time for all its exercises together "
+                            f"({res['out_of_time']} s) ran out before this one was done; none of its runs count")
+    elif status not in ("ok", "not started", "not submitted"):
+        sub.left_out.append(f"exercise {number}: {status}; none of its runs count")
+    if result.get("counterexample"):
+        sub.left_out.append(f"exercise {number}: exploration found: {str(result['counterexample'])[:4000]}")
+        if res.get("counterexample"):
+            out.counterexamples[(sub.student, number)] = res["counterexample"]
+
+
+def _judge_reproduced(book: _Book, sub, number: int, result: dict) -> None:
+    """Each submitted run of the exercise re-simulated from its own seed: kept if its events match (graded by the
+    grader's own runs instead if it was made with other exercises' files too), set aside if they differ."""
+    for rep in result.get("reproduced", []):
+        run = next((r for r in sub.runs if r.run == rep["run"]), None)
+        if run is None:
+            continue
+        others = [m for m in run.code if m != _module(number)]
+        if _same(book.storage, book.staged, sub.student, run, rep["events"]) and others:
+            # Made with the student's code for other exercises too (a handout runs it for the whole cluster):
+            # honest, and said nowhere but here, yet its failures could be another exercise's: the grader's
+            # own runs (the student's file for this exercise, the reference for the rest) grade it.
+            book.said(sub, run, MATCHED, False, f"made with {_listed(run.code)}: the grader's runs of exercise "
+                                                f"{number} (your {_module(number)}, the reference for the rest) "
+                                                f"grade it")
+            book.drop(sub, run, None)
+        elif _same(book.storage, book.staged, sub.student, run, rep["events"]):
+            book.said(sub, run, MATCHED, True)
+            book.kept.add((sub.student, run.run))
+        else:
+            crashed = f" (the re-simulation crashed: {rep['crashed']})" if rep.get("crashed") else ""
+            book.said(sub, run, DIFFERED, False, f"re-simulated from its own seed with {_listed(run.code)}, "
+                                                 f"its events differ{crashed}")
+            book.drop(sub, run, f"not reproducible: run {run.run} (exercise {number}) counts for nothing: "
+                                f"re-simulated from its own seed with {_listed(run.code)}, the files it was made "
+                                f"from, its events differ{crashed}")
+
+
+def _stage_grader_runs(out: Outcome, book: _Book, sub, number: int, res: dict) -> None:
+    """The grader's own runs of an exercise that ran to the end, staged as the submission's; an exercise that did
+    not: none of its submitted runs count."""
+    if res["status"] != "ok":
+        for run in [r for r in sub.runs if r.exercise == number]:
+            book.said(sub, run, NOT_TRIED, False, f"exercise {number}: {res['status']}")
+            book.drop(sub, run, None)
+        return
+    for run in (res["result"] or {}).get("runs", []):
+        files = res["traces"].get(run["run"], {})
+        if "trace.json" in files:
+            out.metas[(sub.student, run["run"])] = json.loads(zlib.decompress(files["trace.json"]))
+        book.next_id = _stage(book.storage, book.cat, sub, number, run, files, book.next_id)
+        book.kept.add((sub.student, run["run"]))
+
+
+def _set_aside_unvouched(book: _Book, sub) -> None:
+    """What nothing above vouched for counts for nothing."""
+    for run in [r for r in sub.runs if (sub.student, r.run) not in book.kept]:
+        if (sub.student, run.run) not in book.tried:
+            book.said(sub, run, NOT_TRIED, False, "its trace.json gives no scenario, truncation and seed, or the "
+                                                  f"rubric does not grade exercise {run.exercise}")
+        book.drop(sub, run, f"not reproducible: run {run.run} (exercise {run.exercise}) counts for nothing: the "
+                            f"grader could not simulate it again (its trace.json gives no scenario, truncation and "
+                            f"seed, or the rubric does not grade exercise {run.exercise})")
 
 
 def _module(number: int) -> str:
