@@ -54,8 +54,9 @@ def test_a_student_whose_graded_checks_all_pass_shows_no_violation_anywhere(spar
     assert len(counts) == 14 and sum(counts) == 0
     html = (out / "report.html").read_text()
     assert "<p>No violations.</p>" in html
-    table = html.split("<h2>Pass rate per check</h2>")[1].split("</table>")[0]
-    assert re.findall(r"<td>(\d+)</td></tr>", table) and set(re.findall(r"<td>(\d+)</td></tr>", table)) == {"0"}
+    table = html.split("<h2>Failure rate per rule</h2>")[1].split("</table>")[0]
+    rows = re.findall(r"<tr><td>([a-z-]+)</td><td>(\d+)</td><td>\d+</td><td>[\d.]+%</td><td>\d+</td><td>(\d+)</td>", table)
+    assert len(rows) >= 14 and {(students, failed) for _, students, failed in rows} == {("0", "0")}, rows
     assert "Every check passed on every run" in (out / "feedback" / "kate.md").read_text()
 
 
