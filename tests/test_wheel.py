@@ -132,7 +132,7 @@ def test_the_installed_lab_writes_a_run_as_one_file_and_serves_the_dashboard_in_
         while url is None and time.monotonic() < deadline and proc.poll() is None:
             with contextlib.suppress(queue.Empty):
                 said.append(lines.get(timeout=1))
-                found = re.search(r"dashboard: (http://127\.0\.0\.1:\d+/)", said[-1])
+                found = re.search(r"(http://127\.0\.0\.1:\d+/)", said[-1])  # (the dashboard's line, in Spanish)
                 url = found.group(1) if found else None
         assert url, "".join(said)
         with urllib.request.urlopen(url, timeout=10) as answer:

@@ -99,7 +99,8 @@ def test_the_fingerprint_is_the_same_in_every_process():
     import subprocess
     import sys
 
-    code = ("from lab.grade import incremental, job, rubric; "
+    code = ("from lab.grade.inputs import rubric; from lab.grade.outputs import incremental; "
+            "from lab.grade.spark import job; "
             "a = job.build_parser().parse_args(['s', '--out', 'o']); "
             "print(incremental.fingerprint(rubric.load(None), a))")
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
