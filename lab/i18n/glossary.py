@@ -1,6 +1,7 @@
 """The pattern's terms in Spanish and Chinese, declared once: each English term with its one rendering, the forms
-it takes and the words it is never rendered as. The catalogues and the translated guides are held to it
-(`strays`, `banned`), and docs/LANG/glossary.md's table is written from it: `python -m lab.i18n.glossary`.
+it takes and the words it is never rendered as. The catalogues and the translated guides are held to it (by the
+tests' lint, tests/glossary_lint.py), and docs/LANG/glossary.md's table is written from it:
+`python -m lab.i18n.glossary`.
 
 A word ending in * is a stem: "trunc*" is trunca, truncado, truncar. A rendering is found anywhere in a sentence; a
 banned word only as a whole word (or, with *, as the start of one), in any letter case.
@@ -8,12 +9,10 @@ banned word only as a whole word (or, with *, as the start of one), in any lette
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.core.config import FSYNC_POLICIES, TRUNCATION_STRATEGIES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -222,81 +221,12 @@ HEADINGS = {"es": ("inglés", "término", "también", "nunca", "artículo", "por
 SAID_FOR = {"es": "{word} (es *{english}*)", "zh": "{word}（指 {english}）"}  # a word kept for another term
 
 
-# ---- finding a term, and a word that strays from it ------------------------------------------------------------
-
-_NAMES = "|".join(re.escape(w) for w in (*TRUNCATION_STRATEGIES, *FSYNC_POLICIES) if "-" in w)
-_CODE = re.compile(r"```.*?```|`[^`]*`|hwm-lab(?: [a-z][\w-]*){0,2}|\{\w+(?:[!:][^{}]*)?\}|%\(\w+\)\w|\w+\([^)]*\)|[\w.-]*_[\w.-]*|"
-                   rf"(?a:[\w.-]+(?:/[\w.-]+)+|\w+\.\w+)|--[\w-]+|{_NAMES}", re.DOTALL)
-
-
-def prose(text: str) -> str:
-    """A text without what the glossary does not rule: code, placeholders, calls, identifiers, paths, options and
-    the strategies' names."""
-    return _CODE.sub(" ", text)
-
-
-def names(term: Term, english: str) -> bool:
-    """Whether an English text names `term`, in any of its forms (entry, entries; truncate, truncated, truncation)."""
-    if term.named:
-        return re.search(term.named, english, re.IGNORECASE) is not None
-    word = re.escape(term.english)
-    stem = re.escape(term.english[:-1] if term.english.endswith(("e", "y")) else term.english)
-    pattern = rf"\b(?:{word}(?:s|es|d|ed|ted|ing|'s)?|{stem}(?:ies|ied|ed|ing|ion|ions|e|es|ys|y))\b"
-    return re.search(pattern, english, re.IGNORECASE) is not None
-
-
-def has(word: str, text: str) -> bool:
-    """A rendering in a text: anywhere, a stem or not, in any letter case."""
-    return word.rstrip("*").lower() in text.lower()
-
-
-def uses(word: str, text: str) -> bool:
-    """A banned word in a text: a word in Latin letters as a whole word (its plural too), a stem as a word's start;
-    Chinese anywhere."""
-    stem = word.endswith("*")
-    word = word.rstrip("*").lower()
-    if not re.search(r"[\u3000-\u9fff\uff00-\uffef]", word):
-        tail = r"\w*" if stem else r"(?:s|es)?(?!\w)"
-        return re.search(rf"(?<!\w){re.escape(word)}{tail}", text.lower()) is not None
-    return word in text
-
+# ---- a rendering's term ---------------------------------------------------------------------------------------
 
 def owner(lang: str, word: str) -> Term:
     """The term whose rendering a word is."""
     return next(t for t in GLOSSARY[lang] if word in t.renderings())
 
-
-def strays(lang: str, english: str, said: str) -> list[str]:
-    """How a translation strays from the glossary: a term its English names but its rendering missing, a banned
-    word, or another term's word where the English names this one (and not that one)."""
-    english, said = prose(english), prose(said)
-    found = [f"{t.english!r} is never {w!r}" for t in GLOSSARY[lang] for w in t.never if uses(w, said)]
-    for term in GLOSSARY[lang]:
-        if not names(term, english):
-            if term.only and any(uses(r, said) for r in term.renderings()):
-                found.append(f"{term.said!r} is {term.english!r} only")
-            continue
-        if not any(has(r, said) for r in term.renderings()):
-            found.append(f"{term.english!r} is {term.said!r}, missing")
-        for word in term.not_for:
-            if uses(word, said) and not names(owner(lang, word), english):
-                found.append(f"{term.english!r} is {term.said!r}, never {word!r} ({owner(lang, word).english})")
-    return found
-
-
-def banned(lang: str, text: str) -> list[tuple[int, str]]:
-    """The lines of a translated text (a guide) that use a banned word: (line number, what)."""
-    found = []
-    for number, line in enumerate(prose_lines(text), 1):
-        found += [(number, f"{t.english!r} is never {w!r}: {line.strip()}") for t in GLOSSARY[lang] for w in t.never
-                  if uses(w, line)]
-    return found
-
-
-def prose_lines(text: str) -> list[str]:
-    """A markdown text's lines, code blocks, code and quoted English (italics) blanked, line numbers kept."""
-    text = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
-    return [prose(re.sub(r"\*[^*\n]+\*", " ", line)) for line in text.splitlines()]
 
 
 # ---- the guides' table ------------------------------------------------------------------------------------------
