@@ -224,7 +224,9 @@ def test_a_counterexample_made_in_spanish_shows_chinese_captions_on_a_chinese_pa
         start = page.evaluate(f"window.hwmState.replay.steps[{step - 1}].start")
         page.evaluate(f"window.hwmSeek({{ position: {start} }})")
         page.wait_for_function(f"window.hwmState.position === {start}")
-        page.wait_for_function("document.querySelector('#caption').textContent.length > 0")
+        with contextlib.suppress(Exception):  # (the caption follows the seek's frame: wait for this step's, bounded)
+            page.wait_for_function(f"document.querySelector('#caption').textContent.includes('第 {step} 步')",
+                                   timeout=10_000)
         captions.append(page.locator("#caption").text_content())
     assert len(captions) == total >= 3
     for step, caption in enumerate(captions, start=1):
